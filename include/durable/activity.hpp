@@ -1,0 +1,69 @@
+// ActivityContext: what an activity body sees of the attempt it runs in.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "durable/detail/payload.hpp"
+#include "durable/options.hpp"
+
+namespace durable {
+
+namespace detail {
+struct AttemptState;
+}
+
+class ActivityContext {
+ public:
+  explicit ActivityContext(std::shared_ptr<detail::AttemptState> state);
+
+  const std::string& workflow_id() const;
+  const std::string& activity_name() const;
+  int step() const;     // the call's sequence number inside its workflow
+  int attempt() const;  // 1 for the first attempt
+
+  // When this attempt's timeout runs out (steady clock of this process).
+  std::chrono::steady_clock::time_point deadline() const;
+
+  // True once the engine is shutting down or the workflow was cancelled: finish or bail out early.
+  bool cancelled() const;
+
+ private:
+  std::shared_ptr<detail::AttemptState> state_;
+};
+
+namespace detail {
+
+// A registered activity, type-erased so the engine can run it from JSON.
+struct ActivityDefinition {
+  std::string name;
+  ActivityOptions options;                              // declared by the activity
+  std::function<Json(ActivityContext&, const Json&)> run;  // converts, calls the body, converts back
+  std::function<void(const Json&)> check_input;          // throws PayloadError when the input does not convert
+};
+
+template <typename Input, typename F>
+ActivityDefinition make_activity(std::string name, ActivityOptions options, F body) {
+  ActivityDefinition def;
+  def.name = name;
+  def.options = std::move(options);
+  def.run = [body = std::move(body), name](ActivityContext& ctx, const Json& input) mutable -> Json {
+    auto typed = from_payload<Input>(input, fmt::format("the input of activity '{}'", name));
+    using R = decltype(body(ctx, typed));
+    if constexpr (std::is_void_v<R>) {
+      body(ctx, typed);
+      return Json();
+    } else {
+      return to_payload(body(ctx, typed), "an activity result");
+    }
+  };
+  def.check_input = [name](const Json& input) {
+    (void)from_payload<Input>(input, fmt::format("the input of activity '{}'", name));
+  };
+  return def;
+}
+
+}  // namespace detail
+}  // namespace durable

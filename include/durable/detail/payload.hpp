@@ -1,0 +1,77 @@
+// What the templates need: JSON conversion of user types, and call-signature traits.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "durable/errors.hpp"
+
+namespace durable {
+using Json = nlohmann::json;
+}
+
+namespace durable::detail {
+
+// Converts a payload to JSON; a type nlohmann_json cannot represent fails to compile.
+template <typename T>
+Json to_payload(const T& value, const char* what) {
+  if constexpr (std::is_void_v<T>) {
+    return Json();
+  } else {
+    try {
+      return Json(value);
+    } catch (const nlohmann::json::exception& e) {
+      throw PayloadError(fmt::format("{} does not convert to JSON: {}", what, e.what()));
+    }
+  }
+}
+
+// Converts JSON back to the declared type, naming what and where on failure.
+template <typename T>
+T from_payload(const Json& json, const std::string& what) {
+  if constexpr (std::is_void_v<T>) {
+    return;
+  } else {
+    try {
+      return json.get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      throw PayloadError(fmt::format("{} does not convert to the declared type: {} (payload: {})", what, e.what(),
+                                     json.dump().substr(0, 200)));
+    }
+  }
+}
+
+// Deduces the context, input and result types of `R T::operator()(Ctx&, const In&)`.
+template <typename F>
+struct call_traits : call_traits<decltype(&F::operator())> {};
+template <typename C, typename R, typename Ctx, typename In>
+struct call_traits<R (C::*)(Ctx&, In)> {
+  using context = Ctx;
+  using result = R;
+  using input = std::remove_cvref_t<In>;
+};
+template <typename C, typename R, typename Ctx, typename In>
+struct call_traits<R (C::*)(Ctx&, In) const> : call_traits<R (C::*)(Ctx&, In)> {};
+
+template <typename T>
+using input_of = typename call_traits<T>::input;
+template <typename T>
+using result_of = typename call_traits<T>::result;
+
+// A definition type names itself with `static constexpr auto name = "...";`.
+template <typename T>
+concept Named = requires {
+  { std::string(T::name) };
+};
+
+// A definition may declare `static ActivityOptions options()`.
+template <typename T>
+concept HasOptions = requires {
+  { T::options() };
+};
+
+}  // namespace durable::detail

@@ -1,0 +1,9 @@
+// durable: embeddable durable workflows for C++ services, journaled in PostgreSQL.
+#pragma once
+
+#include "durable/activity.hpp"
+#include "durable/engine.hpp"
+#include "durable/errors.hpp"
+#include "durable/handle.hpp"
+#include "durable/options.hpp"
+#include "durable/workflow.hpp"

@@ -1,0 +1,93 @@
+// Engine: registers workflows and activities, runs them, and starts workflow runs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "durable/activity.hpp"
+#include "durable/handle.hpp"
+#include "durable/options.hpp"
+#include "durable/workflow.hpp"
+
+namespace durable {
+
+struct EngineOptions {
+  std::string database_url{};             // libpq URI or conninfo; empty: $DURABLE_DATABASE_URL
+  std::string schema = "durable";         // all tables live here; [a-z_][a-z0-9_]{0,47}
+  std::string instance = "default";       // engine instance name, shown in logs and leases
+  int activity_max_concurrency = 10;      // activities running at once in this engine (pool size)
+  int workflow_max_concurrency = 2;       // workflow replays at once in this engine
+  int connection_pool_size = 4;           // Postgres connections shared by runners and completions
+  Duration poll_interval = std::chrono::seconds{1};  // fallback when no NOTIFY arrives
+  Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow
+  Duration lease_margin = std::chrono::seconds{5};     // an activity's lease is its timeout plus this
+  Duration shutdown_grace = std::chrono::seconds{10};  // stop(): how long running activities may finish
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options = {});
+  ~Engine();  // stop()
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Registers a workflow or activity type (told apart by its context parameter). An
+  // activity may be passed as an instance carrying its dependencies; its operator() is
+  // called from several threads at once.
+  template <typename T>
+    requires detail::Named<T>
+  Engine& add(T instance = T{}) {
+    using Ctx = typename detail::call_traits<T>::context;
+    if constexpr (std::is_same_v<Ctx, ActivityContext>) {
+      ActivityOptions declared{};
+      if constexpr (detail::HasOptions<T>) declared = T::options();
+      return add_definition(detail::make_activity<detail::input_of<T>>(T::name, declared, std::move(instance)));
+    } else {
+      static_assert(std::is_same_v<Ctx, WorkflowContext>,
+                    "operator() must take durable::ActivityContext& or durable::WorkflowContext& first");
+      return add_definition(detail::make_workflow<T>());
+    }
+  }
+
+  // Registers a plain callable `Out(ActivityContext&, const In&)` as an activity.
+  template <typename In, typename Out, typename F>
+  Engine& add_activity(const ActivityRef<In, Out>& activity, F body, ActivityOptions options = {}) {
+    return add_definition(detail::make_activity<In>(activity.name, std::move(options), std::move(body)));
+  }
+
+  // Migrates the schema (under an advisory lock) and starts the dispatcher and runners.
+  void start();
+  // Stops claiming, lets running activities finish within shutdown_grace, releases the rest.
+  void stop();
+
+  // Starts a workflow run under a caller-chosen id. Throws WorkflowAlreadyStarted when the id
+  // is taken, and InvalidArgument (nothing written) on bad input.
+  template <typename W>
+    requires detail::Named<W>
+  WorkflowHandle<detail::result_of<W>> start_workflow(const std::string& workflow_id,
+                                                      const detail::input_of<W>& input) {
+    return WorkflowHandle<detail::result_of<W>>(
+        start_workflow(W::name, workflow_id, detail::to_payload(input, "a workflow input")));
+  }
+  // Untyped start by registered name; the input must convert to the workflow's input type.
+  UntypedWorkflowHandle start_workflow(const std::string& workflow_name, const std::string& workflow_id,
+                                       const Json& input);
+
+  // A handle to an existing run, from this or any other process. Throws WorkflowNotFound.
+  template <typename W>
+    requires detail::Named<W>
+  WorkflowHandle<detail::result_of<W>> workflow(const std::string& workflow_id) {
+    return WorkflowHandle<detail::result_of<W>>(workflow(workflow_id));
+  }
+  UntypedWorkflowHandle workflow(const std::string& workflow_id);
+
+  const EngineOptions& options() const;
+
+ private:
+  Engine& add_definition(detail::ActivityDefinition definition);
+  Engine& add_definition(detail::WorkflowDefinition definition);
+  std::shared_ptr<detail::EngineCore> core_;
+};
+
+}  // namespace durable

@@ -1,0 +1,128 @@
+// The one tree of exception types durable throws. Catch `durable::Error` for all of them.
+//
+//   std::runtime_error
+//   └── Error                          anything durable reports
+//       ├── InvalidArgument            bad input, caught before anything is written
+//       │   ├── InvalidOptions         a retry policy or timeout breaks a rule (names field, value, rule)
+//       │   ├── InvalidWorkflowId      empty, too long, or contains NUL
+//       │   ├── InvalidSchemaName      the schema name is not an allowed identifier
+//       │   ├── UnknownWorkflow        no workflow of that name is registered
+//       │   ├── UnknownActivity        no activity of that name is registered
+//       │   ├── PayloadError           an input or result does not convert to/from the declared type
+//       │   └── RegistrationError      a name registered twice, or registering after start()
+//       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
+//       ├── WorkflowNotFound           no workflow with that id
+//       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
+//       ├── NonDeterminismError        workflow code asked for something else than its journal holds
+//       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
+//       ├── WorkflowCancelled          from result(): the run was cancelled
+//       ├── Timeout                    from result(): the wait ran out; the run goes on
+//       └── DatabaseError              PostgreSQL could not be reached or refused a statement
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace durable {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+class InvalidOptions : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidWorkflowId : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidSchemaName : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class UnknownWorkflow : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class UnknownActivity : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class PayloadError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class RegistrationError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+class WorkflowAlreadyStarted : public Error {
+ public:
+  WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status);
+  const std::string& workflow_id() const noexcept { return workflow_id_; }
+  const std::string& existing_run_id() const noexcept { return run_id_; }
+  const std::string& existing_status() const noexcept { return status_; }
+
+ private:
+  std::string workflow_id_, run_id_, status_;
+};
+
+class WorkflowNotFound : public Error {
+ public:
+  explicit WorkflowNotFound(const std::string& workflow_id);
+};
+
+// An activity failed for good (attempts exhausted, or a non-retryable error).
+// Thrown at the call site inside a workflow; catch it to compensate.
+class ActivityFailed : public Error {
+ public:
+  ActivityFailed(std::string activity, std::string error_type, std::string error_message, int attempts);
+  const std::string& activity() const noexcept { return activity_; }
+  const std::string& error_type() const noexcept { return error_type_; }
+  const std::string& error_message() const noexcept { return error_message_; }
+  int attempts() const noexcept { return attempts_; }
+
+ private:
+  std::string activity_, error_type_, error_message_;
+  int attempts_;
+};
+
+class NonDeterminismError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The workflow run ended in failure; error_type() and what() are what the journal holds.
+class WorkflowFailed : public Error {
+ public:
+  WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message);
+  const std::string& workflow_id() const noexcept { return workflow_id_; }
+  const std::string& error_type() const noexcept { return error_type_; }
+
+ private:
+  std::string workflow_id_, error_type_;
+};
+
+class WorkflowCancelled : public Error {
+ public:
+  explicit WorkflowCancelled(const std::string& workflow_id);
+};
+
+class Timeout : public Error {
+ public:
+  using Error::Error;
+};
+
+class DatabaseError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace durable

@@ -1,0 +1,55 @@
+// WorkflowHandle: a started workflow run, found by id from any process.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "durable/detail/payload.hpp"
+#include "durable/options.hpp"
+
+namespace durable {
+
+enum class WorkflowStatus { running, completed, failed, cancelled };
+
+std::string_view to_string(WorkflowStatus status);
+
+namespace detail {
+class EngineCore;
+}
+
+class UntypedWorkflowHandle {
+ public:
+  UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id, std::string run_id);
+
+  const std::string& id() const noexcept { return id_; }
+  const std::string& run_id() const noexcept { return run_id_; }
+  WorkflowStatus status() const;
+
+  // Waits until the run ends. Returns the result JSON when it completed; throws WorkflowFailed
+  // (or NonDeterminismError) when it failed, WorkflowCancelled, or Timeout when `timeout` runs out.
+  Json result_json(Duration timeout = std::chrono::hours{24}) const;
+
+  // Cancels a running workflow: it is not run again and its pending activities are dropped.
+  // Returns false when the run had already ended.
+  bool cancel() const;
+
+ private:
+  std::shared_ptr<detail::EngineCore> core_;
+  std::string id_;
+  std::string run_id_;
+};
+
+template <typename R = Json>
+class WorkflowHandle : public UntypedWorkflowHandle {
+ public:
+  using UntypedWorkflowHandle::UntypedWorkflowHandle;
+  explicit WorkflowHandle(UntypedWorkflowHandle untyped) : UntypedWorkflowHandle(std::move(untyped)) {}
+
+  R result(Duration timeout = std::chrono::hours{24}) const {
+    return detail::from_payload<R>(result_json(timeout), "the result of workflow '" + id() + "'");
+  }
+};
+
+}  // namespace durable

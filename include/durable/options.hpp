@@ -1,0 +1,49 @@
+// Per-activity options: retry policy and per-attempt timeout, each with its default on the field.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace durable {
+
+using Duration = std::chrono::milliseconds;
+
+enum class Backoff {
+  constant,     // every delay is `base`
+  exponential,  // delay after attempt n fails is base * 2^(n-1), capped by max_backoff
+};
+
+struct RetryPolicy {
+  int max_attempts = 1;                // > 0; the default is a single attempt (no retry)
+  Backoff backoff = Backoff::constant;
+  Duration base{0};                       // >= 0
+  Duration max_backoff = std::chrono::seconds{60};          // >= 0; caps every delay
+  Duration max_retry_horizon = std::chrono::hours{24};    // must cover every attempt at its timeout plus every delay
+
+  // Delay before the attempt after `failed_attempt` (1-based). Never overflows.
+  Duration delay_after(int failed_attempt) const;
+};
+
+struct ActivityOptions {
+  std::optional<RetryPolicy> retry{};         // default: RetryPolicy{} (one attempt)
+  std::optional<Duration> timeout{};          // per attempt, > 0 and <= 24h; default 30s
+};
+
+inline constexpr Duration default_activity_timeout = std::chrono::seconds{30};
+inline constexpr Duration max_activity_timeout = std::chrono::hours{24};
+
+// The options an activity task runs with, after resolution (call site, then the
+// activity's declared options, then the defaults), option by option.
+struct ResolvedActivityOptions {
+  RetryPolicy retry;
+  Duration timeout = default_activity_timeout;
+};
+
+ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared);
+
+// Throws InvalidOptions naming the field, the value and the rule it breaks.
+void validate(const ResolvedActivityOptions& options, const std::string& activity_name);
+
+}  // namespace durable

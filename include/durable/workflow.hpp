@@ -1,0 +1,138 @@
+// WorkflowContext: the deterministic API workflow code uses. Every call is journaled.
+//
+// Workflow code is re-run from the top whenever the workflow must continue; a call whose
+// outcome is already journaled returns it without running anything. So workflow code must
+// be deterministic: take time, random values and ids from the context, and do side effects
+// only in activities. A call whose result is not there yet unwinds the workflow function
+// with an internal signal that is not a std::exception: never swallow it with `catch (...)`.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <type_traits>
+
+#include "durable/detail/payload.hpp"
+#include "durable/errors.hpp"
+#include "durable/options.hpp"
+
+namespace durable {
+
+namespace detail {
+class Replay;
+}
+
+// A typed name for an activity registered as a plain callable (Engine::add_activity).
+template <typename In, typename Out>
+struct ActivityRef {
+  std::string name;
+};
+
+class WorkflowContext;
+
+// The pending result of an activity started with WorkflowContext::start.
+template <typename R>
+class Future {
+ public:
+  // Waits durably for the activity; throws ActivityFailed when it failed for good.
+  R get();
+
+ private:
+  friend class WorkflowContext;
+  Future(WorkflowContext& ctx, int step, std::string what) : ctx_(&ctx), step_(step), what_(std::move(what)) {}
+  WorkflowContext* ctx_;
+  int step_;
+  std::string what_;
+};
+
+class WorkflowContext {
+ public:
+  explicit WorkflowContext(detail::Replay& replay) : replay_(replay) {}
+  WorkflowContext(const WorkflowContext&) = delete;
+  WorkflowContext& operator=(const WorkflowContext&) = delete;
+
+  const std::string& workflow_id() const;
+
+  // Starts an activity without waiting for it; start several, then get() each: they run in parallel.
+  template <typename A>
+    requires detail::Named<A>
+  Future<detail::result_of<A>> start(const detail::input_of<A>& input, const ActivityOptions& options = {}) {
+    return start_named<detail::result_of<A>>(A::name, detail::to_payload(input, "an activity input"), options);
+  }
+  template <typename In, typename Out>
+  Future<Out> start(const ActivityRef<In, Out>& activity, const std::type_identity_t<In>& input,
+                    const ActivityOptions& options = {}) {
+    return start_named<Out>(activity.name, detail::to_payload(input, "an activity input"), options);
+  }
+
+  // Runs an activity and waits for its result. Call-site options win over the activity's own.
+  template <typename A>
+    requires detail::Named<A>
+  detail::result_of<A> call(const detail::input_of<A>& input, const ActivityOptions& options = {}) {
+    return start<A>(input, options).get();
+  }
+  template <typename In, typename Out>
+  Out call(const ActivityRef<In, Out>& activity, const std::type_identity_t<In>& input,
+           const ActivityOptions& options = {}) {
+    return start(activity, input, options).get();
+  }
+
+  // A durable timer: the workflow continues once the database clock passes now() + duration.
+  void sleep(Duration duration);
+
+  // The database clock's time, journaled on first run, so replays see the same value.
+  std::chrono::system_clock::time_point now();
+
+  // A random UUID (v4), journaled on first run.
+  std::string uuid();
+
+ private:
+  template <typename R>
+  friend class Future;
+  template <typename R>
+  Future<R> start_named(const std::string& name, Json input, const ActivityOptions& options) {
+    return Future<R>(*this, schedule_activity(name, std::move(input), options), name);
+  }
+  int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
+  Json await_activity(int step);
+  detail::Replay& replay_;
+};
+
+template <typename R>
+R Future<R>::get() {
+  Json result = ctx_->await_activity(step_);
+  return detail::from_payload<R>(result, "the result of activity '" + what_ + "'");
+}
+
+namespace detail {
+
+// A registered workflow, type-erased so the runner can replay it from JSON.
+struct WorkflowDefinition {
+  std::string name;
+  std::function<Json(WorkflowContext&, const Json&)> run;
+  std::function<void(const Json&)> check_input;  // throws PayloadError when the input does not convert
+};
+
+template <typename W>
+WorkflowDefinition make_workflow() {
+  using Input = input_of<W>;
+  WorkflowDefinition def;
+  def.name = W::name;
+  def.run = [name = def.name](WorkflowContext& ctx, const Json& input) -> Json {
+    auto typed = from_payload<Input>(input, "the input of workflow '" + name + "'");
+    W workflow{};  // a fresh instance per replay: no state survives between runs but the journal
+    if constexpr (std::is_void_v<result_of<W>>) {
+      workflow(ctx, typed);
+      return Json();
+    } else {
+      return to_payload(workflow(ctx, typed), "a workflow result");
+    }
+  };
+  def.check_input = [name = def.name](const Json& input) {
+    (void)from_payload<Input>(input, "the input of workflow '" + name + "'");
+  };
+  return def;
+}
+
+}  // namespace detail
+}  // namespace durable

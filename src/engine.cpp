@@ -1,0 +1,193 @@
+#include "durable/engine.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "dispatch/dispatcher.hpp"
+#include "engine_core.hpp"
+#include "pg/migrations.hpp"
+#include "pg/statements.hpp"
+#include "replay/runner.hpp"
+#include "uuid.hpp"
+
+namespace durable {
+
+namespace {
+
+EngineOptions checked(EngineOptions o) {
+  if (o.database_url.empty()) {
+    if (const char* url = std::getenv("DURABLE_DATABASE_URL"); url && *url) o.database_url = url;
+  }
+  if (o.database_url.empty()) {
+    throw InvalidArgument(
+        "EngineOptions::database_url is empty and DURABLE_DATABASE_URL is not set: pass a libpq URI or "
+        "conninfo string, e.g. \"postgresql://user@localhost/app\"");
+  }
+  pg::validate_schema_name(o.schema);
+  auto at_least_one = [](int value, const char* field) {
+    if (value < 1) throw InvalidOptions(fmt::format("EngineOptions::{} = {} is invalid: it must be >= 1", field, value));
+  };
+  at_least_one(o.activity_max_concurrency, "activity_max_concurrency");
+  at_least_one(o.workflow_max_concurrency, "workflow_max_concurrency");
+  at_least_one(o.connection_pool_size, "connection_pool_size");
+  auto positive = [](Duration value, const char* field) {
+    if (value <= Duration{0}) {
+      throw InvalidOptions(fmt::format("EngineOptions::{} = {}ms is invalid: it must be > 0", field, value.count()));
+    }
+  };
+  positive(o.poll_interval, "poll_interval");
+  positive(o.workflow_lease, "workflow_lease");
+  positive(o.lease_margin, "lease_margin");
+  if (o.instance.empty()) throw InvalidOptions("EngineOptions::instance is empty: give the engine instance a name");
+  return o;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown-host");
+}
+
+void check_workflow_id(const std::string& id) {
+  if (id.empty()) throw InvalidWorkflowId("workflow id is empty: give each run a stable, meaningful id (e.g. \"order-42\")");
+  if (id.size() > 1000) {
+    throw InvalidWorkflowId(fmt::format("workflow id is {} bytes long: the limit is 1000 bytes", id.size()));
+  }
+  if (id.find('\0') != std::string::npos) {
+    throw InvalidWorkflowId("workflow id contains a NUL byte, which PostgreSQL text cannot store: remove it");
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+EngineCore::EngineCore(EngineOptions o)
+    : options(checked(std::move(o))),
+      pool(options.database_url, options.schema, options.connection_pool_size),
+      store(pool),
+      owner_(fmt::format("{}@{}:{}", options.instance, host_name(), getpid())) {}
+
+EngineCore::~EngineCore() { stop(); }
+
+void EngineCore::ensure_schema() {
+  std::call_once(schema_once_, [&] { pool.run([&](pqxx::connection& conn) { pg::migrate(conn, options.schema); }); });
+}
+
+void EngineCore::start() {
+  if (started_.exchange(true)) return;
+  ensure_schema();
+  if (!registry.workflows.empty()) {
+    runner_ = std::make_unique<Runner>(*this);
+    for (int i = 0; i < options.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
+  }
+  if (!registry.activities.empty()) {
+    dispatcher_ = std::make_unique<Dispatcher>(*this);
+    threads_.emplace_back([this] { dispatcher_->loop(); });
+  }
+  threads_.emplace_back([this] { listen(); });
+  spdlog::info("durable: engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
+               registry.workflows.size(), registry.activities.size(), options.schema);
+}
+
+void EngineCore::stop() {
+  if (!started_.load() || stopping_.exchange(true)) return;
+  work.notify();
+  for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
+  threads_.clear();
+  if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
+  dispatcher_.reset();
+  runner_.reset();
+  spdlog::info("durable: engine '{}' stopped", owner_);
+}
+
+namespace {
+class WakeReceiver : public pqxx::notification_receiver {
+ public:
+  WakeReceiver(pqxx::connection& conn, const std::string& channel, WakeSignal& signal)
+      : pqxx::notification_receiver(conn, channel), signal_(signal) {}
+  void operator()(const std::string&, int) override { signal_.notify(); }
+
+ private:
+  WakeSignal& signal_;
+};
+}  // namespace
+
+// LISTEN on a connection of its own; polling in the claim loops covers any notification lost
+// while this reconnects.
+void EngineCore::listen() {
+  while (!stopping()) {
+    try {
+      pqxx::connection conn(options.database_url);
+      WakeReceiver receiver(conn, pg::wake_channel(options.schema), work);
+      work.notify();  // anything added while we were not listening
+      while (!stopping()) conn.await_notification(0, 200000);
+    } catch (const std::exception& e) {
+      spdlog::debug("durable: notification listener reconnecting: {}", e.what());
+      for (int i = 0; i < 10 && !stopping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    }
+  }
+}
+
+}  // namespace detail
+
+Engine::Engine(EngineOptions options) : core_(std::make_shared<detail::EngineCore>(std::move(options))) {}
+
+Engine::~Engine() { stop(); }
+
+const EngineOptions& Engine::options() const { return core_->options; }
+
+Engine& Engine::add_definition(detail::ActivityDefinition definition) {
+  validate(resolve({}, definition.options), definition.name);  // a bad declared policy fails registration
+  if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
+    throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
+  }
+  std::string name = definition.name;
+  core_->registry.activities.emplace(std::move(name), std::move(definition));
+  return *this;
+}
+
+Engine& Engine::add_definition(detail::WorkflowDefinition definition) {
+  if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
+    throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
+  }
+  std::string name = definition.name;
+  core_->registry.workflows.emplace(std::move(name), std::move(definition));
+  return *this;
+}
+
+void Engine::start() { core_->start(); }
+
+void Engine::stop() {
+  if (core_) core_->stop();
+}
+
+UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, const std::string& workflow_id,
+                                             const Json& input) {
+  check_workflow_id(workflow_id);
+  core_->registry.workflow(workflow_name).check_input(input);
+  core_->ensure_schema();
+  const std::string run_id = detail::random_uuid();
+  if (!core_->store.start_workflow(workflow_id, run_id, workflow_name, input)) {
+    auto existing = core_->store.read_workflow(workflow_id);
+    // Our own insert, committed by an earlier try whose answer was lost, is not a duplicate.
+    if (!existing || existing->run_id != run_id) {
+      throw WorkflowAlreadyStarted(workflow_id, existing ? existing->run_id : "?", existing ? existing->status : "?");
+    }
+  }
+  core_->work.notify();
+  spdlog::debug("durable: started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
+  return UntypedWorkflowHandle(core_, workflow_id, run_id);
+}
+
+UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
+  check_workflow_id(workflow_id);
+  core_->ensure_schema();
+  auto row = core_->store.read_workflow(workflow_id);
+  if (!row) throw WorkflowNotFound(workflow_id);
+  return UntypedWorkflowHandle(core_, workflow_id, row->run_id);
+}
+
+}  // namespace durable

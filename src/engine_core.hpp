@@ -1,0 +1,55 @@
+// The shared state behind an Engine and its handles: options, registry, database access,
+// signals, and the threads that run workflows and activities.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "durable/engine.hpp"
+#include "pg/connection_pool.hpp"
+#include "pg/store.hpp"
+#include "registry.hpp"
+#include "wake_signal.hpp"
+
+namespace durable::detail {
+
+class Dispatcher;
+class Runner;
+
+class EngineCore {
+ public:
+  explicit EngineCore(EngineOptions options);
+  ~EngineCore();
+
+  void start();
+  void stop();
+  // Migrates the schema once per engine (also for engines used only to start workflows).
+  void ensure_schema();
+  // Lease owner name: "<instance>@<host>:<pid>".
+  const std::string& owner() const { return owner_; }
+  bool stopping() const { return stopping_.load(); }
+
+  EngineOptions options;
+  Registry registry;
+  pg::ConnectionPool pool;
+  pg::Store store;
+  WakeSignal work;   // new work may be claimable (NOTIFY arrived, a slot freed, a local write)
+  WakeSignal ended;  // a workflow run ended in this process
+
+ private:
+  void listen();
+
+  std::string owner_;
+  std::once_flag schema_once_;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<Runner> runner_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace durable::detail

@@ -1,0 +1,33 @@
+#include "durable/errors.hpp"
+
+#include <fmt/format.h>
+
+namespace durable {
+
+WorkflowAlreadyStarted::WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status)
+    : Error(fmt::format("workflow id '{}' is already taken by run {} (status: {}); "
+                        "choose another id, or read the existing run with Engine::workflow()",
+                        workflow_id, run_id, status)),
+      workflow_id_(std::move(workflow_id)),
+      run_id_(std::move(run_id)),
+      status_(std::move(status)) {}
+
+WorkflowNotFound::WorkflowNotFound(const std::string& workflow_id)
+    : Error(fmt::format("no workflow with id '{}'", workflow_id)) {}
+
+ActivityFailed::ActivityFailed(std::string activity, std::string error_type, std::string error_message,
+                               int attempts)
+    : Error(fmt::format("activity '{}' failed after {} attempt{}: {}: {}", activity, attempts,
+                        attempts == 1 ? "" : "s", error_type, error_message)),
+      activity_(std::move(activity)),
+      error_type_(std::move(error_type)),
+      error_message_(std::move(error_message)),
+      attempts_(attempts) {}
+
+WorkflowFailed::WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message)
+    : Error(error_message), workflow_id_(std::move(workflow_id)), error_type_(std::move(error_type)) {}
+
+WorkflowCancelled::WorkflowCancelled(const std::string& workflow_id)
+    : Error(fmt::format("workflow '{}' was cancelled", workflow_id)) {}
+
+}  // namespace durable

@@ -1,0 +1,31 @@
+#include "exceptions.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <typeinfo>
+
+namespace durable::detail {
+
+namespace {
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(mangled);
+}
+}  // namespace
+
+ErrorInfo current_error() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return {demangle(typeid(e).name()), e.what()};
+  } catch (...) {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    return {type ? demangle(type->name()) : "unknown", "an exception not derived from std::exception"};
+  }
+}
+
+}  // namespace durable::detail

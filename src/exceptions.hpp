@@ -1,0 +1,16 @@
+// Turns the exception in flight into the (type, message) pair that the journal stores.
+#pragma once
+
+#include <string>
+
+namespace durable::detail {
+
+struct ErrorInfo {
+  std::string type;     // demangled, e.g. "std::runtime_error"
+  std::string message;
+};
+
+// Call only inside a catch block.
+ErrorInfo current_error();
+
+}  // namespace durable::detail

@@ -1,0 +1,72 @@
+#include "durable/handle.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine_core.hpp"
+
+namespace durable {
+
+std::string_view to_string(WorkflowStatus status) {
+  switch (status) {
+    case WorkflowStatus::running: return "running";
+    case WorkflowStatus::completed: return "completed";
+    case WorkflowStatus::failed: return "failed";
+    case WorkflowStatus::cancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+namespace {
+WorkflowStatus parse_status(const std::string& s) {
+  if (s == "completed") return WorkflowStatus::completed;
+  if (s == "failed") return WorkflowStatus::failed;
+  if (s == "cancelled") return WorkflowStatus::cancelled;
+  return WorkflowStatus::running;
+}
+}  // namespace
+
+UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id,
+                                             std::string run_id)
+    : core_(std::move(core)), id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
+
+WorkflowStatus UntypedWorkflowHandle::status() const {
+  auto row = core_->store.read_workflow(id_);
+  if (!row) throw WorkflowNotFound(id_);
+  return parse_status(row->status);
+}
+
+Json UntypedWorkflowHandle::result_json(Duration timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto seen = core_->ended.generation();  // before the read, so no local end is missed
+    auto row = core_->store.read_workflow(id_);
+    if (!row) throw WorkflowNotFound(id_);
+    switch (parse_status(row->status)) {
+      case WorkflowStatus::completed: return row->result;
+      case WorkflowStatus::failed:
+        if (row->error_type == "durable::NonDeterminismError") throw NonDeterminismError(row->error_message);
+        throw WorkflowFailed(id_, row->error_type, row->error_message);
+      case WorkflowStatus::cancelled: throw WorkflowCancelled(id_);
+      case WorkflowStatus::running: break;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      throw Timeout(fmt::format("workflow '{}' still running after {}ms; the run goes on, wait again or check "
+                                "status() later",
+                                id_, timeout.count()));
+    }
+    // Runs ended in this process wake us at once; others are seen by polling.
+    core_->ended.wait_for(seen, std::min<std::chrono::steady_clock::duration>(deadline - now,
+                                                                              std::chrono::milliseconds{100}));
+  }
+}
+
+bool UntypedWorkflowHandle::cancel() const {
+  const bool cancelled = core_->store.cancel_workflow(id_);
+  if (cancelled) core_->ended.notify();
+  return cancelled;
+}
+
+}  // namespace durable

@@ -1,0 +1,69 @@
+#include "durable/options.hpp"
+
+#include <fmt/format.h>
+
+#include "durable/errors.hpp"
+
+namespace durable {
+
+using namespace std::chrono_literals;
+
+Duration RetryPolicy::delay_after(int failed_attempt) const {
+  if (backoff == Backoff::constant || failed_attempt <= 1) return std::min(base, max_backoff);
+  // Doubling stops as soon as it reaches the cap, so large attempt numbers cannot overflow.
+  Duration delay = base;
+  for (int n = 1; n < failed_attempt && delay < max_backoff; ++n) {
+    delay = delay > Duration::max() / 2 ? Duration::max() : delay * 2;
+  }
+  return std::min(delay, max_backoff);
+}
+
+ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared) {
+  ResolvedActivityOptions out;
+  if (call_site.retry) {
+    out.retry = *call_site.retry;
+  } else if (declared.retry) {
+    out.retry = *declared.retry;
+  }
+  if (call_site.timeout) {
+    out.timeout = *call_site.timeout;
+  } else if (declared.timeout) {
+    out.timeout = *declared.timeout;
+  }
+  return out;
+}
+
+namespace {
+[[noreturn]] void invalid(const std::string& activity, const std::string& field, const std::string& value,
+                          const std::string& rule) {
+  throw InvalidOptions(fmt::format("activity '{}': {} = {} is invalid: {}", activity, field, value, rule));
+}
+std::string ms(Duration d) { return fmt::format("{}ms", d.count()); }
+}  // namespace
+
+void validate(const ResolvedActivityOptions& o, const std::string& activity) {
+  const RetryPolicy& r = o.retry;
+  if (r.max_attempts <= 0) invalid(activity, "retry.max_attempts", std::to_string(r.max_attempts), "it must be > 0");
+  if (r.base < 0ms) invalid(activity, "retry.base", ms(r.base), "it must be >= 0");
+  if (r.max_backoff < 0ms) invalid(activity, "retry.max_backoff", ms(r.max_backoff), "it must be >= 0");
+  if (r.backoff != Backoff::constant && r.backoff != Backoff::exponential) {
+    invalid(activity, "retry.backoff", std::to_string(static_cast<int>(r.backoff)), "it must be constant or exponential");
+  }
+  if (o.timeout <= 0ms || o.timeout > max_activity_timeout) {
+    invalid(activity, "timeout", ms(o.timeout), "it must be > 0 and <= 24h");
+  }
+  // Worst case: every attempt runs to its timeout, with the largest delay between each.
+  Duration worst = 0ms;
+  for (int n = 1; n <= r.max_attempts && worst <= r.max_retry_horizon; ++n) {
+    worst += o.timeout;
+    if (n < r.max_attempts) worst += r.delay_after(n);
+  }
+  if (worst > r.max_retry_horizon) {
+    invalid(activity, "retry.max_retry_horizon", ms(r.max_retry_horizon),
+            fmt::format("it must cover the worst case of {} attempts at timeout {} plus their delays "
+                        "(more than {}); raise it or lower max_attempts, timeout or backoff",
+                        r.max_attempts, ms(o.timeout), ms(worst)));
+  }
+}
+
+}  // namespace durable

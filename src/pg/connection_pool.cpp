@@ -1,0 +1,107 @@
+#include "pg/connection_pool.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "durable/errors.hpp"
+#include "pg/statements.hpp"
+
+namespace durable::pg {
+
+std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
+
+ConnectionPool::ConnectionPool(std::string url, std::string schema, int size)
+    : url_(std::move(url)), schema_(std::move(schema)), size_(size) {}
+
+ConnectionPool::~ConnectionPool() = default;
+
+std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
+  auto conn = std::make_unique<pqxx::connection>(url_);
+  prepare_statements(*conn, schema_);
+  return conn;
+}
+
+std::unique_ptr<pqxx::connection> ConnectionPool::acquire() {
+  std::unique_lock lock(mutex_);
+  available_.wait(lock, [&] { return !idle_.empty() || open_ < size_; });
+  if (!idle_.empty()) {
+    auto conn = std::move(idle_.back());
+    idle_.pop_back();
+    return conn;
+  }
+  ++open_;  // reserve the slot before connecting outside the lock
+  lock.unlock();
+  try {
+    return connect();
+  } catch (...) {
+    std::lock_guard relock(mutex_);
+    --open_;
+    available_.notify_one();
+    throw;
+  }
+}
+
+void ConnectionPool::release(std::unique_ptr<pqxx::connection> conn) {
+  std::lock_guard lock(mutex_);
+  if (conn) {
+    idle_.push_back(std::move(conn));
+  } else {
+    --open_;  // a broken connection is dropped; the next acquire opens a new one
+  }
+  available_.notify_one();
+}
+
+void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
+                         std::chrono::milliseconds give_up_after) {
+  const auto deadline = std::chrono::steady_clock::now() + give_up_after;
+  auto pause = std::chrono::milliseconds{20};
+  for (int attempt = 1;; ++attempt) {
+    std::unique_ptr<pqxx::connection> conn;
+    bool keep = true;  // false when the connection itself is no longer trustworthy
+    std::string retry_reason;
+    auto give_back = [&] {
+      if (conn) release(keep && conn->is_open() ? std::move(conn) : nullptr);
+    };
+    try {
+      conn = acquire();
+      work(*conn);
+      give_back();
+      return;
+    } catch (const pqxx::broken_connection& e) {
+      retry_reason = fmt::format("connection lost: {}", e.what());
+      keep = false;
+    } catch (const pqxx::in_doubt_error& e) {
+      retry_reason = fmt::format("commit outcome unknown, re-checking: {}", e.what());
+      keep = false;
+    } catch (const pqxx::serialization_failure& e) {
+      retry_reason = fmt::format("serialization failure: {}", e.what());
+    } catch (const pqxx::deadlock_detected& e) {
+      retry_reason = fmt::format("deadlock: {}", e.what());
+    } catch (const pqxx::sql_error& e) {
+      // Class 57P (admin shutdown, cannot connect now) and 08 (connection exception) mean
+      // the server is restarting or unreachable: worth another try on a new connection.
+      const std::string state = e.sqlstate();
+      if (state.rfind("57P", 0) == 0 || state.rfind("08", 0) == 0) {
+        retry_reason = fmt::format("server unavailable ({}): {}", state, e.what());
+        keep = false;
+      } else {
+        give_back();
+        throw DatabaseError(fmt::format("database error ({}): {}", state, e.what()));
+      }
+    } catch (...) {
+      give_back();
+      throw;
+    }
+    give_back();
+    if (std::chrono::steady_clock::now() + pause > deadline) {
+      throw DatabaseError(fmt::format("giving up after {} attempts: {}", attempt, retry_reason));
+    }
+    spdlog::debug("durable: retrying database work (attempt {}): {}", attempt, retry_reason);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds{1000});
+  }
+}
+
+}  // namespace durable::pg

@@ -1,0 +1,51 @@
+// A small pool of libpqxx connections, each with every statement prepared once, and the
+// one place that decides which database errors are retried on a fresh connection.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+namespace durable::pg {
+
+class ConnectionPool {
+ public:
+  ConnectionPool(std::string url, std::string schema, int size);
+  ~ConnectionPool();
+
+  // Opens a connection with the schema's statements prepared on it.
+  std::unique_ptr<pqxx::connection> connect() const;
+
+  // Runs `work` on a pooled connection. A broken connection, a commit whose outcome is
+  // unknown, a serialization failure or a deadlock is retried on a fresh connection until
+  // `give_up_after`; `work` must therefore be safe to run again: every statement we run is
+  // fenced (lease tokens) or insert-if-absent, so a repeat of a committed change matches nothing.
+  // Anything else becomes a durable::DatabaseError.
+  void run(const std::function<void(pqxx::connection&)>& work,
+           std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
+
+  const std::string& url() const { return url_; }
+  const std::string& schema() const { return schema_; }
+
+ private:
+  std::unique_ptr<pqxx::connection> acquire();
+  void release(std::unique_ptr<pqxx::connection> conn);
+
+  std::string url_;
+  std::string schema_;
+  int size_;
+  int open_ = 0;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  std::mutex mutex_;
+  std::condition_variable available_;
+};
+
+// Quoted identifier for a schema name already checked by validate_schema_name().
+std::string quoted(const std::string& identifier);
+
+}  // namespace durable::pg

@@ -1,0 +1,165 @@
+#include "pg/migrations.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <regex>
+
+#include "durable/errors.hpp"
+#include "pg/connection_pool.hpp"
+
+namespace durable::pg {
+
+namespace {
+
+// Each migration runs once, in its own transaction, in order. Never edit one that shipped:
+// add the next. `{s}` is the quoted schema name.
+const char* const migrations[] = {
+    // 1: the journal, workflows, activity tasks and their attempts, and the clock.
+    R"(
+CREATE TABLE {s}.clock (
+  id   boolean PRIMARY KEY DEFAULT true CHECK (id),
+  skew interval NOT NULL DEFAULT interval '0'   -- only a test mode moves it (time skipping)
+);
+INSERT INTO {s}.clock DEFAULT VALUES;
+
+-- The one clock every due time, lease and timer is judged by.
+CREATE FUNCTION {s}.db_now() RETURNS timestamptz LANGUAGE sql STABLE
+  AS $$ SELECT now() + skew FROM {s}.clock $$;
+CREATE FUNCTION {s}.epoch_us(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (extract(epoch FROM t) * 1000000)::bigint $$;
+CREATE FUNCTION {s}.from_us(us bigint) RETURNS timestamptz LANGUAGE sql IMMUTABLE
+  AS $$ SELECT timestamptz 'epoch' + us * interval '1 microsecond' $$;
+
+CREATE SEQUENCE {s}.lease_tokens;
+
+CREATE TABLE {s}.workflows (
+  workflow_id   text PRIMARY KEY,
+  run_id        uuid NOT NULL UNIQUE,
+  name          text NOT NULL,
+  status        text NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+  input         jsonb NOT NULL,
+  result        jsonb,
+  error_type    text,
+  error_message text,
+  next_seq      integer NOT NULL,              -- the journal's length: the next event's seq
+  runnable      boolean NOT NULL,              -- events arrived that no replay has seen yet
+  wake_at       timestamptz,                   -- the earliest timer still pending
+  lease_token   bigint,                        -- fencing token of the replay holding it
+  lease_owner   text,
+  lease_until   timestamptz,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  updated_at    timestamptz NOT NULL DEFAULT now(),
+  ended_at      timestamptz
+);
+CREATE INDEX workflows_runnable ON {s}.workflows (updated_at) WHERE status = 'running' AND runnable;
+CREATE INDEX workflows_waking ON {s}.workflows (wake_at) WHERE status = 'running' AND wake_at IS NOT NULL;
+
+-- Append-only; (workflow_id, seq) keeps sequence numbers unique, next_seq keeps them gap-free.
+CREATE TABLE {s}.journal (
+  workflow_id text NOT NULL REFERENCES {s}.workflows ON DELETE CASCADE,
+  seq         integer NOT NULL,
+  kind        text NOT NULL,
+  step        integer,
+  name        text,
+  data        jsonb NOT NULL DEFAULT '{{}}',
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workflow_id, seq)
+);
+
+CREATE TABLE {s}.tasks (
+  task_id            bigserial PRIMARY KEY,
+  workflow_id        text NOT NULL REFERENCES {s}.workflows ON DELETE CASCADE,
+  step               integer NOT NULL,
+  name               text NOT NULL,
+  input              jsonb NOT NULL,
+  options            jsonb NOT NULL,            -- the resolved retry policy and timeout
+  status             text NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed', 'cancelled')),
+  attempt            integer NOT NULL DEFAULT 0,
+  available_at       timestamptz NOT NULL,
+  lease_token        bigint,
+  lease_owner        text,
+  lease_until        timestamptz,
+  attempt_started_at timestamptz,
+  first_started_at   timestamptz,
+  result             jsonb,
+  error_type         text,
+  error_message      text,
+  created_at         timestamptz NOT NULL DEFAULT now(),
+  updated_at         timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (workflow_id, step)
+);
+CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending';
+CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running';
+
+-- Every attempt's outcome, so a user can see why an activity retried.
+CREATE TABLE {s}.attempts (
+  task_id       bigint NOT NULL REFERENCES {s}.tasks ON DELETE CASCADE,
+  attempt       integer NOT NULL,
+  started_at    timestamptz,
+  ended_at      timestamptz NOT NULL DEFAULT now(),
+  outcome       text NOT NULL,
+  error_type    text,
+  error_message text,
+  PRIMARY KEY (task_id, attempt)
+);
+)",
+};
+
+}  // namespace
+
+int latest_schema_version() { return static_cast<int>(std::size(migrations)); }
+
+void validate_schema_name(const std::string& schema) {
+  static const std::regex allowed("[a-z_][a-z0-9_]{0,47}");
+  if (!std::regex_match(schema, allowed)) {
+    throw InvalidSchemaName(fmt::format(
+        "schema name '{}' is not allowed: use 1 to 48 characters of lowercase letters, digits and "
+        "underscores, not starting with a digit (e.g. \"durable\" or \"orders_prod\")",
+        schema));
+  }
+}
+
+int migrate(pqxx::connection& conn, const std::string& schema) {
+  validate_schema_name(schema);
+  const std::string s = quoted(schema);
+  // A session-level advisory lock, keyed by schema: concurrent starters wait here in turn.
+  auto advisory = [&](const char* function) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_params(fmt::format("SELECT {}(hashtextextended('durable.migrate:' || $1, 0))", function), schema);
+  };
+  advisory("pg_advisory_lock");
+  int version = 0;
+  try {
+    {
+      pqxx::nontransaction tx(conn);
+      tx.exec0(fmt::format("CREATE SCHEMA IF NOT EXISTS {}", s));
+      tx.exec0(fmt::format("CREATE TABLE IF NOT EXISTS {}.schema_version (version integer PRIMARY KEY, "
+                           "applied_at timestamptz NOT NULL DEFAULT now())",
+                           s));
+      version = tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", s))[0].as<int>();
+    }
+    for (int next = version + 1; next <= latest_schema_version(); ++next) {
+      pqxx::work tx(conn);
+      tx.exec0(fmt::format(fmt::runtime(migrations[next - 1]), fmt::arg("s", s)));
+      tx.exec_params0(fmt::format("INSERT INTO {}.schema_version (version) VALUES ($1)", s), next);
+      tx.commit();
+      spdlog::info("durable: schema '{}' migrated to version {}", schema, next);
+      version = next;
+    }
+  } catch (...) {
+    try {
+      advisory("pg_advisory_unlock");
+    } catch (...) {  // a lost connection released the lock already
+    }
+    throw;
+  }
+  advisory("pg_advisory_unlock");
+  if (version > latest_schema_version()) {
+    throw DatabaseError(fmt::format("schema '{}' is at version {}, newer than this build knows ({}): upgrade durable",
+                                    schema, version, latest_schema_version()));
+  }
+  return version;
+}
+
+}  // namespace durable::pg

@@ -1,0 +1,192 @@
+#include "pg/statements.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "pg/connection_pool.hpp"
+
+namespace durable::pg {
+
+std::string wake_channel(const std::string& schema) { return "durable_wake_" + schema; }
+
+namespace {
+
+// `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
+// microseconds since the epoch, durations as milliseconds. `{s}.db_now()` is the one clock.
+const std::pair<const char*, const char*> statements[] = {
+    // $1 id, $2 run id, $3 name, $4 input, $5 channel
+    {stmt::start_workflow, R"(
+WITH w AS (
+  INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable)
+  VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true)
+  ON CONFLICT (workflow_id) DO NOTHING
+  RETURNING workflow_id),
+e AS (
+  INSERT INTO {s}.journal (workflow_id, seq, kind, data)
+  SELECT workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) FROM w),
+n AS (SELECT pg_notify($5, '') FROM w)
+SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified)"},
+
+    {stmt::read_workflow, R"(
+SELECT run_id::text, name, status, result::text, coalesce(error_type, ''), coalesce(error_message, '')
+FROM {s}.workflows WHERE workflow_id = $1)"},
+
+    // $1 names (json array), $2 limit, $3 owner, $4 lease ms
+    {stmt::claim_workflows, R"(
+WITH c AS (
+  SELECT workflow_id FROM {s}.workflows
+  WHERE status = 'running' AND (runnable OR wake_at <= {s}.db_now())
+    AND (lease_until IS NULL OR lease_until < {s}.db_now())
+    AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
+  ORDER BY updated_at LIMIT $2
+  FOR UPDATE SKIP LOCKED)
+UPDATE {s}.workflows w
+SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3,
+    lease_until = {s}.db_now() + $4::bigint * interval '1 millisecond'
+FROM c WHERE w.workflow_id = c.workflow_id
+RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
+          {s}.epoch_us({s}.db_now()) AS now_us)"},
+
+    {stmt::read_journal, R"(
+SELECT seq, kind, coalesce(step, -1), coalesce(name, ''), data::text
+FROM {s}.journal WHERE workflow_id = $1 AND seq >= $2 ORDER BY seq)"},
+
+    // One statement, one implicit transaction: fenced by the workflow lease. $1 id, $2 lease token,
+    // $3 events (json array), $4 status, $5 result, $6 error type, $7 error message,
+    // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array), $11 channel
+    {stmt::commit_replay, R"(
+WITH w AS (
+  UPDATE {s}.workflows
+  SET next_seq = next_seq + jsonb_array_length($3::jsonb), status = $4, result = $5::jsonb,
+      error_type = nullif($6, ''), error_message = nullif($7, ''),
+      runnable = (next_seq <> $8), wake_at = {s}.from_us(nullif($9::bigint, -1)),
+      lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
+      ended_at = CASE WHEN $4 <> 'running' THEN now() END
+  WHERE workflow_id = $1 AND lease_token = $2 AND status = 'running'
+  RETURNING next_seq - jsonb_array_length($3::jsonb) AS base),
+e AS (
+  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
+  SELECT $1, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
+  FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
+t AS (
+  INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, available_at)
+  SELECT $1, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options', 'pending', {s}.db_now()
+  FROM w, jsonb_array_elements($10::jsonb) AS y(v)
+  ON CONFLICT (workflow_id, step) DO NOTHING
+  RETURNING 1),
+n AS (SELECT pg_notify($11, '') FROM w WHERE jsonb_array_length($10::jsonb) > 0)
+SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base,
+       (SELECT count(*) FROM t) AS tasks, (SELECT count(*) FROM n) AS notified)"},
+
+    // $1 id, $2 channel
+    {stmt::cancel_workflow, R"(
+WITH w AS (
+  UPDATE {s}.workflows
+  SET status = 'cancelled', runnable = false, next_seq = next_seq + 1, lease_token = NULL,
+      lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
+  WHERE workflow_id = $1 AND status = 'running'
+  RETURNING workflow_id, next_seq - 1 AS seq),
+e AS (INSERT INTO {s}.journal (workflow_id, seq, kind) SELECT workflow_id, seq, 'workflow_cancelled' FROM w),
+t AS (
+  UPDATE {s}.tasks SET status = 'cancelled', updated_at = now()
+  WHERE workflow_id = $1 AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM w)),
+n AS (SELECT pg_notify($2, '') FROM w)
+SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
+
+    // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms.
+    // A running task whose lease expired is claimable again; its lost attempt is recorded.
+    {stmt::claim_tasks, R"(
+WITH c AS (
+  SELECT task_id, status AS was, attempt AS old_attempt, attempt_started_at AS old_started FROM {s}.tasks
+  WHERE ((status = 'pending' AND available_at <= {s}.db_now())
+         OR (status = 'running' AND lease_until < {s}.db_now()))
+    AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
+  ORDER BY available_at LIMIT $2
+  FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE {s}.tasks t
+  SET status = 'running', attempt = t.attempt + 1, lease_token = nextval('{s}.lease_tokens'),
+      lease_owner = $3, attempt_started_at = {s}.db_now(),
+      first_started_at = coalesce(t.first_started_at, {s}.db_now()),
+      lease_until = {s}.db_now() + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
+      updated_at = now()
+  FROM c WHERE t.task_id = c.task_id
+  RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was),
+x AS (
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
+  SELECT task_id, old_attempt, old_started, 'lease_expired', 'durable::LeaseExpired',
+         'the worker running this attempt stopped renewing its lease (crashed, hung or cut off)'
+  FROM c WHERE was = 'running'
+  ON CONFLICT DO NOTHING)
+SELECT * FROM u)"},
+
+    // Ends a task for good and journals the outcome for its workflow, fenced by the lease.
+    // $1 task id, $2 lease token, $3 status ('completed' or 'failed'), $4 result json,
+    // $5 error type, $6 error message, $7 record this attempt, $8 channel
+    {stmt::finish_task, R"(
+WITH t AS (
+  UPDATE {s}.tasks
+  SET status = $3, result = $4::jsonb, error_type = nullif($5, ''), error_message = nullif($6, ''),
+      lease_until = NULL, updated_at = now()
+  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {s}.db_now()
+  RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at),
+a AS (
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
+  SELECT task_id, attempt, attempt_started_at, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
+  ON CONFLICT DO NOTHING),
+w AS (
+  UPDATE {s}.workflows wf SET next_seq = next_seq + 1, runnable = true, updated_at = now()
+  FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
+  RETURNING wf.workflow_id, wf.next_seq - 1 AS seq, t.step, t.name, t.attempt),
+e AS (
+  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
+  SELECT workflow_id, seq, CASE WHEN $3 = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END,
+         step, name,
+         CASE WHEN $3 = 'completed' THEN jsonb_build_object('result', $4::jsonb, 'attempts', attempt)
+              ELSE jsonb_build_object('error_type', $5, 'error_message', $6, 'attempts', attempt) END
+  FROM w),
+n AS (SELECT pg_notify($8, '') FROM w)
+SELECT (SELECT count(*) FROM t) AS finished, (SELECT count(*) FROM n) AS notified)"},
+
+    // Schedules the next attempt after a failed one, fenced by the lease.
+    // $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
+    {stmt::retry_task, R"(
+WITH t AS (
+  UPDATE {s}.tasks
+  SET status = 'pending', available_at = {s}.db_now() + $3::bigint * interval '1 millisecond',
+      error_type = $4, error_message = $5, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
+      updated_at = now()
+  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {s}.db_now()
+  RETURNING task_id, attempt, attempt_started_at),
+a AS (
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
+  SELECT task_id, attempt, attempt_started_at, 'failed', $4, $5 FROM t
+  ON CONFLICT DO NOTHING)
+SELECT count(*) AS retried FROM t)"},
+
+    // After a fenced write matched nothing: did this very lease already finish the task
+    // (an earlier try whose commit we never heard back about), or was it fenced off?
+    {stmt::task_outcome, R"(
+SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WHERE task_id = $1)"},
+
+    // Graceful shutdown: hand a running task back without counting the attempt.
+    {stmt::release_task, R"(
+UPDATE {s}.tasks
+SET status = 'pending', attempt = attempt - 1, available_at = {s}.db_now(), lease_token = NULL,
+    lease_owner = NULL, lease_until = NULL, updated_at = now()
+WHERE task_id = $1 AND lease_token = $2 AND status = 'running')"},
+
+    {stmt::notify, "SELECT pg_notify($1, '')"},
+};
+
+}  // namespace
+
+void prepare_statements(pqxx::connection& conn, const std::string& schema) {
+  const std::string s = quoted(schema);
+  for (const auto& [name, sql] : statements) {
+    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s)));
+  }
+}
+
+}  // namespace durable::pg

@@ -1,0 +1,177 @@
+#include "pg/store.hpp"
+
+#include "pg/statements.hpp"
+
+namespace durable::pg {
+
+Json options_to_json(const ResolvedActivityOptions& o) {
+  return {{"max_attempts", o.retry.max_attempts},
+          {"backoff", o.retry.backoff == Backoff::exponential ? "exponential" : "constant"},
+          {"base_ms", o.retry.base.count()},
+          {"max_backoff_ms", o.retry.max_backoff.count()},
+          {"max_retry_horizon_ms", o.retry.max_retry_horizon.count()},
+          {"timeout_ms", o.timeout.count()}};
+}
+
+ResolvedActivityOptions options_from_json(const Json& j) {
+  ResolvedActivityOptions o;
+  o.retry.max_attempts = j.at("max_attempts").get<int>();
+  o.retry.backoff = j.at("backoff").get<std::string>() == "exponential" ? Backoff::exponential : Backoff::constant;
+  o.retry.base = Duration{j.at("base_ms").get<std::int64_t>()};
+  o.retry.max_backoff = Duration{j.at("max_backoff_ms").get<std::int64_t>()};
+  o.retry.max_retry_horizon = Duration{j.at("max_retry_horizon_ms").get<std::int64_t>()};
+  o.timeout = Duration{j.at("timeout_ms").get<std::int64_t>()};
+  return o;
+}
+
+Store::Store(ConnectionPool& pool) : pool_(pool), channel_(wake_channel(pool.schema())) {}
+
+bool Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
+                           const Json& input) {
+  bool inserted = false;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    inserted = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), channel_)[0].as<int>() == 1;
+  });
+  return inserted;
+}
+
+std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
+  std::optional<WorkflowRow> row;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto r = tx.exec_prepared(stmt::read_workflow, id);
+    if (r.empty()) return;
+    WorkflowRow w;
+    w.run_id = r[0][0].as<std::string>();
+    w.name = r[0][1].as<std::string>();
+    w.status = r[0][2].as<std::string>();
+    w.result = r[0][3].is_null() ? Json() : Json::parse(r[0][3].as<std::string>());
+    w.error_type = r[0][4].as<std::string>();
+    w.error_message = r[0][5].as<std::string>();
+    row = std::move(w);
+  });
+  return row;
+}
+
+bool Store::cancel_workflow(const std::string& id) {
+  bool cancelled = false;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    cancelled = tx.exec_prepared1(stmt::cancel_workflow, id, channel_)[0].as<int>() == 1;
+  });
+  return cancelled;
+}
+
+std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit,
+                                                    const std::string& owner, Duration lease) {
+  std::vector<ClaimedWorkflow> claimed;
+  pool_.run([&](pqxx::connection& conn) {
+    claimed.clear();
+    pqxx::nontransaction tx(conn);
+    for (const auto& row : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count())) {
+      claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                         row[3].as<int>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>()});
+    }
+  });
+  return claimed;
+}
+
+std::vector<JournalEvent> Store::read_journal(const std::string& id, int from_seq) {
+  std::vector<JournalEvent> events;
+  pool_.run([&](pqxx::connection& conn) {
+    events.clear();
+    pqxx::nontransaction tx(conn);
+    for (const auto& row : tx.exec_prepared(stmt::read_journal, id, from_seq)) {
+      events.push_back({row[0].as<int>(), row[1].as<std::string>(), row[2].as<int>(), row[3].as<std::string>(),
+                        Json::parse(row[4].as<std::string>())});
+    }
+  });
+  return events;
+}
+
+std::optional<int> Store::commit_replay(const ReplayCommit& c) {
+  std::optional<int> base;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
+                                 c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us,
+                                 c.tasks.dump(), channel_);
+    if (!row[1].is_null()) base = row[1].as<int>();
+  });
+  return base;
+}
+
+std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
+                                            Duration lease_margin) {
+  std::vector<ClaimedTask> claimed;
+  pool_.run([&](pqxx::connection& conn) {
+    claimed.clear();
+    pqxx::nontransaction tx(conn);
+    for (const auto& row : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count())) {
+      ClaimedTask t;
+      t.task_id = row[0].as<std::int64_t>();
+      t.workflow_id = row[1].as<std::string>();
+      t.step = row[2].as<int>();
+      t.name = row[3].as<std::string>();
+      t.input = Json::parse(row[4].as<std::string>());
+      t.options = options_from_json(Json::parse(row[5].as<std::string>()));
+      t.attempt = row[6].as<int>();
+      t.lease_token = row[7].as<std::int64_t>();
+      t.after_lease_expiry = row[8].as<std::string>() == "running";
+      claimed.push_back(std::move(t));
+    }
+  });
+  return claimed;
+}
+
+FinishOutcome Store::finish_task(const ClaimedTask& task, bool succeeded, const Json& result,
+                                 const std::string& error_type, const std::string& error_message,
+                                 bool record_attempt) {
+  const std::string status = succeeded ? "completed" : "failed";
+  FinishOutcome outcome = FinishOutcome::fenced_off;
+  int tries = 0;
+  pool_.run([&](pqxx::connection& conn) {
+    const bool is_retry = tries++ > 0;
+    pqxx::nontransaction tx(conn);
+    auto row = tx.exec_prepared1(stmt::finish_task, task.task_id, task.lease_token, status, result.dump(), error_type,
+                                 error_message, record_attempt, channel_);
+    if (row[0].as<int>() == 1) {
+      outcome = FinishOutcome::committed;
+    } else if (is_retry) {
+      // An earlier try may have committed before the connection dropped: re-read, never redo.
+      auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
+      if (!check.empty() && check[0][0].as<std::string>() == status && check[0][1].as<bool>()) {
+        outcome = FinishOutcome::committed_earlier;
+      }
+    }
+  });
+  return outcome;
+}
+
+bool Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
+                       const std::string& error_message) {
+  bool retried = false;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    retried = tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type,
+                                error_message)[0].as<int>() == 1;
+  });
+  return retried;
+}
+
+void Store::release_task(const ClaimedTask& task) {
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared(stmt::release_task, task.task_id, task.lease_token);
+  });
+}
+
+void Store::notify() {
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared(stmt::notify, channel_);
+  });
+}
+
+}  // namespace durable::pg

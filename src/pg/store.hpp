@@ -1,0 +1,96 @@
+// Typed operations on durable's tables: each is one statement, one implicit transaction,
+// safe to retry on a fresh connection (fenced by lease tokens or insert-if-absent).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "durable/detail/payload.hpp"
+#include "durable/options.hpp"
+#include "pg/connection_pool.hpp"
+
+namespace durable::pg {
+
+struct ClaimedWorkflow {
+  std::string workflow_id, run_id, name;
+  int next_seq = 0;
+  std::int64_t lease_token = 0;
+  std::int64_t now_us = 0;  // the database clock at the claim
+};
+
+struct JournalEvent {
+  int seq = 0;
+  std::string kind;
+  int step = -1;
+  std::string name;
+  Json data;
+};
+
+struct ReplayCommit {
+  std::string workflow_id;
+  std::int64_t lease_token = 0;
+  Json events = Json::array();  // {kind, step, name, data}
+  std::string status = "running";
+  Json result;                  // null unless completed
+  std::string error_type, error_message;
+  int seen_seq = 0;             // the journal length the replay saw
+  std::int64_t wake_at_us = -1; // earliest pending timer, -1 for none
+  Json tasks = Json::array();   // {step, name, input, options}
+};
+
+struct ClaimedTask {
+  std::int64_t task_id = 0;
+  std::string workflow_id;
+  int step = 0;
+  std::string name;
+  Json input;
+  ResolvedActivityOptions options;
+  int attempt = 0;
+  std::int64_t lease_token = 0;
+  bool after_lease_expiry = false;  // the previous attempt's worker lost its lease
+};
+
+struct WorkflowRow {
+  std::string run_id, name, status;
+  Json result;
+  std::string error_type, error_message;
+};
+
+enum class FinishOutcome { committed, committed_earlier, fenced_off };
+
+Json options_to_json(const ResolvedActivityOptions& options);
+ResolvedActivityOptions options_from_json(const Json& json);
+
+class Store {
+ public:
+  explicit Store(ConnectionPool& pool);
+
+  // True when inserted; false when the id was taken (read it with read_workflow).
+  bool start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input);
+  std::optional<WorkflowRow> read_workflow(const std::string& id);
+  bool cancel_workflow(const std::string& id);
+
+  std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
+                                               Duration lease);
+  std::vector<JournalEvent> read_journal(const std::string& id, int from_seq);
+  // The seq of the first event written; nullopt when the replay's lease was lost (nothing written).
+  std::optional<int> commit_replay(const ReplayCommit& commit);
+
+  std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
+                                       Duration lease_margin);
+  FinishOutcome finish_task(const ClaimedTask& task, bool succeeded, const Json& result,
+                            const std::string& error_type, const std::string& error_message, bool record_attempt);
+  bool retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
+                  const std::string& error_message);
+  void release_task(const ClaimedTask& task);
+
+  void notify();
+
+ private:
+  ConnectionPool& pool_;
+  std::string channel_;
+};
+
+}  // namespace durable::pg

@@ -1,0 +1,25 @@
+// The workflows and activities an engine knows by name.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "durable/activity.hpp"
+#include "durable/workflow.hpp"
+
+namespace durable::detail {
+
+struct Registry {
+  std::map<std::string, ActivityDefinition> activities;
+  std::map<std::string, WorkflowDefinition> workflows;
+
+  // Throw UnknownActivity / UnknownWorkflow naming what is registered.
+  const ActivityDefinition& activity(const std::string& name) const;
+  const WorkflowDefinition& workflow(const std::string& name) const;
+
+  // JSON arrays of the names, the form the claim statements take.
+  std::string activity_names_json() const;
+  std::string workflow_names_json() const;
+};
+
+}  // namespace durable::detail

@@ -1,0 +1,39 @@
+// The in-memory view of one workflow's journal: what each step (call) of the code got.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "durable/detail/payload.hpp"
+#include "pg/store.hpp"
+
+namespace durable::detail {
+
+enum class StepKind { activity, timer, side_effect };
+
+struct StepRecord {
+  StepKind kind = StepKind::activity;
+  std::string name;  // activity name; "now" or "uuid" for side effects; empty for timers
+  bool done = false; // the activity finished, the timer fired (side effects are done at once)
+  bool failed = false;
+  Json value;        // activity result or side-effect value
+  std::string error_type, error_message;
+  int attempts = 0;
+  std::int64_t fire_at_us = 0;  // timers
+};
+
+// Cached per workflow between replays; only the journal's new tail is read each time.
+struct JournalCache {
+  std::string run_id;
+  int next_seq = 0;  // events [0, next_seq) are applied
+  Json input;
+  std::vector<StepRecord> steps;
+
+  void apply(const pg::JournalEvent& event);
+};
+
+// Describes a step for error messages: "activity 'charge_card'", "a timer", "now()".
+std::string describe(StepKind kind, const std::string& name);
+
+}  // namespace durable::detail

@@ -1,0 +1,61 @@
+// One replay of workflow code against its journal: answers the code's calls from the
+// journal, checks they match it, and collects the new commands to commit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "durable/workflow.hpp"
+#include "registry.hpp"
+#include "replay/journal.hpp"
+
+namespace durable::detail {
+
+// Unwinds workflow code when it waits on something not journaled yet. Deliberately not a
+// std::exception, so `catch (const std::exception&)` in workflow code lets it pass.
+struct Suspend {};
+
+class Replay {
+ public:
+  Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
+         const Registry& registry);
+
+  const std::string& workflow_id() const { return workflow_id_; }
+
+  int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
+  Json await_activity(int step);
+  void sleep(Duration duration);
+  std::int64_t now_us();
+  std::string uuid();
+
+  // After the workflow function returned or threw: what to commit.
+  Json events = Json::array();   // new journal events, in step order
+  Json tasks = Json::array();    // new activity tasks
+  bool suspended() const { return suspended_; }
+  // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
+  const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
+  std::int64_t wake_at_us() const;  // earliest unfired timer, -1 if none
+  int steps_seen() const { return next_step_; }
+
+ private:
+  // The journaled step at `step` if the journal has it (checked against what the code asks);
+  // nullptr when the code reached new ground.
+  const StepRecord* replayed(int step, StepKind kind, const std::string& name);
+  [[noreturn]] void suspend();
+  StepRecord& add_step(StepKind kind, const std::string& name);
+  void add_event(const char* kind, int step, const std::string& name, Json data);
+
+  std::string workflow_id_, workflow_name_;
+  const JournalCache& journal_;
+  std::int64_t now_us_;
+  const Registry& registry_;
+  int next_step_ = 0;
+  std::vector<StepRecord> new_steps_;  // steps this replay added beyond the journal
+  std::vector<int> fired_now_;         // journaled timers this replay found due
+  bool suspended_ = false;
+  std::optional<NonDeterminismError> nondeterminism_;
+};
+
+}  // namespace durable::detail

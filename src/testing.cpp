@@ -1,0 +1,40 @@
+#include "durable/testing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <pqxx/pqxx>
+
+#include "pg/connection_pool.hpp"
+#include "pg/migrations.hpp"
+#include "pg/statements.hpp"
+#include "uuid.hpp"
+
+namespace durable::testing {
+
+std::string unique_schema(const std::string& prefix) {
+  std::string id = detail::random_uuid();
+  id.erase(std::remove(id.begin(), id.end(), '-'), id.end());
+  std::string name = prefix + "_" + id.substr(0, 16);
+  pg::validate_schema_name(name);
+  return name;
+}
+
+void drop_schema(const std::string& url, const std::string& schema) {
+  pg::validate_schema_name(schema);
+  pqxx::connection conn(url);
+  pqxx::nontransaction tx(conn);
+  tx.exec0(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", pg::quoted(schema)));
+}
+
+void advance_clock(const std::string& url, const std::string& schema, Duration by) {
+  pg::validate_schema_name(schema);
+  pqxx::connection conn(url);
+  pqxx::work tx(conn);
+  tx.exec_params0(fmt::format("UPDATE {}.clock SET skew = skew + $1::bigint * interval '1 millisecond'", pg::quoted(schema)),
+                  by.count());
+  tx.exec_params("SELECT pg_notify($1, '')", pg::wake_channel(schema));
+  tx.commit();
+}
+
+}  // namespace durable::testing

@@ -1,0 +1,407 @@
+// TemporaryPostgres: a private PostgreSQL cluster in a temporary folder, for tests and examples.
+#include "durable/testing.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace durable::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kPort = 5432;  // only names the socket file; the folder is private, so no clashes
+
+struct Identity {
+  uid_t uid;
+  gid_t gid;
+};
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), "durable::testing: " + what);
+}
+
+bool is_executable(const fs::path& file) { return ::access(file.c_str(), X_OK) == 0; }
+
+fs::path find_bin_dir(const fs::path& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* env = std::getenv("DURABLE_PG_BIN"); env != nullptr && *env != '\0') return env;
+  std::optional<std::pair<int, fs::path>> newest;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+    const std::string name = entry.path().filename().string();
+    int version = 0;
+    const auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), version);
+    if (err != std::errc{} || end != name.data() + name.size()) continue;
+    const fs::path bin = entry.path() / "bin";
+    if (is_executable(bin / "initdb") && (!newest || version > newest->first)) newest.emplace(version, bin);
+  }
+  if (newest) return newest->second;
+  // Other distributions put the server programs on PATH.
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const fs::path dir{std::string(rest.substr(0, colon))};
+      if (!dir.empty() && is_executable(dir / "initdb") && is_executable(dir / "pg_ctl")) return dir;
+      rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+    }
+  }
+  throw std::runtime_error(
+      "durable::testing: PostgreSQL server programs (initdb, pg_ctl) not found in $DURABLE_PG_BIN, "
+      "/usr/lib/postgresql/<version>/bin or PATH; run scripts/setup.sh (or install postgresql), "
+      "or set DURABLE_PG_BIN, or set DURABLE_DATABASE_URL to use an existing server");
+}
+
+std::optional<Identity> identity_to_run_as(const std::string& user) {
+  if (::geteuid() != 0) return std::nullopt;
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  const int rc = ::getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (rc != 0 || found == nullptr) {
+    throw std::runtime_error(fmt::format(
+        "durable::testing: running as root, but user '{}' (Options::run_as_user) to run PostgreSQL as was not found", user));
+  }
+  if (found->pw_uid == 0) {
+    throw std::runtime_error(fmt::format(
+        "durable::testing: Options::run_as_user '{}' is root; PostgreSQL refuses to run as root", user));
+  }
+  return Identity{found->pw_uid, found->pw_gid};
+}
+
+// Can `who` walk down to `dir`? (As root we hand the folder to another user, who must reach it.)
+bool reachable_by(const fs::path& dir, const Identity& who) {
+  for (fs::path p = dir; ; p = p.parent_path()) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) != 0) return false;
+    const mode_t bit = st.st_uid == who.uid ? S_IXUSR : st.st_gid == who.gid ? S_IXGRP : S_IXOTH;
+    if ((st.st_mode & bit) == 0) return false;
+    if (p == p.parent_path()) return true;
+  }
+}
+
+// The socket path must fit in sockaddr_un (107 bytes) and the folder name is pasted into
+// pg_ctl's -o, which goes through a shell: fall back to /tmp for long or unusual $TMPDIR.
+fs::path temp_base(const std::optional<Identity>& run_as) {
+  const char* env = std::getenv("TMPDIR");
+  if (env == nullptr || *env == '\0') return "/tmp";
+  const std::string base = fs::path(env).lexically_normal().string();
+  const bool plain = std::all_of(base.begin(), base.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::strchr("/._-+", c) != nullptr;
+  });
+  if (!plain || base.size() > 70 || base.front() != '/') return "/tmp";
+  if (run_as && !reachable_by(base, *run_as)) return "/tmp";
+  return base;
+}
+
+void chown_recursive(const fs::path& root, const Identity& owner) {
+  if (::lchown(root.c_str(), owner.uid, owner.gid) != 0) throw_errno("chown " + root.string());
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (::lchown(entry.path().c_str(), owner.uid, owner.gid) != 0) throw_errno("chown " + entry.path().string());
+  }
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) {
+    if (!out.empty()) out += ' ';
+    if (!arg.empty() && arg.find_first_of(" \t'\"\\$*?;&|<>()") == std::string::npos) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (const char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return fmt::format("exit code {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+  return fmt::format("wait status {}", status);
+}
+
+std::string tail_of(const fs::path& file, std::size_t lines = 25) {
+  std::ifstream in(file);
+  if (!in) return "(no log)";
+  std::vector<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(std::move(line));
+    if (last.size() > lines) last.erase(last.begin());
+  }
+  std::string out;
+  for (const auto& line : last) out += line + '\n';
+  return out.empty() ? "(log is empty)" : out;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+Fd open_or_throw(const fs::path& file, int flags) {
+  Fd fd(::open(file.c_str(), flags | O_CLOEXEC, 0600));
+  if (fd.get() < 0) throw_errno("open " + file.string());
+  return fd;
+}
+
+struct SpawnSpec {
+  std::vector<std::string> argv;  // argv[0] is an absolute path
+  std::optional<Identity> run_as;
+  int stdin_fd;
+  int output_fd;  // stdout and stderr
+  fs::path cwd;
+  bool detach = false;  // own session, deaf to terminal and termination signals
+};
+
+// Between fork and exec only async-signal-safe calls: the parent may have other threads.
+[[noreturn]] void child_fail(const char* what) {
+  const char* reason = ::strerrordesc_np(errno);  // unlike strerror, async-signal-safe
+  if (reason == nullptr) reason = "unknown error";
+  (void)!::write(STDERR_FILENO, "durable::testing: ", 18);
+  (void)!::write(STDERR_FILENO, what, std::strlen(what));
+  (void)!::write(STDERR_FILENO, ": ", 2);
+  (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
+  (void)!::write(STDERR_FILENO, "\n", 1);
+  ::_exit(127);
+}
+
+void move_fd(int from, int to) {
+  if (from == to) {
+    if (::fcntl(to, F_SETFD, 0) != 0) child_fail("fcntl");
+  } else if (::dup2(from, to) < 0) {
+    child_fail("dup2");
+  }
+}
+
+pid_t spawn(const SpawnSpec& spec) {
+  std::vector<char*> argv;
+  argv.reserve(spec.argv.size() + 1);
+  for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const char* cwd = spec.cwd.c_str();
+
+  const pid_t pid = ::fork();
+  if (pid < 0) throw_errno("fork");
+  if (pid > 0) return pid;
+
+  // Child.
+  move_fd(spec.output_fd, STDERR_FILENO);  // first, so failures below are logged
+  move_fd(spec.output_fd, STDOUT_FILENO);
+  move_fd(spec.stdin_fd, STDIN_FILENO);
+  if (::close_range(3, ~0U, 0) != 0) {
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) {
+    const bool deaf = spec.detach && sig != SIGPIPE && sig != SIGCHLD;
+    ::signal(sig, deaf ? SIG_IGN : SIG_DFL);
+  }
+  if (spec.detach && ::setsid() < 0) child_fail("setsid");
+  if (spec.run_as) {
+    if (::setgroups(0, nullptr) != 0) child_fail("setgroups");
+    if (::setgid(spec.run_as->gid) != 0) child_fail("setgid");
+    if (::setuid(spec.run_as->uid) != 0) child_fail("setuid");
+  }
+  if (::chdir(cwd) != 0) child_fail("chdir");
+  ::execv(argv[0], argv.data());
+  child_fail(argv[0]);
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw_errno("waitpid");
+  }
+  return status;
+}
+
+}  // namespace
+
+struct TemporaryPostgres::State {
+  Options options;
+  fs::path bin_dir;
+  std::optional<Identity> run_as;  // set when we are root
+  fs::path dir;                    // mode 0700, owned by whoever runs the server
+  std::string url;
+  pid_t owner = ::getpid();        // a forked child that exits must not tear down our cluster
+  pid_t reaper = -1;
+  Fd reaper_pipe;                  // write end; when it closes (even in a crash) the reaper cleans up
+  std::mutex mutex;
+  bool running = false;
+
+  fs::path data() const { return dir / "data"; }
+  fs::path log() const { return dir / "log"; }
+  std::string tool(const char* name) const { return (bin_dir / name).string(); }
+
+  void run(const std::vector<std::string>& argv) {
+    const Fd log_fd = open_or_throw(log(), O_WRONLY | O_APPEND | O_CREAT);
+    const Fd dev_null = open_or_throw("/dev/null", O_RDONLY);
+    const int status = wait_for(spawn({argv, run_as, dev_null.get(), log_fd.get(), dir}));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+    throw std::runtime_error(fmt::format("durable::testing: `{}` failed ({}); last lines of {}:\n{}",
+                                         join_command(argv), describe_status(status), log().string(),
+                                         tail_of(log())));
+  }
+
+  // Stops the server and removes the folder if this process dies without doing so itself
+  // (SIGINT, SIGTERM, SIGKILL, a crash): it waits for end of file on a pipe only we hold.
+  void start_reaper() {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) throw_errno("pipe");
+    Fd read_end(ends[0]);
+    reaper_pipe = Fd(ends[1]);
+    const Fd dev_null = open_or_throw("/dev/null", O_WRONLY);
+    const std::vector<std::string> argv = {
+        "/bin/sh", "-c",
+        R"(read -r line; "$1/pg_ctl" -D "$2/data" -m immediate -w stop; exec rm -rf -- "$2")",
+        "durable-pg-reaper", bin_dir.string(), dir.string()};
+    reaper = spawn({argv, run_as, read_end.get(), dev_null.get(), "/", true});
+  }
+
+  void start_locked() {
+    if (running) return;
+    const std::string server_options = fmt::format(
+        "-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
+        dir.string(), options.max_connections, kPort);
+    run({tool("pg_ctl"), "-D", data().string(), "-l", log().string(), "-w", "-t", "120", "-o", server_options,
+         "start"});
+    running = true;
+  }
+
+  void stop_locked() {
+    if (!running) return;
+    run({tool("pg_ctl"), "-D", data().string(), "-m", "fast", "-w", "stop"});
+    running = false;
+  }
+
+  ~State() {
+    if (::getpid() != owner || dir.empty()) return;
+    try {
+      const std::lock_guard lock(mutex);
+      try {
+        stop_locked();
+      } catch (const std::exception& e) {
+        spdlog::warn("{}", e.what());
+      }
+      // Also covers a server left behind by a failed or timed-out start.
+      if (fs::exists(data() / "postmaster.pid")) {
+        run({tool("pg_ctl"), "-D", data().string(), "-m", "immediate", "-w", "stop"});
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("durable::testing: could not stop PostgreSQL in {}: {}", dir.string(), e.what());
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) spdlog::warn("durable::testing: could not remove {}: {}", dir.string(), ec.message());
+    if (reaper > 0) {
+      ::kill(reaper, SIGKILL);
+      int status = 0;
+      while (::waitpid(reaper, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+};
+
+TemporaryPostgres::TemporaryPostgres() : TemporaryPostgres(Options{}) {}
+
+TemporaryPostgres::TemporaryPostgres(Options options) : state_(std::make_unique<State>()) {
+  State& s = *state_;  // on a throw below, ~State stops and removes whatever was made
+  s.options = std::move(options);
+  s.bin_dir = find_bin_dir(s.options.bin_dir);
+  for (const char* name : {"initdb", "pg_ctl", "postgres"}) {
+    if (!is_executable(s.bin_dir / name)) {
+      throw std::runtime_error(fmt::format(
+          "durable::testing: {} not found in {}; run scripts/setup.sh (or install postgresql) or fix DURABLE_PG_BIN",
+          name, s.bin_dir.string()));
+    }
+  }
+  s.run_as = identity_to_run_as(s.options.run_as_user);
+
+  std::string pattern = (temp_base(s.run_as) / "durable-pg-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw_errno("mkdtemp " + pattern);
+  s.dir = pattern;
+  s.url = fmt::format("host={} port={} dbname=postgres user=durable", s.dir.string(), kPort);
+  open_or_throw(s.log(), O_WRONLY | O_CREAT);
+  if (s.run_as) chown_recursive(s.dir, *s.run_as);
+  s.start_reaper();
+
+  // --no-sync only skips initdb's own flushes; the server keeps fsync on. --locale=C keeps
+  // initdb independent of the caller's (possibly uninstalled) locale.
+  s.run({s.tool("initdb"), "-D", s.data().string(), "-U", "durable", "--auth=trust", "-E", "UTF8", "--locale=C",
+         "--no-sync"});
+  const std::lock_guard lock(s.mutex);
+  s.start_locked();
+  spdlog::info("started throwaway PostgreSQL in {}", s.dir.string());
+}
+
+TemporaryPostgres::~TemporaryPostgres() = default;
+
+const std::string& TemporaryPostgres::url() const { return state_->url; }
+
+void TemporaryPostgres::stop() {
+  const std::lock_guard lock(state_->mutex);
+  state_->stop_locked();
+}
+
+void TemporaryPostgres::start() {
+  const std::lock_guard lock(state_->mutex);
+  state_->start_locked();
+}
+
+void TemporaryPostgres::restart() {
+  const std::lock_guard lock(state_->mutex);
+  state_->stop_locked();
+  state_->start_locked();
+}
+
+const std::string& database_url() {
+  static const std::string url = [] {
+    if (const char* env = std::getenv("DURABLE_DATABASE_URL"); env != nullptr && *env != '\0') return std::string(env);
+    static TemporaryPostgres cluster;  // its destructor stops the server at normal exit
+    return cluster.url();
+  }();
+  return url;
+}
+
+}  // namespace durable::testing

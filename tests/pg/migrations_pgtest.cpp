@@ -1,0 +1,38 @@
+#include <catch2/catch.hpp>
+
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+TEST_CASE("ten engines starting at once in one process share one migration", "[pg][migrations]") {
+  TestDb db;
+  std::vector<std::thread> threads;
+  std::atomic<int> up{0};
+  for (int i = 0; i < 10; ++i) {
+    threads.emplace_back([&] {
+      Engine engine(db.options());
+      register_all(engine);
+      engine.start();
+      ++up;
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(up == 10);
+  CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == 1);
+}
+
+TEST_CASE("an engine on a migrated schema keeps its data and migrates nothing again", "[pg][migrations]") {
+  TestDb db;
+  {
+    Engine engine(db.options());
+    register_all(engine);
+    engine.start_workflow<HelloWorkflow>("kept", "x");  // started, never run: no engine was started
+  }
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(engine.workflow<HelloWorkflow>("kept").result(30s) == "hello, x");
+  CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == 1);
+}

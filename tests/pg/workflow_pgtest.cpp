@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+TEST_CASE("a workflow calls an activity and returns its result", "[pg][workflow]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  auto run = engine.start_workflow<HelloWorkflow>("hello-1", "world");
+  CHECK(run.result(30s) == "hello, world");
+  CHECK(run.status() == WorkflowStatus::completed);
+  // The journal holds the whole story, gap-free: started, scheduled, completed, workflow completed.
+  auto kinds = db.query("SELECT kind FROM {s}.journal WHERE workflow_id = 'hello-1' ORDER BY seq");
+  REQUIRE(kinds.size() == 4);
+  CHECK(kinds[0][0].as<std::string>() == "workflow_started");
+  CHECK(kinds[1][0].as<std::string>() == "activity_scheduled");
+  CHECK(kinds[2][0].as<std::string>() == "activity_completed");
+  CHECK(kinds[3][0].as<std::string>() == "workflow_completed");
+  CHECK(db.count("SELECT max(seq) + 1 - count(*) FROM {s}.journal WHERE workflow_id = 'hello-1'") == 0);
+}
+
+TEST_CASE("a handle found by id from another engine reads the same run", "[pg][workflow]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  auto run = engine.start_workflow<HelloWorkflow>("hello-2", "again");
+  run.result(30s);
+  Engine client(db.options());  // never started: used only to look the run up
+  register_all(client);
+  auto found = client.workflow<HelloWorkflow>("hello-2");
+  CHECK(found.run_id() == run.run_id());
+  CHECK(found.result(5s) == "hello, again");
+  CHECK_THROWS_AS(client.workflow("no-such-run"), WorkflowNotFound);
+}
+
+TEST_CASE("activities started before waiting run in parallel", "[pg][workflow][parallel]") {
+  TestDb db;
+  auto options = db.options();
+  options.activity_max_concurrency = 4;
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  CHECK(engine.start_workflow<ParallelWorkflow>("sum-10", 10).result(30s) == 55);
+
+  // Four 300 ms activities on four slots overlap: their run intervals intersect.
+  engine.start_workflow<ParallelSlowWorkflow>("slow-4", 4).result(30s);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.tasks t USING (task_id) "
+                 "WHERE t.workflow_id = 'slow-4'") == 4);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts a, {s}.attempts b, {s}.tasks ta, {s}.tasks tb "
+                 "WHERE a.task_id = ta.task_id AND b.task_id = tb.task_id AND ta.workflow_id = 'slow-4' "
+                 "AND tb.workflow_id = 'slow-4' AND a.task_id < b.task_id "
+                 "AND a.started_at < b.ended_at AND b.started_at < a.ended_at") >= 1);
+}
+
+TEST_CASE("the dispatcher never runs more activities than its pool has slots", "[pg][dispatcher]") {
+  TestDb db;
+  auto options = db.options();
+  options.activity_max_concurrency = 2;
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  engine.start_workflow<ParallelSlowWorkflow>("slow-6", 6).result(30s);
+  // At no attempt's start were more than two attempts running.
+  CHECK(db.count("SELECT coalesce(max(c), 0) FROM (SELECT (SELECT count(*) FROM {s}.attempts b "
+                 "WHERE b.started_at <= a.started_at AND b.ended_at > a.started_at) AS c FROM {s}.attempts a) x") <= 2);
+}
+
+TEST_CASE("a durable sleep waits for the database clock and survives replay", "[pg][workflow][timer]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  auto run = engine.start_workflow<SleepWorkflow>("nap", 700);
+  auto result = run.result(30s);
+  CHECK(result["slept_ms"].get<long>() >= 700);
+  CHECK(result["id"].get<std::string>().size() == 36);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'nap' AND kind = 'timer_fired'") == 1);
+  // now() and uuid() were journaled, so a replay gets the same values.
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'nap' AND kind = 'side_effect'") == 3);
+}
+
+TEST_CASE("a failed activity reaches the workflow as ActivityFailed, which it may catch", "[pg][workflow][failure]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  auto result = engine.start_workflow<CatchFailureWorkflow>("catch", "card declined").result(30s);
+  CHECK(result["caught"] == true);
+  CHECK(result["type"] == "std::runtime_error");
+  CHECK(result["message"] == "boom: card declined");
+  CHECK(result["activity"] == "boom");
+  // The default policy is a single attempt.
+  CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'catch'") == 1);
+}
+
+TEST_CASE("an exception escaping the workflow fails the run and journals its message", "[pg][workflow][failure]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  auto run = engine.start_workflow<FailingWorkflow>("doomed", "no stock");
+  try {
+    run.result(30s);
+    FAIL("result() should have thrown");
+  } catch (const WorkflowFailed& e) {
+    CHECK(e.error_type() == "std::logic_error");
+    CHECK(std::string(e.what()) == "workflow gave up: no stock");
+  }
+  CHECK(run.status() == WorkflowStatus::failed);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'doomed' AND kind = 'workflow_failed' "
+                 "AND data->>'error_message' = 'workflow gave up: no stock'") == 1);
+}
+
+TEST_CASE("a duplicate start is rejected and starts nothing", "[pg][workflow][idempotency]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  auto first = engine.start_workflow<HelloWorkflow>("once", "a");
+  try {
+    engine.start_workflow<HelloWorkflow>("once", "b");
+    FAIL("a duplicate start should throw");
+  } catch (const WorkflowAlreadyStarted& e) {
+    CHECK(e.existing_run_id() == first.run_id());
+    CHECK(e.existing_status() == "running");
+  }
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
+}
+
+TEST_CASE("result() gives up with Timeout while the run goes on, and cancel() ends it", "[pg][workflow]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  auto run = engine.start_workflow<SleepWorkflow>("long-nap", 3600 * 1000);
+  CHECK_THROWS_AS(run.result(300ms), Timeout);
+  CHECK(run.status() == WorkflowStatus::running);
+  CHECK(run.cancel());
+  CHECK(run.status() == WorkflowStatus::cancelled);
+  CHECK_THROWS_AS(run.result(1s), WorkflowCancelled);
+  CHECK_FALSE(run.cancel());
+}
+
+TEST_CASE("an engine stopped with work in flight hands it to the next engine", "[pg][shutdown]") {
+  TestDb db;
+  {
+    Engine engine(db.options());
+    register_all(engine);
+    engine.start();
+    engine.start_workflow<ChainWorkflow>("chain-stop", 0);
+    std::this_thread::sleep_for(100ms);
+  }  // stop() in the destructor
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(engine.workflow<ChainWorkflow>("chain-stop").result(30s) == 5);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'chain-stop' AND kind = 'activity_completed'") == 5);
+}

@@ -1,0 +1,39 @@
+#include "support/test_db.hpp"
+
+#include <fmt/format.h>
+
+namespace durable::test {
+
+TestDb::TestDb() : url_(testing::database_url()), schema_(testing::unique_schema()) {}
+
+TestDb::~TestDb() {
+  try {
+    testing::drop_schema(url_, schema_);
+  } catch (...) {  // a test that stopped the server already lost the schema's connection
+  }
+}
+
+EngineOptions TestDb::options() const {
+  EngineOptions o;
+  o.database_url = url_;
+  o.schema = schema_;
+  o.poll_interval = std::chrono::milliseconds{200};
+  o.shutdown_grace = std::chrono::seconds{2};
+  return o;
+}
+
+pqxx::result TestDb::query(const std::string& sql) const {
+  pqxx::connection conn(url_);
+  pqxx::nontransaction tx(conn);
+  return tx.exec(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + schema_ + "\"")));
+}
+
+long long TestDb::count(const std::string& sql) const { return query(sql)[0][0].as<long long>(); }
+
+bool TestDb::schema_exists() const {
+  pqxx::connection conn(url_);
+  pqxx::nontransaction tx(conn);
+  return tx.exec_params1("SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema_)[0].as<int>() == 1;
+}
+
+}  // namespace durable::test

@@ -1,0 +1,172 @@
+// Workflows and activities the tests share with the worker processes they start.
+#pragma once
+
+#include <durable/durable.hpp>
+#include <fstream>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace durable::test {
+
+using namespace std::chrono_literals;
+
+struct Pair {
+  int a = 0;
+  int b = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Pair, a, b)
+
+struct AddActivity {
+  static constexpr auto name = "add";
+  int operator()(ActivityContext&, const Pair& p) const { return p.a + p.b; }
+};
+
+struct EchoActivity {
+  static constexpr auto name = "echo";
+  std::string operator()(ActivityContext&, const std::string& s) const { return s; }
+};
+
+struct BoomActivity {
+  static constexpr auto name = "boom";
+  int operator()(ActivityContext&, const std::string& why) const { throw std::runtime_error("boom: " + why); }
+};
+
+// Sleeps in the activity body so tests can see activities overlap.
+struct SlowActivity {
+  static constexpr auto name = "slow";
+  int operator()(ActivityContext&, const int& ms) const {
+    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+    return ms;
+  }
+};
+
+struct HelloWorkflow {
+  static constexpr auto name = "hello";
+  std::string operator()(WorkflowContext& ctx, const std::string& who) {
+    return "hello, " + ctx.call<EchoActivity>(who);
+  }
+};
+
+// Sums 1..n with n activities started before any is awaited.
+struct ParallelWorkflow {
+  static constexpr auto name = "parallel";
+  int operator()(WorkflowContext& ctx, const int& n) {
+    std::vector<Future<int>> futures;
+    for (int i = 1; i <= n; ++i) futures.push_back(ctx.start<AddActivity>(Pair{i, 0}));
+    int sum = 0;
+    for (auto& f : futures) sum += f.get();
+    return sum;
+  }
+};
+
+struct ParallelSlowWorkflow {
+  static constexpr auto name = "parallel_slow";
+  int operator()(WorkflowContext& ctx, const int& n) {
+    std::vector<Future<int>> futures;
+    for (int i = 0; i < n; ++i) futures.push_back(ctx.start<SlowActivity>(300));
+    int total = 0;
+    for (auto& f : futures) total += f.get();
+    return total;
+  }
+};
+
+// Sleeps durably and reports how long the database clock says it slept, and a journaled uuid.
+struct SleepWorkflow {
+  static constexpr auto name = "sleeper";
+  nlohmann::json operator()(WorkflowContext& ctx, const int& ms) {
+    auto before = ctx.now();
+    ctx.sleep(std::chrono::milliseconds{ms});
+    auto after = ctx.now();
+    return {{"slept_ms", std::chrono::duration_cast<std::chrono::milliseconds>(after - before).count()},
+            {"id", ctx.uuid()}};
+  }
+};
+
+struct CatchFailureWorkflow {
+  static constexpr auto name = "catch_failure";
+  nlohmann::json operator()(WorkflowContext& ctx, const std::string& why) {
+    try {
+      ctx.call<BoomActivity>(why);
+      return {{"caught", false}};
+    } catch (const ActivityFailed& e) {
+      return {{"caught", true}, {"type", e.error_type()}, {"message", e.error_message()}, {"activity", e.activity()}};
+    }
+  }
+};
+
+struct FailingWorkflow {
+  static constexpr auto name = "failing";
+  int operator()(WorkflowContext& ctx, const std::string& why) {
+    ctx.call<EchoActivity>(why);
+    throw std::logic_error("workflow gave up: " + why);
+  }
+};
+
+// A chain of 5 increments: each step's input is the previous step's result.
+struct ChainWorkflow {
+  static constexpr auto name = "chain";
+  int operator()(WorkflowContext& ctx, const int& start) {
+    int x = start;
+    for (int i = 0; i < 5; ++i) x = ctx.call<AddActivity>(Pair{x, 1});
+    return x;
+  }
+};
+
+// Crash test: each step appends a line to a log file; a step blocks while a "hang" file exists.
+struct StepInput {
+  std::string log;
+  std::string hang;  // while this file exists, the step whose number equals hang_step blocks
+  int step = 0;
+  int hang_step = -1;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepInput, log, hang, step, hang_step)
+
+struct RecordStepActivity {
+  static constexpr auto name = "record_step";
+  static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 3}, .timeout = 2s}; }
+  int operator()(ActivityContext& ctx, const StepInput& in) const {
+    {
+      std::ofstream(in.log, std::ios::app) << "step " << in.step << " attempt " << ctx.attempt() << "\n";
+    }
+    while (in.step == in.hang_step && std::filesystem::exists(in.hang)) std::this_thread::sleep_for(20ms);
+    return in.step * 10;
+  }
+};
+
+struct StepsInput {
+  std::string log;
+  std::string hang;
+  int steps = 0;
+  int hang_step = -1;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepsInput, log, hang, steps, hang_step)
+
+struct StepsWorkflow {
+  static constexpr auto name = "steps";
+  int operator()(WorkflowContext& ctx, const StepsInput& in) {
+    int sum = 0;
+    for (int i = 0; i < in.steps; ++i) sum += ctx.call<RecordStepActivity>(StepInput{in.log, in.hang, i, in.hang_step});
+    return sum;
+  }
+};
+
+inline void register_all(Engine& engine) {
+  engine.add<AddActivity>()
+      .add<EchoActivity>()
+      .add<BoomActivity>()
+      .add<SlowActivity>()
+      .add<RecordStepActivity>()
+      .add<HelloWorkflow>()
+      .add<ParallelWorkflow>()
+      .add<ParallelSlowWorkflow>()
+      .add<SleepWorkflow>()
+      .add<CatchFailureWorkflow>()
+      .add<FailingWorkflow>()
+      .add<ChainWorkflow>()
+      .add<StepsWorkflow>();
+}
+
+}  // namespace durable::test

@@ -1,0 +1,47 @@
+// A worker process for the crash and multi-process tests:
+//   durable_test_worker SCHEMA serve     run an engine with every test definition until SIGTERM
+//   durable_test_worker SCHEMA migrate   bring the schema up to date and exit
+// The database is $DURABLE_DATABASE_URL.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "support/test_workflows.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s SCHEMA serve|migrate\n", argv[0]);
+    return 2;
+  }
+  // Block the stop signals in every thread; the main thread waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  durable::EngineOptions options;
+  options.schema = argv[1];
+  options.poll_interval = std::chrono::milliseconds{200};
+  options.instance = std::string("worker-") + argv[2];
+  try {
+    durable::Engine engine(options);
+    if (std::strcmp(argv[2], "migrate") == 0) {
+      engine.workflow("does-not-exist");
+    } else {
+      durable::test::register_all(engine);
+      engine.start();
+      std::printf("ready\n");
+      std::fflush(stdout);
+      int signal = 0;
+      sigwait(&stop_signals, &signal);
+    }
+  } catch (const durable::WorkflowNotFound&) {
+    return 0;  // migrate mode: the schema is there, the lookup found nothing, as expected
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "worker failed: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

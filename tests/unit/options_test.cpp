@@ -1,0 +1,60 @@
+#include <catch2/catch.hpp>
+
+#include "support/expect.hpp"
+#include <durable/durable.hpp>
+
+using namespace durable;
+using durable::test::expect_throw;
+using namespace std::chrono_literals;
+
+TEST_CASE("constant backoff waits base between every attempt", "[unit][retry]") {
+  RetryPolicy p{.max_attempts = 5, .backoff = Backoff::constant, .base = 250ms};
+  for (int n = 1; n <= 4; ++n) CHECK(p.delay_after(n) == 250ms);
+}
+
+TEST_CASE("exponential backoff doubles from base and is capped by max_backoff", "[unit][retry]") {
+  RetryPolicy p{.max_attempts = 10, .backoff = Backoff::exponential, .base = 100ms, .max_backoff = 1s};
+  CHECK(p.delay_after(1) == 100ms);
+  CHECK(p.delay_after(2) == 200ms);
+  CHECK(p.delay_after(3) == 400ms);
+  CHECK(p.delay_after(4) == 800ms);
+  CHECK(p.delay_after(5) == 1s);
+  CHECK(p.delay_after(1000000) == 1s);  // no overflow for large attempt numbers
+}
+
+TEST_CASE("options resolve call site first, then the activity's own, then the defaults", "[unit][options]") {
+  ActivityOptions declared{.retry = RetryPolicy{.max_attempts = 3}, .timeout = 10s};
+  auto only_declared = resolve({}, declared);
+  CHECK(only_declared.retry.max_attempts == 3);
+  CHECK(only_declared.timeout == 10s);
+  auto call_site = resolve({.timeout = 2s}, declared);
+  CHECK(call_site.retry.max_attempts == 3);  // the retry policy still comes from the activity
+  CHECK(call_site.timeout == 2s);
+  auto defaults = resolve({}, {});
+  CHECK(defaults.retry.max_attempts == 1);
+  CHECK(defaults.timeout == 30s);
+}
+
+TEST_CASE("invalid options name the field, the value and the rule", "[unit][options]") {
+  auto check_invalid = [](ResolvedActivityOptions o, const std::string& expected) {
+    expect_throw<InvalidOptions>([&] { validate(o, "charge"); }, expected);
+  };
+  ResolvedActivityOptions o;
+  o.retry.max_attempts = 0;
+  check_invalid(o, "activity 'charge': retry.max_attempts = 0 is invalid: it must be > 0");
+  o = {};
+  o.retry.base = -1ms;
+  check_invalid(o, "retry.base = -1ms");
+  o = {};
+  o.timeout = 0ms;
+  check_invalid(o, "timeout = 0ms is invalid: it must be > 0 and <= 24h");
+  o = {};
+  o.timeout = 25h;
+  check_invalid(o, "timeout = 90000000ms");
+  o = {};
+  o.retry.max_attempts = 10;
+  o.timeout = 3h;  // 10 attempts of 3 h each cannot fit the 24 h horizon
+  check_invalid(o, "retry.max_retry_horizon = 86400000ms is invalid");
+  o = {};
+  CHECK_NOTHROW(validate(o, "charge"));
+}

@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include "support/expect.hpp"
+
+#include "registry.hpp"
+#include "replay/replay.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using durable::test::expect_throw;
+using namespace durable::detail;
+
+namespace {
+Registry test_registry() {
+  Registry r;
+  r.activities.emplace("echo", make_activity<std::string>("echo", {}, test::EchoActivity{}));
+  r.activities.emplace("add", make_activity<test::Pair>("add", {}, test::AddActivity{}));
+  return r;
+}
+pg::JournalEvent event(int seq, const std::string& kind, int step, const std::string& name, Json data) {
+  return {seq, kind, step, name, std::move(data)};
+}
+}  // namespace
+
+TEST_CASE("a new activity call becomes a command and suspends the code until its result", "[unit][replay]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  Replay replay("wf", "hello", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  CHECK_THROWS_AS(ctx.call<test::EchoActivity>("x"), Suspend);
+  CHECK(replay.suspended());
+  REQUIRE(replay.tasks.size() == 1);
+  CHECK(replay.tasks[0]["name"] == "echo");
+  CHECK(replay.tasks[0]["options"]["max_attempts"] == 1);
+  CHECK(replay.events[0]["kind"] == "activity_scheduled");
+}
+
+TEST_CASE("a journaled result is returned without scheduling anything", "[unit][replay]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
+  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "from the journal"}}));
+  Replay replay("wf", "hello", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  CHECK(ctx.call<test::EchoActivity>("x") == "from the journal");
+  CHECK(replay.tasks.empty());
+  CHECK(replay.events.empty());
+}
+
+TEST_CASE("asking for another activity than the journal holds is a non-determinism error", "[unit][replay]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
+  Replay replay("wf-7", "hello", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  expect_throw<NonDeterminismError>([&] { ctx.call<test::AddActivity>(test::Pair{1, 2}); }, "at sequence number 0 the journal holds activity "
+                                                                "'echo' but the code asked for activity 'add'");
+  // Even if workflow code swallowed the exception, the replay remembers it.
+  CHECK(replay.nondeterminism().has_value());
+  CHECK(replay.tasks.empty());
+}
+
+TEST_CASE("a timer instead of an activity is a non-determinism error too", "[unit][replay]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
+  Replay replay("wf", "hello", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  expect_throw<NonDeterminismError>([&] { ctx.sleep(std::chrono::seconds{1}); }, "asked for a timer");
+}
+
+TEST_CASE("a journaled timer fires once the claim's clock passes it", "[unit][replay]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "timer_started", 0, "", {{"fire_at_us", 5000}}));
+  {
+    Replay early("wf", "w", journal, 4999, registry);
+    WorkflowContext ctx(early);
+    CHECK_THROWS_AS(ctx.sleep(std::chrono::seconds{1}), Suspend);
+    CHECK(early.wake_at_us() == 5000);
+  }
+  Replay due("wf", "w", journal, 5000, registry);
+  WorkflowContext ctx(due);
+  CHECK_NOTHROW(ctx.sleep(std::chrono::seconds{1}));
+  REQUIRE(due.events.size() == 1);
+  CHECK(due.events[0]["kind"] == "timer_fired");
+  CHECK(due.wake_at_us() == -1);
+}
+
+TEST_CASE("a journal with a gap is refused", "[unit][replay]") {
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  CHECK_THROWS_AS(journal.apply(event(2, "activity_scheduled", 0, "echo", Json::object())), Error);
+}
