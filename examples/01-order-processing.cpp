@@ -30,7 +30,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Receipt, charge_id, amount_cents)
 
 static bool crash_during_reservation = false;  // set in the first worker process only
 
-static void say(const std::string& what) { fmt::print("[pid {}] {}\n", getpid(), what); }
+static void say(const std::string& what) {
+  fmt::print("[pid {}] {}\n", getpid(), what);
+  std::fflush(stdout);  // the worker dies by SIGKILL: nothing buffered would survive
+}
 
 // [activities]
 struct ChargeCard {

@@ -1,7 +1,7 @@
 #include "durable/engine.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
+#include "log.hpp"
 #include <unistd.h>
 
 #include <cstdlib>
@@ -88,7 +88,7 @@ void EngineCore::start() {
     threads_.emplace_back([this] { dispatcher_->loop(); });
   }
   threads_.emplace_back([this] { listen(); });
-  spdlog::info("durable: engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
+  detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
                registry.workflows.size(), registry.activities.size(), options.schema);
 }
 
@@ -100,7 +100,7 @@ void EngineCore::stop() {
   if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
   dispatcher_.reset();
   runner_.reset();
-  spdlog::info("durable: engine '{}' stopped", owner_);
+  detail::logger().info("engine '{}' stopped", owner_);
 }
 
 namespace {
@@ -125,7 +125,7 @@ void EngineCore::listen() {
       work.notify();  // anything added while we were not listening
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {
-      spdlog::debug("durable: notification listener reconnecting: {}", e.what());
+      detail::logger().debug("notification listener reconnecting: {}", e.what());
       for (int i = 0; i < 10 && !stopping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds{50});
     }
   }
@@ -178,7 +178,7 @@ UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, c
     }
   }
   core_->work.notify();
-  spdlog::debug("durable: started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
+  detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
   return UntypedWorkflowHandle(core_, workflow_id, run_id);
 }
 

@@ -1,6 +1,6 @@
 #include "dispatch/dispatcher.hpp"
 
-#include <spdlog/spdlog.h>
+#include "log.hpp"
 
 #include "attempt_state.hpp"
 #include "engine_core.hpp"
@@ -28,7 +28,7 @@ void Dispatcher::loop() {
           pool_.submit([this, task = std::move(task)] { run(task); });
         }
       } catch (const std::exception& e) {
-        spdlog::warn("durable: claiming activity tasks failed: {}", e.what());
+        detail::logger().warn("claiming activity tasks failed: {}", e.what());
       }
     }
     // A full batch means more may be waiting: claim again at once if slots are free.
@@ -79,7 +79,7 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     settle(task, succeeded, result, error.type, error.message);
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
-    spdlog::warn("durable: activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
+    detail::logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
   }
 }
 
@@ -88,7 +88,7 @@ void Dispatcher::settle(const pg::ClaimedTask& task, bool succeeded, const Json&
   const auto& retry = task.options.retry;
   if (!succeeded && task.attempt < retry.max_attempts) {
     if (!core_.store.retry_task(task, retry.delay_after(task.attempt), error_type, error_message)) {
-      spdlog::info("durable: late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
+      detail::logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
                    task.name, task.task_id, task.attempt);
     }
     return;
@@ -100,7 +100,7 @@ void Dispatcher::settle(const pg::ClaimedTask& task, bool succeeded, const Json&
       core_.work.notify();  // the workflow is runnable: a local runner can pick it up at once
       break;
     case pg::FinishOutcome::fenced_off:
-      spdlog::info("durable: late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
+      detail::logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
                    task.name, task.task_id, task.attempt);
       break;
   }
@@ -117,9 +117,9 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
       r.state->cancelled = true;
       try {
         core_.store.release_task(r.task);
-        spdlog::info("durable: handed back activity '{}' (task {}) at shutdown", r.task.name, id);
+        detail::logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, id);
       } catch (const std::exception& e) {
-        spdlog::warn("durable: could not hand back task {} ({}); its lease will expire", id, e.what());
+        detail::logger().warn("could not hand back task {} ({}); its lease will expire", id, e.what());
       }
     }
   }

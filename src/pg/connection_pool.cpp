@@ -1,7 +1,7 @@
 #include "pg/connection_pool.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
+#include "log.hpp"
 
 #include <thread>
 
@@ -98,7 +98,7 @@ void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
     if (std::chrono::steady_clock::now() + pause > deadline) {
       throw DatabaseError(fmt::format("giving up after {} attempts: {}", attempt, retry_reason));
     }
-    spdlog::debug("durable: retrying database work (attempt {}): {}", attempt, retry_reason);
+    detail::logger().debug("retrying database work (attempt {}): {}", attempt, retry_reason);
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds{1000});
   }

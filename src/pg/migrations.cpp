@@ -1,7 +1,7 @@
 #include "pg/migrations.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
+#include "log.hpp"
 
 #include <regex>
 
@@ -144,7 +144,7 @@ int migrate(pqxx::connection& conn, const std::string& schema) {
       tx.exec0(fmt::format(fmt::runtime(migrations[next - 1]), fmt::arg("s", s)));
       tx.exec_params0(fmt::format("INSERT INTO {}.schema_version (version) VALUES ($1)", s), next);
       tx.commit();
-      spdlog::info("durable: schema '{}' migrated to version {}", schema, next);
+      detail::logger().info("schema '{}' migrated to version {}", schema, next);
       version = next;
     }
   } catch (...) {

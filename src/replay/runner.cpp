@@ -1,6 +1,6 @@
 #include "replay/runner.hpp"
 
-#include <spdlog/spdlog.h>
+#include "log.hpp"
 
 #include <random>
 
@@ -21,14 +21,14 @@ void Runner::loop() {
     try {
       claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
     } catch (const std::exception& e) {
-      spdlog::warn("durable: claiming workflows failed: {}", e.what());
+      detail::logger().warn("claiming workflows failed: {}", e.what());
     }
     for (const auto& claim : claimed) {
       try {
         process(claim);
       } catch (const std::exception& e) {
         // Nothing was committed; the lease runs out and the workflow is replayed again.
-        spdlog::warn("durable: replay of workflow '{}' failed and will be retried: {}", claim.workflow_id, e.what());
+        detail::logger().warn("replay of workflow '{}' failed and will be retried: {}", claim.workflow_id, e.what());
         forget(claim.workflow_id);
       }
     }
@@ -112,7 +112,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     } else {
       commit.events.push_back({{"kind", "workflow_failed"},
                                {"data", {{"error_type", commit.error_type}, {"error_message", commit.error_message}}}});
-      spdlog::info("durable: workflow '{}' failed: {}: {}", claim.workflow_id, commit.error_type, commit.error_message);
+      detail::logger().info("workflow '{}' failed: {}: {}", claim.workflow_id, commit.error_type, commit.error_message);
     }
   } else {
     commit.tasks = replay.tasks;
@@ -121,7 +121,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
 
   const std::optional<int> base = core_.store.commit_replay(commit);
   if (!base) {
-    spdlog::debug("durable: replay of '{}' lost its lease; discarded", claim.workflow_id);
+    detail::logger().debug("replay of '{}' lost its lease; discarded", claim.workflow_id);
     forget(claim.workflow_id);
     return;
   }
@@ -136,7 +136,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     }
   }
   if (!commit.tasks.empty()) core_.work.notify();  // a local dispatcher may run them at once
-  spdlog::trace("durable: replayed '{}' in {} us", claim.workflow_id,
+  detail::logger().trace("replayed '{}' in {} us", claim.workflow_id,
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
 }
 
