@@ -47,6 +47,7 @@ CREATE TABLE {s}.workflows (
   wake_at       timestamptz,                   -- the earliest timer still pending
   lease_token   bigint,                        -- fencing token of the replay holding it
   lease_owner   text,
+  claim_token   text,                          -- which claim took it: an in-doubt claim is recovered by it
   lease_until   timestamptz,
   created_at    timestamptz NOT NULL DEFAULT now(),
   updated_at    timestamptz NOT NULL DEFAULT now(),
@@ -79,6 +80,7 @@ CREATE TABLE {s}.tasks (
   available_at       timestamptz NOT NULL,
   lease_token        bigint,
   lease_owner        text,
+  claim_token        text,                      -- which claim took it: an in-doubt claim is recovered by it
   lease_until        timestamptz,
   attempt_started_at timestamptz,
   first_started_at   timestamptz,

@@ -32,7 +32,7 @@ SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notifie
 SELECT run_id::text, name, status, result::text, coalesce(error_type, ''), coalesce(error_message, '')
 FROM {s}.workflows WHERE workflow_id = $1)"},
 
-    // $1 names (json array), $2 limit, $3 owner, $4 lease ms
+    // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token
     {stmt::claim_workflows, R"(
 WITH c AS (
   SELECT workflow_id FROM {s}.workflows
@@ -42,11 +42,16 @@ WITH c AS (
   ORDER BY updated_at LIMIT $2
   FOR UPDATE SKIP LOCKED)
 UPDATE {s}.workflows w
-SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3,
+SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $5,
     lease_until = {s}.db_now() + $4::bigint * interval '1 millisecond'
 FROM c WHERE w.workflow_id = c.workflow_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
           {s}.epoch_us({s}.db_now()) AS now_us)"},
+
+    // What a claim whose answer was lost had taken: $1 claim token
+    {stmt::reclaim_workflows, R"(
+SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({s}.db_now()) AS now_us
+FROM {s}.workflows WHERE claim_token = $1 AND status = 'running' AND lease_until >= {s}.db_now())"},
 
     {stmt::read_journal, R"(
 SELECT seq, kind, coalesce(step, -1), coalesce(name, ''), data::text
@@ -94,7 +99,7 @@ t AS (
 n AS (SELECT pg_notify($2, '') FROM w)
 SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
 
-    // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms.
+    // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms, $5 claim token.
     // A running task whose lease expired is claimable again; its lost attempt is recorded.
     {stmt::claim_tasks, R"(
 WITH c AS (
@@ -107,7 +112,7 @@ WITH c AS (
 u AS (
   UPDATE {s}.tasks t
   SET status = 'running', attempt = t.attempt + 1, lease_token = nextval('{s}.lease_tokens'),
-      lease_owner = $3, attempt_started_at = {s}.db_now(),
+      lease_owner = $3, claim_token = $5, attempt_started_at = {s}.db_now(),
       first_started_at = coalesce(t.first_started_at, {s}.db_now()),
       lease_until = {s}.db_now() + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
       updated_at = now()
@@ -120,6 +125,11 @@ x AS (
   FROM c WHERE was = 'running'
   ON CONFLICT DO NOTHING)
 SELECT * FROM u)"},
+
+    // What a claim whose answer was lost had taken: $1 claim token
+    {stmt::reclaim_tasks, R"(
+SELECT task_id, workflow_id, step, name, input::text, options::text, attempt, lease_token, 'pending' AS was
+FROM {s}.tasks WHERE claim_token = $1 AND status = 'running' AND lease_until >= {s}.db_now())"},
 
     // Ends a task for good and journals the outcome for its workflow, fenced by the lease.
     // $1 task id, $2 lease token, $3 status ('completed' or 'failed'), $4 result json,

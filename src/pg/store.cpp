@@ -1,6 +1,7 @@
 #include "pg/store.hpp"
 
 #include "pg/statements.hpp"
+#include "uuid.hpp"
 
 namespace durable::pg {
 
@@ -66,15 +67,29 @@ bool Store::cancel_workflow(const std::string& id) {
 std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit,
                                                     const std::string& owner, Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
-  pool_.run([&](pqxx::connection& conn) {
+  claim_with_recovery([&](pqxx::nontransaction& tx, const std::string& token, bool recovering) {
+    auto rows = recovering ? tx.exec_prepared(stmt::reclaim_workflows, token)
+                           : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token);
     claimed.clear();
-    pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count())) {
+    for (const auto& row : rows) {
       claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
                          row[3].as<int>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>()});
     }
+    return !claimed.empty();
   });
   return claimed;
+}
+
+// A claim commits as it answers; if the answer is lost, a blind second claim would strand
+// what the first one took until its lease ran out. So a retry first recovers by claim token.
+void Store::claim_with_recovery(const std::function<bool(pqxx::nontransaction&, const std::string&, bool)>& claim) {
+  const std::string token = detail::random_uuid();
+  int tries = 0;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    if (tries++ > 0 && claim(tx, token, true)) return;
+    claim(tx, token, false);
+  });
 }
 
 std::vector<JournalEvent> Store::read_journal(const std::string& id, int from_seq) {
@@ -105,10 +120,11 @@ std::optional<int> Store::commit_replay(const ReplayCommit& c) {
 std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                             Duration lease_margin) {
   std::vector<ClaimedTask> claimed;
-  pool_.run([&](pqxx::connection& conn) {
+  claim_with_recovery([&](pqxx::nontransaction& tx, const std::string& token, bool recovering) {
+    auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
+                           : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token);
     claimed.clear();
-    pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count())) {
+    for (const auto& row : rows) {
       ClaimedTask t;
       t.task_id = row[0].as<std::int64_t>();
       t.workflow_id = row[1].as<std::string>();
@@ -121,6 +137,7 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
       t.after_lease_expiry = row[8].as<std::string>() == "running";
       claimed.push_back(std::move(t));
     }
+    return !claimed.empty();
   });
   return claimed;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +90,8 @@ class Store {
   void notify();
 
  private:
+  // Runs `claim(tx, token, recovering)`; returns whether it found rows.
+  void claim_with_recovery(const std::function<bool(pqxx::nontransaction&, const std::string&, bool)>& claim);
   ConnectionPool& pool_;
   std::string channel_;
 };

@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+namespace {
+
+EngineOptions options_for(const std::string& url, const std::string& schema) {
+  EngineOptions o;
+  o.database_url = url;
+  o.schema = schema;
+  o.poll_interval = std::chrono::milliseconds{200};
+  return o;
+}
+
+// Every workflow completed and every step committed exactly once.
+void check_exactly_once(const std::string& url, const std::string& schema, int workflows) {
+  pqxx::connection conn(url);
+  pqxx::nontransaction tx(conn);
+  const std::string s = "\"" + schema + "\"";
+  CHECK(tx.exec1("SELECT count(*) FROM " + s + ".workflows WHERE status = 'completed'")[0].as<int>() == workflows);
+  CHECK(tx.exec1("SELECT count(*) FROM " + s + ".journal WHERE kind = 'activity_completed'")[0].as<int>() ==
+        workflows * 5);
+  CHECK(tx.exec1("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM " + s +
+                 ".journal WHERE kind = 'activity_completed' GROUP BY workflow_id, step) x")[0]
+            .as<int>() == 1);
+}
+
+}  // namespace
+
+TEST_CASE("workflows in flight survive a PostgreSQL restart with every step committed once",
+          "[pg][faults][restart]") {
+  testing::TemporaryPostgres server;  // our own cluster: this test stops it
+  const std::string schema = testing::unique_schema();
+  Engine engine(options_for(server.url(), schema));
+  register_all(engine);
+  engine.start();
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 40; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("restart-" + std::to_string(i), i));
+  std::this_thread::sleep_for(std::chrono::milliseconds{150});
+  server.restart();
+  for (int i = 0; i < 40; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(std::chrono::seconds{120}) == i + 5);
+  check_exactly_once(server.url(), schema, 40);
+}
+
+TEST_CASE("workflows in flight survive their connections being killed", "[pg][faults][connections]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 40; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("cut-" + std::to_string(i), i));
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+    // Every other session on this database, the engine's pool and listener included.
+    db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+             "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'");
+  }
+  for (int i = 0; i < 40; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(std::chrono::seconds{120}) == i + 5);
+  check_exactly_once(db.url(), db.schema(), 40);
+}
