@@ -68,7 +68,9 @@ EngineCore::EngineCore(EngineOptions o)
     : options(checked(std::move(o))),
       pool(options.database_url, options.schema, options.connection_pool_size),
       store(pool),
-      owner_(fmt::format("{}@{}:{}", options.instance, host_name(), getpid())) {}
+      owner_(fmt::format("{}@{}:{}", options.instance, host_name(), getpid())) {
+  logger();  // made now, so spdlog::get("durable") finds it once an engine exists
+}
 
 EngineCore::~EngineCore() { stop(); }
 

@@ -147,6 +147,32 @@ TEST_CASE("result() gives up with Timeout while the run goes on, and cancel() en
   CHECK_FALSE(run.cancel());
 }
 
+TEST_CASE("stop() hands a still-running activity back, and the next engine runs it without counting an attempt",
+          "[pg][shutdown]") {
+  TestDb db;
+  auto options = db.options();
+  options.shutdown_grace = 100ms;
+  {
+    Engine engine(options);
+    register_all(engine);
+    engine.start();
+    engine.start_workflow<ParallelSlowWorkflow>("handed-back", 1);  // one 300 ms activity
+    for (int i = 0; i < 200 && db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 0; ++i) {
+      std::this_thread::sleep_for(5ms);
+    }
+    REQUIRE(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1);
+    engine.stop();  // grace runs out while the body sleeps: the task is released
+    CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending' AND attempt = 0") == 1);
+  }
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(engine.workflow<ParallelSlowWorkflow>("handed-back").result(30s) == 300);
+  CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'handed-back'") == 1);
+  // The late outcome of the released attempt was discarded: one completion in the journal.
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'handed-back' AND kind = 'activity_completed'") == 1);
+}
+
 TEST_CASE("an engine stopped with work in flight hands it to the next engine", "[pg][shutdown]") {
   TestDb db;
   {

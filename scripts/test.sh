@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds durable and runs the whole test suite: unit tests, tests against PostgreSQL, the
+# examples and the packaging test. PostgreSQL is a throwaway cluster started for the run
+# (unix socket in a temporary folder, stopped at exit) unless DURABLE_DATABASE_URL is set.
+#   DURABLE_BUILD_DIR  build folder (default: build)
+#   DURABLE_WERROR     ON to treat warnings as errors (CI)
+#   DURABLE_SANITIZE   ON for an AddressSanitizer + UndefinedBehaviorSanitizer build
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/scripts/setup.sh"
+build="${DURABLE_BUILD_DIR:-$root/build}"
+build_type=RelWithDebInfo
+[ "${DURABLE_SANITIZE:-OFF}" = ON ] && build_type=Debug
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$build_type" \
+  -DDURABLE_WERROR="${DURABLE_WERROR:-OFF}" -DDURABLE_SANITIZE="${DURABLE_SANITIZE:-OFF}"
+cmake --build "$build" -j "$(nproc)"
+exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2
