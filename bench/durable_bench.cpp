@@ -33,7 +33,8 @@
 
 namespace {
 
-using Json = durable::Json;
+// Results keep their fields in the order written, so the JSON lines read like the table.
+using Result = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -66,13 +67,14 @@ durable::EngineOptions engine_options(const std::string& url, const std::string&
 
 constexpr auto result_timeout = 10min;
 
-// Starts a chain run and waits for its result; a wrong sum means the run is broken, not fast.
+// A wrong sum means the run is broken, not fast.
 void check_sum(int sum, int steps) {
   if (sum != steps * (steps - 1) / 2) {
     throw std::runtime_error(fmt::format("a {}-step run returned {}, expected {}", steps, sum, steps * (steps - 1) / 2));
   }
 }
 
+// Starts a chain run and waits for its result.
 void run_chain(durable::Engine& engine, const std::string& id, int steps) {
   check_sum(engine.start_workflow<NoopChain>(id, steps).result(result_timeout), steps);
 }
@@ -227,30 +229,38 @@ int run_worker(const std::string& schema) {
 
 // ---- The measurements ------------------------------------------------------------------------
 
-// Starts `workflows` chain runs from as many threads as the client has connections, so one
-// client's commit latency does not cap the rate at which work reaches the engines.
-std::vector<durable::WorkflowHandle<int>> start_runs(durable::Engine& client, int workflows, int steps) {
+using ChainHandle = durable::WorkflowHandle<int>;
+
+// Starts `count` chain runs named PREFIX-i from as many threads as the client has connections,
+// so one client's commit latency does not cap the rate at which work reaches the engines.
+std::vector<ChainHandle> start_runs(durable::Engine& client, const std::string& prefix, int count, int steps) {
   const int threads = client.options().connection_pool_size;
-  std::vector<std::future<std::vector<durable::WorkflowHandle<int>>>> parts;
+  std::vector<std::future<std::vector<ChainHandle>>> parts;
   for (int t = 0; t < threads; ++t) {
-    parts.push_back(std::async(std::launch::async, [&client, workflows, steps, threads, t] {
-      std::vector<durable::WorkflowHandle<int>> mine;
-      for (int i = t; i < workflows; i += threads) {
-        mine.push_back(client.start_workflow<NoopChain>(fmt::format("run-{}", i), steps));
+    parts.push_back(std::async(std::launch::async, [&, t] {
+      std::vector<ChainHandle> mine;
+      for (int i = t; i < count; i += threads) {
+        mine.push_back(client.start_workflow<NoopChain>(fmt::format("{}-{}", prefix, i), steps));
       }
       return mine;
     }));
   }
-  std::vector<durable::WorkflowHandle<int>> runs;
+  std::vector<ChainHandle> runs;
   for (auto& part : parts) {
     for (auto& run : part.get()) runs.push_back(std::move(run));
   }
   return runs;
 }
 
+// A client engine sees runs end in other processes by polling (every 100 ms), which bounds
+// how late the last result is noticed.
+void wait_for_all(const std::vector<ChainHandle>& runs, int steps) {
+  for (const auto& run : runs) check_sum(run.result(result_timeout), steps);
+}
+
 // `workflows` runs of `steps` steps, served by `processes` worker processes; this process is only
 // a client (its engine is never started), so 1 and 3 processes are measured the same way.
-Json measure_throughput(const std::string& url, int steps, int processes, int workflows) {
+Result measure_throughput(const std::string& url, int steps, int processes, int workflows) {
   progress("throughput: {} x {}-step workflows on {} engine process(es)", workflows, steps, processes);
   ScratchSchema schema(url);
   WorkerProcesses workers(url, schema.name(), processes);
@@ -258,26 +268,26 @@ Json measure_throughput(const std::string& url, int steps, int processes, int wo
   register_definitions(client);  // start_workflow checks the input against the registered type
 
   // Untimed warm-up: connections opened and statements prepared in the client and the workers.
-  std::vector<durable::WorkflowHandle<int>> warm_up;
-  for (int i = 0; i < processes; ++i) warm_up.push_back(client.start_workflow<NoopChain>(fmt::format("warm-up-{}", i), steps));
-  for (const auto& run : warm_up) check_sum(run.result(result_timeout), steps);
+  wait_for_all(start_runs(client, "warm-up", 2 * processes, steps), steps);
 
   const auto start = Clock::now();
-  const auto runs = start_runs(client, workflows, steps);
-  const double start_seconds = seconds_since(start);
-  // A client engine sees runs end in other processes by polling (every 100 ms), which bounds
-  // how late the last result is noticed.
-  for (const auto& run : runs) check_sum(run.result(result_timeout), steps);
+  const auto runs = start_runs(client, "run", workflows, steps);
+  const double start_seconds = seconds_since(start);  // shows whether starting was the bottleneck
+  wait_for_all(runs, steps);
   const double seconds = seconds_since(start);
 
-  return {{"bench", "throughput"},     {"steps", steps},
-          {"processes", processes},    {"workflows", workflows},
-          {"seconds", seconds},        {"start_seconds", start_seconds},
-          {"workflows_per_s", workflows / seconds}, {"steps_per_s", workflows * steps / seconds}};
+  return {{"bench", "throughput"},
+          {"steps", steps},
+          {"processes", processes},
+          {"workflows", workflows},
+          {"seconds", seconds},
+          {"start_seconds", start_seconds},
+          {"workflows_per_s", workflows / seconds},
+          {"steps_per_s", workflows * steps / seconds}};
 }
 
 // Start-to-result time of 1-step runs, one at a time, on an otherwise idle in-process engine.
-Json measure_latency(const std::string& url, int runs) {
+Result measure_latency(const std::string& url, int runs) {
   progress("latency: {} sequential 1-step workflows on an idle engine", runs);
   ScratchSchema schema(url);
   durable::Engine engine(engine_options(url, schema.name()));
@@ -306,7 +316,7 @@ Json measure_latency(const std::string& url, int runs) {
 
 // Per-step time of one long sequential run against short ones. Each step replays the
 // workflow from the top, so this shows whether replay cost grows with the journal.
-Json measure_replay(const std::string& url, int short_runs) {
+Result measure_replay(const std::string& url, int short_runs) {
   constexpr int short_steps = 10;
   constexpr int long_steps = 1000;
   progress("replay: {} x {}-step workflows, then one {}-step workflow", short_runs, short_steps, long_steps);
@@ -340,6 +350,23 @@ Json measure_replay(const std::string& url, int short_runs) {
 
 // ---- Command line and report -------------------------------------------------------------------
 
+// A bad command line: main prints the usage.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double parse_scale(const std::string& text) {
+  std::size_t used = 0;
+  double scale = 0;
+  try {
+    scale = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(scale > 0)) throw UsageError(fmt::format("--scale takes a number > 0, not '{}'", text));
+  return scale;
+}
+
 struct Config {
   double scale = 1.0;  // multiplies every workflow count (not the 1000 steps of the long run)
   std::string only{};  // empty: all measurements
@@ -350,30 +377,35 @@ struct Config {
 Config parse_args(const std::vector<std::string>& args) {
   Config config;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const bool has_value = i + 1 < args.size();
-    if (args[i] == "--scale" && has_value) {
-      config.scale = std::stod(args[++i]);
-      if (!(config.scale > 0)) throw std::invalid_argument("--scale must be > 0");
-    } else if (args[i] == "--only" && has_value) {
+    if ((args[i] == "--scale" || args[i] == "--only") && i + 1 == args.size()) {
+      throw UsageError(fmt::format("{} needs a value", args[i]));
+    }
+    if (args[i] == "--scale") {
+      config.scale = parse_scale(args[++i]);
+    } else if (args[i] == "--only") {
       config.only = args[++i];
       if (config.only != "throughput" && config.only != "latency" && config.only != "replay") {
-        throw std::invalid_argument("--only takes throughput, latency or replay");
+        throw UsageError("--only takes throughput, latency or replay");
       }
     } else {
-      throw std::invalid_argument(fmt::format("unknown argument '{}'", args[i]));
+      throw UsageError(fmt::format("unknown argument '{}'", args[i]));
     }
   }
   return config;
 }
 
-const char* verdict(const Json& result) { return result["aim_met"].get<bool>() ? "met" : "NOT met"; }
+const char* verdict(const Result& result) { return result["aim_met"].get<bool>() ? "met" : "NOT met"; }
 
-void print_table(const std::vector<Json>& results) {
-  fmt::print("\n{:<12} {:>5} {:>9} {:>9} {:>9} {:>12} {:>10}\n", "throughput", "steps", "processes", "workflows",
-             "seconds", "workflows/s", "steps/s");
+void print_table(const std::vector<Result>& results) {
+  const bool any_throughput =
+      std::any_of(results.begin(), results.end(), [](const Result& r) { return r["bench"] == "throughput"; });
+  if (any_throughput) {
+    fmt::print("\n{:<11} {:>5} {:>9} {:>9} {:>8} {:>11} {:>8}\n", "measurement", "steps", "processes", "workflows",
+               "seconds", "workflows/s", "steps/s");
+  }
   for (const auto& r : results) {
     if (r["bench"] != "throughput") continue;
-    fmt::print("{:<12} {:>5} {:>9} {:>9} {:>9.2f} {:>12.1f} {:>10.1f}\n", "", r["steps"].get<int>(),
+    fmt::print("{:<11} {:>5} {:>9} {:>9} {:>8.2f} {:>11.1f} {:>8.1f}\n", "throughput", r["steps"].get<int>(),
                r["processes"].get<int>(), r["workflows"].get<int>(), r["seconds"].get<double>(),
                r["workflows_per_s"].get<double>(), r["steps_per_s"].get<double>());
   }
@@ -395,8 +427,8 @@ void print_table(const std::vector<Json>& results) {
 
 int run_benchmarks(const Config& config) {
   const std::string& url = durable::testing::database_url();
-  std::vector<Json> results;
-  auto report = [&](Json result) {
+  std::vector<Result> results;
+  auto report = [&](Result result) {
     fmt::print("{}\n", result.dump());
     std::fflush(stdout);
     results.push_back(std::move(result));
@@ -419,7 +451,7 @@ int main(int argc, char** argv) {
   try {
     if (args.size() == 2 && args[0] == "worker") return run_worker(args[1]);
     return run_benchmarks(parse_args(args));
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     fmt::print(stderr, "{}\nusage: durable-bench [--scale F] [--only throughput|latency|replay]\n", e.what());
     return 2;
   } catch (const std::exception& e) {

@@ -96,7 +96,8 @@ void EngineCore::start() {
 
 void EngineCore::stop() {
   if (!started_.load() || stopping_.exchange(true)) return;
-  work.notify();
+  workflow_work.notify();
+  task_work.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
   if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
@@ -123,8 +124,11 @@ void EngineCore::listen() {
   while (!stopping()) {
     try {
       pqxx::connection conn(options.database_url);
-      WakeReceiver receiver(conn, pg::wake_channel(options.schema), work);
-      work.notify();  // anything added while we were not listening
+      WakeReceiver workflows(conn, pg::wake_channel(options.schema, pg::Wake::workflows), workflow_work);
+      WakeReceiver tasks(conn, pg::wake_channel(options.schema, pg::Wake::tasks), task_work);
+      WakeReceiver endings(conn, pg::wake_channel(options.schema, pg::Wake::ended), ended);
+      workflow_work.notify();  // anything added while we were not listening
+      task_work.notify();
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {
       detail::logger().debug("notification listener reconnecting: {}", e.what());
@@ -179,7 +183,7 @@ UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, c
       throw WorkflowAlreadyStarted(workflow_id, existing ? existing->run_id : "?", existing ? existing->status : "?");
     }
   }
-  core_->work.notify();
+  core_->workflow_work.notify();
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
   return UntypedWorkflowHandle(core_, workflow_id, run_id);
 }

@@ -37,8 +37,10 @@ class EngineCore {
   Registry registry;
   pg::ConnectionPool pool;
   pg::Store store;
-  WakeSignal work;   // new work may be claimable (NOTIFY arrived, a slot freed, a local write)
-  WakeSignal ended;  // a workflow run ended in this process
+  // Each wakes only the loops it concerns, from a NOTIFY or a local write.
+  WakeSignal workflow_work;  // a workflow may be runnable: wakes the runners
+  WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher
+  WakeSignal ended;          // a workflow run ended: wakes result() waiters
 
  private:
   void listen();

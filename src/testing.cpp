@@ -33,7 +33,9 @@ void advance_clock(const std::string& url, const std::string& schema, Duration b
   pqxx::work tx(conn);
   tx.exec_params0(fmt::format("UPDATE {}.clock SET skew = skew + $1::bigint * interval '1 millisecond'", pg::quoted(schema)),
                   by.count());
-  tx.exec_params("SELECT pg_notify($1, '')", pg::wake_channel(schema));
+  for (auto kind : {pg::Wake::workflows, pg::Wake::tasks}) {
+    tx.exec_params("SELECT pg_notify($1, '')", pg::wake_channel(schema, kind));  // due times moved
+  }
   tx.commit();
 }
 

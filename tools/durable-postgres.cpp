@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace {
 
@@ -26,6 +28,7 @@ constexpr const char* kUsage =
     "Starts a throwaway PostgreSQL cluster reachable only on a unix socket in a temporary folder,\n"
     "runs COMMAND with DURABLE_DATABASE_URL set to its libpq conninfo, then stops the cluster,\n"
     "removes the folder and exits with COMMAND's exit code (128+N if it died of signal N).\n"
+    "PGHOST, PGPORT, PGDATABASE and PGUSER are set too, so `durable-postgres psql` works.\n"
     "If DURABLE_DATABASE_URL is already set, COMMAND just runs against that database.\n"
     "SIGINT, SIGTERM and SIGHUP sent to durable-postgres are passed on to COMMAND.\n"
     "\n"
@@ -82,6 +85,23 @@ int run_and_wait(char** command) {
   return exit_code_of(status);
 }
 
+// Also PGHOST and friends, so plain libpq programs (`durable-postgres psql`) reach the cluster.
+void export_libpq_defaults(std::string_view url) {
+  constexpr std::pair<std::string_view, const char*> kNames[] = {
+      {"host", "PGHOST"}, {"port", "PGPORT"}, {"dbname", "PGDATABASE"}, {"user", "PGUSER"}};
+  while (!url.empty()) {
+    const auto space = url.find(' ');
+    const std::string_view item = url.substr(0, space);
+    url = space == std::string_view::npos ? std::string_view{} : url.substr(space + 1);
+    const auto equals = item.find('=');
+    for (const auto& [key, variable] : kNames) {
+      if (equals != std::string_view::npos && item.substr(0, equals) == key) {
+        ::setenv(variable, std::string(item.substr(equals + 1)).c_str(), 1);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,6 +130,7 @@ int main(int argc, char** argv) {
       std::perror("durable-postgres: setenv");
       return 1;
     }
+    export_libpq_defaults(cluster.url());
     return run_and_wait(command);  // the cluster's destructor then stops it and removes its folder
   } catch (const std::exception& e) {
     std::fprintf(stderr, "durable-postgres: %s\n", e.what());

@@ -17,8 +17,8 @@ struct EngineOptions {
   std::string schema = "durable";         // all tables live here; [a-z_][a-z0-9_]{0,47}
   std::string instance = "default";       // engine instance name, shown in logs and leases
   int activity_max_concurrency = 10;      // activities running at once in this engine (pool size)
-  int workflow_max_concurrency = 2;       // workflow replays at once in this engine
-  int connection_pool_size = 4;           // Postgres connections shared by runners and completions
+  int workflow_max_concurrency = 4;       // workflow replays at once in this engine
+  int connection_pool_size = 8;           // Postgres connections shared by runners, claims and completions
   Duration poll_interval = std::chrono::seconds{1};  // fallback when no NOTIFY arrives
   Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow
   Duration lease_margin = std::chrono::seconds{5};     // an activity's lease is its timeout plus this

@@ -11,13 +11,13 @@ namespace durable::detail {
 Dispatcher::Dispatcher(EngineCore& core)
     : core_(core),
       names_json_(core.registry.activity_names_json()),
-      pool_(core.options.activity_max_concurrency, [&core] { core.work.notify(); }) {}
+      pool_(core.options.activity_max_concurrency, [&core] { core.task_work.notify(); }) {}
 
 Dispatcher::~Dispatcher() { pool_.shutdown(); }
 
 void Dispatcher::loop() {
   while (!core_.stopping()) {
-    const auto seen = core_.work.generation();
+    const auto seen = core_.task_work.generation();
     const int free = pool_.free_slots();
     std::size_t claimed = 0;
     if (free > 0) {
@@ -37,7 +37,7 @@ void Dispatcher::loop() {
     // so many engines do not poll in lockstep.
     const auto poll = core_.options.poll_interval;
     const auto spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(jitter_);
-    core_.work.wait_for(seen, poll + std::chrono::milliseconds{spread});
+    core_.task_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
   }
 }
 
@@ -97,7 +97,7 @@ void Dispatcher::settle(const pg::ClaimedTask& task, bool succeeded, const Json&
   switch (core_.store.finish_task(task, succeeded, result, error_type, error_message, record)) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
-      core_.work.notify();  // the workflow is runnable: a local runner can pick it up at once
+      core_.workflow_work.notify();  // the workflow is runnable: a local runner can pick it up at once
       break;
     case pg::FinishOutcome::fenced_off:
       detail::logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost",

@@ -8,12 +8,20 @@
 
 namespace durable::pg {
 
-std::string wake_channel(const std::string& schema) { return "durable_wake_" + schema; }
+std::string wake_channel(const std::string& schema, Wake kind) {
+  switch (kind) {
+    case Wake::workflows: return "durable_w_" + schema;
+    case Wake::tasks: return "durable_t_" + schema;
+    case Wake::ended: return "durable_e_" + schema;
+  }
+  return {};
+}
 
 namespace {
 
 // `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
-// microseconds since the epoch, durations as milliseconds. `{s}.db_now()` is the one clock.
+// microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
+// database's (plus the test offset), evaluated once per statement.
 const std::pair<const char*, const char*> statements[] = {
     // $1 id, $2 run id, $3 name, $4 input, $5 channel
     {stmt::start_workflow, R"(
@@ -36,22 +44,22 @@ FROM {s}.workflows WHERE workflow_id = $1)"},
     {stmt::claim_workflows, R"(
 WITH c AS (
   SELECT workflow_id FROM {s}.workflows
-  WHERE status = 'running' AND (runnable OR wake_at <= {s}.db_now())
-    AND (lease_until IS NULL OR lease_until < {s}.db_now())
+  WHERE status = 'running' AND (runnable OR wake_at <= {now})
+    AND (lease_until IS NULL OR lease_until < {now})
     AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
   ORDER BY updated_at LIMIT $2
   FOR UPDATE SKIP LOCKED)
 UPDATE {s}.workflows w
 SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $5,
-    lease_until = {s}.db_now() + $4::bigint * interval '1 millisecond'
+    lease_until = {now} + $4::bigint * interval '1 millisecond'
 FROM c WHERE w.workflow_id = c.workflow_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
-          {s}.epoch_us({s}.db_now()) AS now_us)"},
+          {s}.epoch_us({now}) AS now_us)"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_workflows, R"(
-SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({s}.db_now()) AS now_us
-FROM {s}.workflows WHERE claim_token = $1 AND status = 'running' AND lease_until >= {s}.db_now())"},
+SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us
+FROM {s}.workflows WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
 
     {stmt::read_journal, R"(
 SELECT seq, kind, coalesce(step, -1), coalesce(name, ''), data::text
@@ -59,7 +67,8 @@ FROM {s}.journal WHERE workflow_id = $1 AND seq >= $2 ORDER BY seq)"},
 
     // One statement, one implicit transaction: fenced by the workflow lease. $1 id, $2 lease token,
     // $3 events (json array), $4 status, $5 result, $6 error type, $7 error message,
-    // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array), $11 channel
+    // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array),
+    // $11 tasks channel, $12 ended channel
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
@@ -76,13 +85,14 @@ e AS (
   FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
 t AS (
   INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, available_at)
-  SELECT $1, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options', 'pending', {s}.db_now()
+  SELECT $1, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options', 'pending', {now}
   FROM w, jsonb_array_elements($10::jsonb) AS y(v)
   ON CONFLICT (workflow_id, step) DO NOTHING
   RETURNING 1),
-n AS (SELECT pg_notify($11, '') FROM w WHERE jsonb_array_length($10::jsonb) > 0)
+n AS (SELECT pg_notify($11, '') FROM w WHERE jsonb_array_length($10::jsonb) > 0),
+d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base,
-       (SELECT count(*) FROM t) AS tasks, (SELECT count(*) FROM n) AS notified)"},
+       (SELECT count(*) FROM t) AS tasks, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
 
     // $1 id, $2 channel
     {stmt::cancel_workflow, R"(
@@ -104,17 +114,17 @@ SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notifi
     {stmt::claim_tasks, R"(
 WITH c AS (
   SELECT task_id, status AS was, attempt AS old_attempt, attempt_started_at AS old_started FROM {s}.tasks
-  WHERE ((status = 'pending' AND available_at <= {s}.db_now())
-         OR (status = 'running' AND lease_until < {s}.db_now()))
+  WHERE ((status = 'pending' AND available_at <= {now})
+         OR (status = 'running' AND lease_until < {now}))
     AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
   ORDER BY available_at LIMIT $2
   FOR UPDATE SKIP LOCKED),
 u AS (
   UPDATE {s}.tasks t
   SET status = 'running', attempt = t.attempt + 1, lease_token = nextval('{s}.lease_tokens'),
-      lease_owner = $3, claim_token = $5, attempt_started_at = {s}.db_now(),
-      first_started_at = coalesce(t.first_started_at, {s}.db_now()),
-      lease_until = {s}.db_now() + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
+      lease_owner = $3, claim_token = $5, attempt_started_at = {now},
+      first_started_at = coalesce(t.first_started_at, {now}),
+      lease_until = {now} + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
       updated_at = now()
   FROM c WHERE t.task_id = c.task_id
   RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was),
@@ -128,8 +138,10 @@ SELECT * FROM u)"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_tasks, R"(
-SELECT task_id, workflow_id, step, name, input::text, options::text, attempt, lease_token, 'pending' AS was
-FROM {s}.tasks WHERE claim_token = $1 AND status = 'running' AND lease_until >= {s}.db_now())"},
+SELECT t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
+       CASE WHEN EXISTS (SELECT 1 FROM {s}.attempts a WHERE a.task_id = t.task_id AND a.attempt = t.attempt - 1
+                         AND a.outcome = 'lease_expired') THEN 'running' ELSE 'pending' END AS was
+FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 
     // Ends a task for good and journals the outcome for its workflow, fenced by the lease.
     // $1 task id, $2 lease token, $3 status ('completed' or 'failed'), $4 result json,
@@ -139,7 +151,7 @@ WITH t AS (
   UPDATE {s}.tasks
   SET status = $3, result = $4::jsonb, error_type = nullif($5, ''), error_message = nullif($6, ''),
       lease_until = NULL, updated_at = now()
-  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {s}.db_now()
+  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
   RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at),
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
@@ -164,10 +176,10 @@ SELECT (SELECT count(*) FROM t) AS finished, (SELECT count(*) FROM n) AS notifie
     {stmt::retry_task, R"(
 WITH t AS (
   UPDATE {s}.tasks
-  SET status = 'pending', available_at = {s}.db_now() + $3::bigint * interval '1 millisecond',
+  SET status = 'pending', available_at = {now} + $3::bigint * interval '1 millisecond',
       error_type = $4, error_message = $5, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
       updated_at = now()
-  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {s}.db_now()
+  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
   RETURNING task_id, attempt, attempt_started_at),
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
@@ -183,19 +195,24 @@ SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WH
     // Graceful shutdown: hand a running task back without counting the attempt.
     {stmt::release_task, R"(
 UPDATE {s}.tasks
-SET status = 'pending', attempt = attempt - 1, available_at = {s}.db_now(), lease_token = NULL,
+SET status = 'pending', attempt = attempt - 1, available_at = {now}, lease_token = NULL,
     lease_owner = NULL, lease_until = NULL, updated_at = now()
 WHERE task_id = $1 AND lease_token = $2 AND status = 'running')"},
 
     {stmt::notify, "SELECT pg_notify($1, '')"},
+
+    // Claims only take leases: losing one in a server crash equals its lease running out, and
+    // every later write is fenced. So they need not wait for the WAL flush.
+    {stmt::async_commit, "SELECT set_config('synchronous_commit', 'off', true)"},
 };
 
 }  // namespace
 
 void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   const std::string s = quoted(schema);
+  const std::string now = "(SELECT " + s + ".db_now())";  // an InitPlan: once per statement
   for (const auto& [name, sql] : statements) {
-    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s)));
+    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now)));
   }
 }
 

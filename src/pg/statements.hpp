@@ -22,10 +22,16 @@ inline constexpr const char* retry_task = "retry_task";
 inline constexpr const char* task_outcome = "task_outcome";
 inline constexpr const char* release_task = "release_task";
 inline constexpr const char* notify = "notify";
+inline constexpr const char* async_commit = "async_commit";
 }  // namespace stmt
 
-// The NOTIFY channel for a schema: engines LISTEN on it; no payload is ever sent.
-std::string wake_channel(const std::string& schema);
+// What a NOTIFY announces; engines LISTEN on one channel per kind. No payload is ever sent.
+enum class Wake {
+  workflows,  // a workflow became runnable (started, an activity finished)
+  tasks,      // activity tasks were added
+  ended,      // a workflow run ended
+};
+std::string wake_channel(const std::string& schema, Wake kind);
 
 void prepare_statements(pqxx::connection& conn, const std::string& schema);
 

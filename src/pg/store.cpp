@@ -25,14 +25,18 @@ ResolvedActivityOptions options_from_json(const Json& j) {
   return o;
 }
 
-Store::Store(ConnectionPool& pool) : pool_(pool), channel_(wake_channel(pool.schema())) {}
+Store::Store(ConnectionPool& pool)
+    : pool_(pool),
+      workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
+      tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
+      ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
 
 bool Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
                            const Json& input) {
   bool inserted = false;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    inserted = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), channel_)[0].as<int>() == 1;
+    inserted = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_)[0].as<int>() == 1;
   });
   return inserted;
 }
@@ -59,7 +63,7 @@ bool Store::cancel_workflow(const std::string& id) {
   bool cancelled = false;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    cancelled = tx.exec_prepared1(stmt::cancel_workflow, id, channel_)[0].as<int>() == 1;
+    cancelled = tx.exec_prepared1(stmt::cancel_workflow, id, ended_channel_)[0].as<int>() == 1;
   });
   return cancelled;
 }
@@ -67,7 +71,7 @@ bool Store::cancel_workflow(const std::string& id) {
 std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit,
                                                     const std::string& owner, Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
-  claim_with_recovery([&](pqxx::nontransaction& tx, const std::string& token, bool recovering) {
+  claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_workflows, token)
                            : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token);
     claimed.clear();
@@ -82,13 +86,14 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
 
 // A claim commits as it answers; if the answer is lost, a blind second claim would strand
 // what the first one took until its lease ran out. So a retry first recovers by claim token.
-void Store::claim_with_recovery(const std::function<bool(pqxx::nontransaction&, const std::string&, bool)>& claim) {
+void Store::claim_with_recovery(const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim) {
   const std::string token = detail::random_uuid();
   int tries = 0;
   pool_.run([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    if (tries++ > 0 && claim(tx, token, true)) return;
-    claim(tx, token, false);
+    pqxx::work tx(conn);
+    tx.exec_prepared(stmt::async_commit);
+    if (!(tries++ > 0 && claim(tx, token, true))) claim(tx, token, false);
+    tx.commit();
   });
 }
 
@@ -111,7 +116,7 @@ std::optional<int> Store::commit_replay(const ReplayCommit& c) {
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
                                  c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us,
-                                 c.tasks.dump(), channel_);
+                                 c.tasks.dump(), tasks_channel_, ended_channel_);
     if (!row[1].is_null()) base = row[1].as<int>();
   });
   return base;
@@ -120,7 +125,7 @@ std::optional<int> Store::commit_replay(const ReplayCommit& c) {
 std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                             Duration lease_margin) {
   std::vector<ClaimedTask> claimed;
-  claim_with_recovery([&](pqxx::nontransaction& tx, const std::string& token, bool recovering) {
+  claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
                            : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token);
     claimed.clear();
@@ -152,7 +157,7 @@ FinishOutcome Store::finish_task(const ClaimedTask& task, bool succeeded, const 
     const bool is_retry = tries++ > 0;
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::finish_task, task.task_id, task.lease_token, status, result.dump(), error_type,
-                                 error_message, record_attempt, channel_);
+                                 error_message, record_attempt, workflows_channel_);
     if (row[0].as<int>() == 1) {
       outcome = FinishOutcome::committed;
     } else if (is_retry) {
@@ -184,10 +189,10 @@ void Store::release_task(const ClaimedTask& task) {
   });
 }
 
-void Store::notify() {
+void Store::notify(Wake kind) {
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared(stmt::notify, channel_);
+    tx.exec_prepared(stmt::notify, wake_channel(pool_.schema(), kind));
   });
 }
 

@@ -11,6 +11,7 @@
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
 #include "pg/connection_pool.hpp"
+#include "pg/statements.hpp"
 
 namespace durable::pg {
 
@@ -87,13 +88,13 @@ class Store {
                   const std::string& error_message);
   void release_task(const ClaimedTask& task);
 
-  void notify();
+  void notify(Wake kind);
 
  private:
   // Runs `claim(tx, token, recovering)`; returns whether it found rows.
-  void claim_with_recovery(const std::function<bool(pqxx::nontransaction&, const std::string&, bool)>& claim);
+  void claim_with_recovery(const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim);
   ConnectionPool& pool_;
-  std::string channel_;
+  std::string workflows_channel_, tasks_channel_, ended_channel_;
 };
 
 }  // namespace durable::pg

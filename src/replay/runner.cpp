@@ -16,7 +16,7 @@ Runner::Runner(EngineCore& core) : core_(core), names_json_(core.registry.workfl
 void Runner::loop() {
   std::mt19937 jitter{std::random_device{}()};
   while (!core_.stopping()) {
-    const auto seen = core_.work.generation();
+    const auto seen = core_.workflow_work.generation();
     std::vector<pg::ClaimedWorkflow> claimed;
     try {
       claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
@@ -35,7 +35,7 @@ void Runner::loop() {
     if (claimed.empty()) {
       const auto poll = core_.options.poll_interval;
       const auto spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(jitter);
-      core_.work.wait_for(seen, poll + std::chrono::milliseconds{spread});
+      core_.workflow_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
     }
   }
 }
@@ -135,7 +135,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
       journal->apply({seq++, e["kind"].get<std::string>(), e.value("step", -1), e.value("name", ""), e["data"]});
     }
   }
-  if (!commit.tasks.empty()) core_.work.notify();  // a local dispatcher may run them at once
+  if (!commit.tasks.empty()) core_.task_work.notify();  // a local dispatcher may run them at once
   detail::logger().trace("replayed '{}' in {} us", claim.workflow_id,
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
 }

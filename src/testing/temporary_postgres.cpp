@@ -25,7 +25,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
+
+#include "log.hpp"
 
 namespace durable::testing {
 namespace {
@@ -322,18 +323,18 @@ struct TemporaryPostgres::State {
       try {
         stop_locked();
       } catch (const std::exception& e) {
-        spdlog::warn("{}", e.what());
+        durable::detail::logger().warn("{}", e.what());
       }
       // Also covers a server left behind by a failed or timed-out start.
       if (fs::exists(data() / "postmaster.pid")) {
         run({tool("pg_ctl"), "-D", data().string(), "-m", "immediate", "-w", "stop"});
       }
     } catch (const std::exception& e) {
-      spdlog::warn("durable::testing: could not stop PostgreSQL in {}: {}", dir.string(), e.what());
+      durable::detail::logger().warn("durable::testing: could not stop PostgreSQL in {}: {}", dir.string(), e.what());
     }
     std::error_code ec;
     fs::remove_all(dir, ec);
-    if (ec) spdlog::warn("durable::testing: could not remove {}: {}", dir.string(), ec.message());
+    if (ec) durable::detail::logger().warn("durable::testing: could not remove {}: {}", dir.string(), ec.message());
     if (reaper > 0) {
       ::kill(reaper, SIGKILL);
       int status = 0;
@@ -372,7 +373,7 @@ TemporaryPostgres::TemporaryPostgres(Options options) : state_(std::make_unique<
          "--no-sync"});
   const std::lock_guard lock(s.mutex);
   s.start_locked();
-  spdlog::info("started throwaway PostgreSQL in {}", s.dir.string());
+  durable::detail::logger().info("started throwaway PostgreSQL in {}", s.dir.string());
 }
 
 TemporaryPostgres::~TemporaryPostgres() = default;
