@@ -46,7 +46,8 @@ class Engine {
     } else {
       static_assert(std::is_same_v<Ctx, WorkflowContext>,
                     "operator() must take durable::ActivityContext& or durable::WorkflowContext& first");
-      return add_definition(detail::make_workflow<T>());
+      (void)instance;
+      return add_definition(detail::make_workflow<detail::input_of<T>>(T::name, [] { return T{}; }));
     }
   }
 
@@ -54,6 +55,13 @@ class Engine {
   template <typename In, typename Out, typename F>
   Engine& add_activity(const ActivityRef<In, Out>& activity, F body, ActivityOptions options = {}) {
     return add_definition(detail::make_activity<In>(activity.name, std::move(options), std::move(body)));
+  }
+
+  // Registers a plain callable `Out(WorkflowContext&, const In&)` as a workflow. It is copied
+  // for every replay, so it must be deterministic and keep no state of its own.
+  template <typename In, typename Out, typename F>
+  Engine& add_workflow(const WorkflowRef<In, Out>& workflow, F body) {
+    return add_definition(detail::make_workflow<In>(workflow.name, [body = std::move(body)] { return body; }));
   }
 
   // Migrates the schema (under an advisory lock) and starts the dispatcher and runners.
@@ -70,6 +78,11 @@ class Engine {
     return WorkflowHandle<detail::result_of<W>>(
         start_workflow(W::name, workflow_id, detail::to_payload(input, "a workflow input")));
   }
+  template <typename In, typename Out>
+  WorkflowHandle<Out> start_workflow(const WorkflowRef<In, Out>& workflow, const std::string& workflow_id,
+                                     const std::type_identity_t<In>& input) {
+    return WorkflowHandle<Out>(start_workflow(workflow.name, workflow_id, detail::to_payload(input, "a workflow input")));
+  }
   // Untyped start by registered name; the input must convert to the workflow's input type.
   UntypedWorkflowHandle start_workflow(const std::string& workflow_name, const std::string& workflow_id,
                                        const Json& input);
@@ -79,6 +92,10 @@ class Engine {
     requires detail::Named<W>
   WorkflowHandle<detail::result_of<W>> workflow(const std::string& workflow_id) {
     return WorkflowHandle<detail::result_of<W>>(workflow(workflow_id));
+  }
+  template <typename In, typename Out>
+  WorkflowHandle<Out> workflow(const WorkflowRef<In, Out>&, const std::string& workflow_id) {
+    return WorkflowHandle<Out>(workflow(workflow_id));
   }
   UntypedWorkflowHandle workflow(const std::string& workflow_id);
 

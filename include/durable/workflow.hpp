@@ -22,9 +22,14 @@ namespace detail {
 class Replay;
 }
 
-// A typed name for an activity registered as a plain callable (Engine::add_activity).
+// Typed names for an activity or workflow registered as a plain callable
+// (Engine::add_activity, Engine::add_workflow); calls and starts through them are type-checked.
 template <typename In, typename Out>
 struct ActivityRef {
+  std::string name;
+};
+template <typename In, typename Out>
+struct WorkflowRef {
   std::string name;
 };
 
@@ -113,19 +118,19 @@ struct WorkflowDefinition {
   std::function<void(const Json&)> check_input;  // throws PayloadError when the input does not convert
 };
 
-template <typename W>
-WorkflowDefinition make_workflow() {
-  using Input = input_of<W>;
+// `make_body()` gives a fresh callable per replay, so no state survives between replays but the journal.
+template <typename Input, typename MakeBody>
+WorkflowDefinition make_workflow(std::string name, MakeBody make_body) {
   WorkflowDefinition def;
-  def.name = W::name;
-  def.run = [name = def.name](WorkflowContext& ctx, const Json& input) -> Json {
+  def.name = name;
+  def.run = [name, make_body = std::move(make_body)](WorkflowContext& ctx, const Json& input) -> Json {
     auto typed = from_payload<Input>(input, "the input of workflow '" + name + "'");
-    W workflow{};  // a fresh instance per replay: no state survives between runs but the journal
-    if constexpr (std::is_void_v<result_of<W>>) {
-      workflow(ctx, typed);
+    auto body = make_body();
+    if constexpr (std::is_void_v<decltype(body(ctx, typed))>) {
+      body(ctx, typed);
       return Json();
     } else {
-      return to_payload(workflow(ctx, typed), "a workflow result");
+      return to_payload(body(ctx, typed), "a workflow result");
     }
   };
   def.check_input = [name = def.name](const Json& input) {

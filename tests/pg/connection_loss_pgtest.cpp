@@ -46,11 +46,7 @@ TEST_CASE("workflows in flight survive a PostgreSQL restart with every step comm
   check_exactly_once(server.url(), schema, 40);
 }
 
-TEST_CASE("workflows in flight survive their connections being killed", "[pg][faults][connections]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "workflows in flight survive their connections being killed", "[pg][faults][connections]") {
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 40; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("cut-" + std::to_string(i), i));
   for (int round = 0; round < 3; ++round) {

@@ -35,10 +35,7 @@ TEST_CASE("changed workflow code stops the run with a non-determinism error and 
     v1.start();
     v1.start_workflow<EvolvingV1>("evolve-1", "x");
     // Wait until the run sleeps: one activity done, a timer journaled.
-    for (int i = 0; i < 300 && db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 0; ++i) {
-      std::this_thread::sleep_for(20ms);
-    }
-    REQUIRE(db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 1);
+    REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 1; }));
   }
   Engine v2(db.options());
   v2.add<EchoActivity>().add<AddActivity>().add<EvolvingV2>();
@@ -60,15 +57,9 @@ TEST_CASE("changed workflow code stops the run with a non-determinism error and 
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'evolve-1'") == 1);  // only v1's echo
 }
 
-TEST_CASE("time skipping fires a one-hour durable sleep at once", "[pg][timer][testing]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "time skipping fires a one-hour durable sleep at once", "[pg][timer][testing]") {
   auto run = engine.start_workflow<SleepWorkflow>("hour-nap", 3600 * 1000);
-  for (int i = 0; i < 300 && db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 0; ++i) {
-    std::this_thread::sleep_for(10ms);
-  }
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") > 0; }));
   testing::advance_clock(db.url(), db.schema(), std::chrono::hours{1});
   auto result = run.result(10s);
   CHECK(result["slept_ms"].get<long>() >= 3600 * 1000);

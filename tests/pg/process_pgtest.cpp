@@ -18,15 +18,6 @@ std::map<std::string, int> count_lines(const std::string& path) {
   for (std::string line; std::getline(in, line);) ++lines[line];
   return lines;
 }
-template <typename F>
-bool eventually(F condition, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 }  // namespace
 
 TEST_CASE("a worker killed with SIGKILL mid-activity is finished by a new engine from the journal",
@@ -44,7 +35,7 @@ TEST_CASE("a worker killed with SIGKILL mid-activity is finished by a new engine
 
   pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
   // Wait until the worker is inside step 3, then kill it without warning.
-  REQUIRE(eventually([&] { return count_lines(log).count("step 3 attempt 1") == 1; }, 60s));
+  REQUIRE(wait_until([&] { return count_lines(log).count("step 3 attempt 1") == 1; }, 60s));
   kill(worker, SIGKILL);
   CHECK(wait_for(worker) == 128 + SIGKILL);
   fs::remove(hang);

@@ -6,11 +6,7 @@
 using namespace durable;
 using namespace durable::test;
 
-TEST_CASE("a workflow calls an activity and returns its result", "[pg][workflow]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "a workflow calls an activity and returns its result", "[pg][workflow]") {
   auto run = engine.start_workflow<HelloWorkflow>("hello-1", "world");
   CHECK(run.result(30s) == "hello, world");
   CHECK(run.status() == WorkflowStatus::completed);
@@ -24,11 +20,7 @@ TEST_CASE("a workflow calls an activity and returns its result", "[pg][workflow]
   CHECK(db.count("SELECT max(seq) + 1 - count(*) FROM {s}.journal WHERE workflow_id = 'hello-1'") == 0);
 }
 
-TEST_CASE("a handle found by id from another engine reads the same run", "[pg][workflow]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "a handle found by id from another engine reads the same run", "[pg][workflow]") {
   auto run = engine.start_workflow<HelloWorkflow>("hello-2", "again");
   run.result(30s);
   Engine client(db.options());  // never started: used only to look the run up
@@ -40,12 +32,9 @@ TEST_CASE("a handle found by id from another engine reads the same run", "[pg][w
 }
 
 TEST_CASE("activities started before waiting run in parallel", "[pg][workflow][parallel]") {
-  TestDb db;
-  auto options = db.options();
-  options.activity_max_concurrency = 4;
-  Engine engine(options);
-  register_all(engine);
-  engine.start();
+  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 4; });
+  auto& db = env.db;
+  auto& engine = env.engine;
   CHECK(engine.start_workflow<ParallelWorkflow>("sum-10", 10).result(30s) == 55);
 
   // Four 300 ms activities on four slots overlap: their run intervals intersect.
@@ -59,23 +48,16 @@ TEST_CASE("activities started before waiting run in parallel", "[pg][workflow][p
 }
 
 TEST_CASE("the dispatcher never runs more activities than its pool has slots", "[pg][dispatcher]") {
-  TestDb db;
-  auto options = db.options();
-  options.activity_max_concurrency = 2;
-  Engine engine(options);
-  register_all(engine);
-  engine.start();
+  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; });
+  auto& db = env.db;
+  auto& engine = env.engine;
   engine.start_workflow<ParallelSlowWorkflow>("slow-6", 6).result(30s);
   // At no attempt's start were more than two attempts running.
   CHECK(db.count("SELECT coalesce(max(c), 0) FROM (SELECT (SELECT count(*) FROM {s}.attempts b "
                  "WHERE b.started_at <= a.started_at AND b.ended_at > a.started_at) AS c FROM {s}.attempts a) x") <= 2);
 }
 
-TEST_CASE("a durable sleep waits for the database clock and survives replay", "[pg][workflow][timer]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "a durable sleep waits for the database clock and survives replay", "[pg][workflow][timer]") {
   auto run = engine.start_workflow<SleepWorkflow>("nap", 700);
   auto result = run.result(30s);
   CHECK(result["slept_ms"].get<long>() >= 700);
@@ -85,11 +67,7 @@ TEST_CASE("a durable sleep waits for the database clock and survives replay", "[
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'nap' AND kind = 'side_effect'") == 3);
 }
 
-TEST_CASE("a failed activity reaches the workflow as ActivityFailed, which it may catch", "[pg][workflow][failure]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "a failed activity reaches the workflow as ActivityFailed, which it may catch", "[pg][workflow][failure]") {
   auto result = engine.start_workflow<CatchFailureWorkflow>("catch", "card declined").result(30s);
   CHECK(result["caught"] == true);
   CHECK(result["type"] == "std::runtime_error");
@@ -99,11 +77,7 @@ TEST_CASE("a failed activity reaches the workflow as ActivityFailed, which it ma
   CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'catch'") == 1);
 }
 
-TEST_CASE("an exception escaping the workflow fails the run and journals its message", "[pg][workflow][failure]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "an exception escaping the workflow fails the run and journals its message", "[pg][workflow][failure]") {
   auto run = engine.start_workflow<FailingWorkflow>("doomed", "no stock");
   try {
     run.result(30s);
@@ -133,11 +107,7 @@ TEST_CASE("a duplicate start is rejected and starts nothing", "[pg][workflow][id
   CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
 }
 
-TEST_CASE("result() gives up with Timeout while the run goes on, and cancel() ends it", "[pg][workflow]") {
-  TestDb db;
-  Engine engine(db.options());
-  register_all(engine);
-  engine.start();
+TEST_CASE_METHOD(RunningEngine, "result() gives up with Timeout while the run goes on, and cancel() ends it", "[pg][workflow]") {
   auto run = engine.start_workflow<SleepWorkflow>("long-nap", 3600 * 1000);
   CHECK_THROWS_AS(run.result(300ms), Timeout);
   CHECK(run.status() == WorkflowStatus::running);
@@ -157,10 +127,7 @@ TEST_CASE("stop() hands a still-running activity back, and the next engine runs 
     register_all(engine);
     engine.start();
     engine.start_workflow<ParallelSlowWorkflow>("handed-back", 1);  // one 300 ms activity
-    for (int i = 0; i < 200 && db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 0; ++i) {
-      std::this_thread::sleep_for(5ms);
-    }
-    REQUIRE(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1);
+    REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
     engine.stop();  // grace runs out while the body sleeps: the task is released
     CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending' AND attempt = 0") == 1);
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "support/test_workflows.hpp"
+
 namespace durable::test {
 
 TestDb::TestDb() : url_(testing::database_url()), schema_(testing::unique_schema()) {}
@@ -34,6 +36,19 @@ bool TestDb::schema_exists() const {
   pqxx::connection conn(url_);
   pqxx::nontransaction tx(conn);
   return tx.exec_params1("SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema_)[0].as<int>() == 1;
+}
+
+namespace {
+EngineOptions adjusted(const TestDb& db, const std::function<void(EngineOptions&)>& adjust) {
+  EngineOptions o = db.options();
+  if (adjust) adjust(o);
+  return o;
+}
+}  // namespace
+
+RunningEngine::RunningEngine(const std::function<void(EngineOptions&)>& adjust) : engine(adjusted(db, adjust)) {
+  register_all(engine);
+  engine.start();
 }
 
 }  // namespace durable::test

@@ -1,10 +1,13 @@
 // Per-test database access: a fresh schema on the test cluster, dropped at the end.
 #pragma once
 
+#include <chrono>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
+#include <functional>
 #include <pqxx/pqxx>
 #include <string>
+#include <thread>
 
 namespace durable::test {
 
@@ -30,5 +33,24 @@ class TestDb {
   std::string url_;
   std::string schema_;
 };
+
+// A started engine with every test definition registered, on a fresh schema.
+// Use as a Catch2 fixture (TEST_CASE_METHOD) or construct one with adjusted options.
+struct RunningEngine {
+  explicit RunningEngine(const std::function<void(EngineOptions&)>& adjust = {});
+  TestDb db;
+  Engine engine;
+};
+
+// Polls `condition` until it holds or `limit` passes; returns whether it held.
+template <typename F>
+bool wait_until(F condition, std::chrono::milliseconds limit = std::chrono::seconds{10}) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+  return true;
+}
 
 }  // namespace durable::test
