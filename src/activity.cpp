@@ -10,7 +10,9 @@ const std::string& ActivityContext::workflow_id() const { return state_->workflo
 const std::string& ActivityContext::activity_name() const { return state_->activity_name; }
 int ActivityContext::step() const { return state_->step; }
 int ActivityContext::attempt() const { return state_->attempt; }
-std::chrono::steady_clock::time_point ActivityContext::deadline() const { return state_->deadline; }
+std::chrono::steady_clock::time_point ActivityContext::deadline() const { return state_->deadline_point(); }
 bool ActivityContext::cancelled() const { return state_->cancelled.load(); }
+bool ActivityContext::heartbeat(const Json& details) { return state_->heartbeat(details); }
+const Json& ActivityContext::last_heartbeat() const { return state_->last_heartbeat; }
 
 }  // namespace durable

@@ -3,17 +3,28 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
+
+#include "durable/detail/payload.hpp"
 
 namespace durable::detail {
 
 struct AttemptState {
+  using Clock = std::chrono::steady_clock;
+
   std::string workflow_id;
   std::string activity_name;
   int step = 0;
   int attempt = 0;
-  std::chrono::steady_clock::time_point deadline;
+  Json last_heartbeat;
+  std::atomic<Clock::rep> deadline{0};  // Clock ticks; moved by heartbeats, read by the watchdog
   std::atomic<bool> cancelled{false};
+  std::atomic<bool> timed_out{false};   // the watchdog failed this attempt; its outcome is discarded
+  std::function<bool(const Json&)> heartbeat;
+
+  Clock::time_point deadline_point() const { return Clock::time_point{Clock::duration{deadline.load()}}; }
+  void set_deadline(Clock::time_point t) { deadline = t.time_since_epoch().count(); }
 };
 
 }  // namespace durable::detail

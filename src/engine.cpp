@@ -78,6 +78,11 @@ void EngineCore::ensure_schema() {
   std::call_once(schema_once_, [&] { pool.run([&](pqxx::connection& conn) { pg::migrate(conn, options.schema); }); });
 }
 
+ActivityPoolStats EngineCore::activity_pool_stats() const {
+  if (dispatcher_) return dispatcher_->stats();
+  return {options.activity_max_concurrency, 0, 0};
+}
+
 void EngineCore::start() {
   if (started_.exchange(true)) return;
   ensure_schema();
@@ -88,6 +93,7 @@ void EngineCore::start() {
   if (!registry.activities.empty()) {
     dispatcher_ = std::make_unique<Dispatcher>(*this);
     threads_.emplace_back([this] { dispatcher_->loop(); });
+    threads_.emplace_back([this] { dispatcher_->watch(); });
   }
   threads_.emplace_back([this] { listen(); });
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
@@ -144,6 +150,8 @@ Engine::Engine(EngineOptions options) : core_(std::make_shared<detail::EngineCor
 Engine::~Engine() { stop(); }
 
 const EngineOptions& Engine::options() const { return core_->options; }
+
+ActivityPoolStats Engine::activity_pool_stats() const { return core_->activity_pool_stats(); }
 
 Engine& Engine::add_definition(detail::ActivityDefinition definition) {
   validate(resolve({}, definition.options), definition.name);  // a bad declared policy fails registration

@@ -32,6 +32,7 @@ class EngineCore {
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
   bool stopping() const { return stopping_.load(); }
+  ActivityPoolStats activity_pool_stats() const;
 
   EngineOptions options;
   Registry registry;

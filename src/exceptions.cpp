@@ -7,6 +7,8 @@
 #include <memory>
 #include <typeinfo>
 
+#include "durable/errors.hpp"
+
 namespace durable::detail {
 
 namespace {
@@ -20,6 +22,8 @@ std::string demangle(const char* mangled) {
 ErrorInfo current_error() {
   try {
     throw;
+  } catch (const NonRetryableError& e) {
+    return {demangle(typeid(e).name()), e.what(), true};
   } catch (const std::exception& e) {
     return {demangle(typeid(e).name()), e.what()};
   } catch (...) {

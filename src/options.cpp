@@ -18,6 +18,12 @@ Duration RetryPolicy::delay_after(int failed_attempt) const {
   return std::min(delay, max_backoff);
 }
 
+Duration RetryPolicy::with_max_jitter(Duration delay) const {
+  const double scaled = static_cast<double>(delay.count()) * (1.0 + jitter);
+  if (scaled >= static_cast<double>(Duration::max().count())) return Duration::max();
+  return Duration{static_cast<Duration::rep>(scaled)};
+}
+
 ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared) {
   ResolvedActivityOptions out;
   if (call_site.retry) {
@@ -46,6 +52,9 @@ void validate(const ResolvedActivityOptions& o, const std::string& activity) {
   if (r.max_attempts <= 0) invalid(activity, "retry.max_attempts", std::to_string(r.max_attempts), "it must be > 0");
   if (r.base < 0ms) invalid(activity, "retry.base", ms(r.base), "it must be >= 0");
   if (r.max_backoff < 0ms) invalid(activity, "retry.max_backoff", ms(r.max_backoff), "it must be >= 0");
+  if (!(r.jitter >= 0.0 && r.jitter <= 1.0)) {
+    invalid(activity, "retry.jitter", fmt::format("{}", r.jitter), "it must be between 0 and 1");
+  }
   if (r.backoff != Backoff::constant && r.backoff != Backoff::exponential) {
     invalid(activity, "retry.backoff", std::to_string(static_cast<int>(r.backoff)), "it must be constant or exponential");
   }
@@ -56,12 +65,15 @@ void validate(const ResolvedActivityOptions& o, const std::string& activity) {
   Duration worst = 0ms;
   for (int n = 1; n <= r.max_attempts && worst <= r.max_retry_horizon; ++n) {
     worst += o.timeout;
-    if (n < r.max_attempts) worst += r.delay_after(n);
+    if (n < r.max_attempts) {
+      const Duration delay = r.with_max_jitter(r.delay_after(n));
+      worst = delay > r.max_retry_horizon ? delay : worst + delay;  // no overflow: the loop stops past the horizon
+    }
   }
   if (worst > r.max_retry_horizon) {
     invalid(activity, "retry.max_retry_horizon", ms(r.max_retry_horizon),
-            fmt::format("it must cover the worst case of {} attempts at timeout {} plus their delays "
-                        "(more than {}); raise it or lower max_attempts, timeout or backoff",
+            fmt::format("it must cover the worst case of {} attempts at timeout {} plus their delays, "
+                        "jitter included (more than {}); raise it or lower max_attempts, timeout or backoff",
                         r.max_attempts, ms(o.timeout), ms(worst)));
   }
 }

@@ -15,6 +15,9 @@ namespace detail {
 struct AttemptState;
 }
 
+// Heartbeat details are kept in the task row for the next attempt; this bounds them.
+inline constexpr std::size_t max_heartbeat_details_bytes = 16 * 1024;
+
 class ActivityContext {
  public:
   explicit ActivityContext(std::shared_ptr<detail::AttemptState> state);
@@ -24,11 +27,22 @@ class ActivityContext {
   int step() const;     // the call's sequence number inside its workflow
   int attempt() const;  // 1 for the first attempt
 
-  // When this attempt's timeout runs out (steady clock of this process).
+  // When this attempt's timeout runs out (steady clock of this process). Each heartbeat moves it
+  // to now + timeout: for an activity that heartbeats, the timeout bounds the gap between beats.
   std::chrono::steady_clock::time_point deadline() const;
 
   // True once the engine is shutting down or the workflow was cancelled: finish or bail out early.
   bool cancelled() const;
+
+  // Extends this attempt's lease and deadline, and keeps `details` (at most
+  // max_heartbeat_details_bytes as JSON; null keeps the previous ones) for a later attempt.
+  // Returns false when the attempt should stop: it timed out, its lease was lost to another
+  // worker, or the workflow was cancelled (then cancelled() is true too). Throws
+  // InvalidArgument when the details are too large.
+  bool heartbeat(const Json& details = Json());
+
+  // The details of the latest heartbeat of an earlier attempt, or null: resume from there.
+  const Json& last_heartbeat() const;
 
  private:
   std::shared_ptr<detail::AttemptState> state_;

@@ -25,6 +25,13 @@ struct EngineOptions {
   Duration shutdown_grace = std::chrono::seconds{10};  // stop(): how long running activities may finish
 };
 
+// A snapshot of the activity pool of one engine.
+struct ActivityPoolStats {
+  int capacity = 0;  // activity_max_concurrency
+  int busy = 0;      // slots with a body running, stuck ones included
+  int stuck = 0;     // bodies still running after their attempt timed out: their slots stay taken
+};
+
 class Engine {
  public:
   explicit Engine(EngineOptions options = {});
@@ -100,6 +107,7 @@ class Engine {
   UntypedWorkflowHandle workflow(const std::string& workflow_id);
 
   const EngineOptions& options() const;
+  ActivityPoolStats activity_pool_stats() const;
 
  private:
   Engine& add_definition(detail::ActivityDefinition definition);

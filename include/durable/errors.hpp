@@ -12,6 +12,7 @@
 //       │   └── RegistrationError      a name registered twice, or registering after start()
 //       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
 //       ├── WorkflowNotFound           no workflow with that id
+//       ├── NonRetryableError          thrown by an activity: fail now, skip the remaining attempts
 //       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
 //       ├── NonDeterminismError        workflow code asked for something else than its journal holds
 //       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
@@ -92,6 +93,12 @@ class ActivityFailed : public Error {
  private:
   std::string activity_, error_type_, error_message_;
   int attempts_;
+};
+
+// Throw it (or a type derived from it) from an activity to end its attempts at once.
+class NonRetryableError : public Error {
+ public:
+  using Error::Error;
 };
 
 class NonDeterminismError : public Error {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace durable {
 
@@ -21,9 +22,15 @@ struct RetryPolicy {
   Duration base{0};                       // >= 0
   Duration max_backoff = std::chrono::seconds{60};          // >= 0; caps every delay
   Duration max_retry_horizon = std::chrono::hours{24};    // must cover every attempt at its timeout plus every delay
+  double jitter = 0.0;                 // 0..1: each delay is drawn from [d, d * (1 + jitter)]; 0 = off
+  // Error types (as journaled, e.g. "std::invalid_argument") that end the attempts at once.
+  // durable::NonRetryableError and types derived from it always do.
+  std::vector<std::string> non_retryable_errors{};
 
-  // Delay before the attempt after `failed_attempt` (1-based). Never overflows.
+  // Delay before the attempt after `failed_attempt` (1-based), before jitter. Never overflows.
   Duration delay_after(int failed_attempt) const;
+  // The largest delay jitter can make of `delay`.
+  Duration with_max_jitter(Duration delay) const;
 };
 
 struct ActivityOptions {

@@ -1,10 +1,12 @@
 #include "dispatch/dispatcher.hpp"
 
-#include "log.hpp"
+#include <fmt/format.h>
+
+#include <algorithm>
 
 #include "attempt_state.hpp"
 #include "engine_core.hpp"
-#include "exceptions.hpp"
+#include "log.hpp"
 
 namespace durable::detail {
 
@@ -28,7 +30,7 @@ void Dispatcher::loop() {
           pool_.submit([this, task = std::move(task)] { run(task); });
         }
       } catch (const std::exception& e) {
-        detail::logger().warn("claiming activity tasks failed: {}", e.what());
+        logger().warn("claiming activity tasks failed: {}", e.what());
       }
     }
     // A full batch means more may be waiting: claim again at once if slots are free.
@@ -36,8 +38,41 @@ void Dispatcher::loop() {
     // Idle or saturated: wait for a NOTIFY, a freed slot or the poll interval, with jitter
     // so many engines do not poll in lockstep.
     const auto poll = core_.options.poll_interval;
-    const auto spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(jitter_);
+    long spread = 0;
+    {
+      std::lock_guard lock(random_mutex_);
+      spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(random_);
+    }
     core_.task_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
+  }
+}
+
+void Dispatcher::watch() {
+  while (!core_.stopping()) {
+    std::vector<Running> expired;
+    {
+      std::lock_guard lock(running_mutex_);
+      const auto now = AttemptState::Clock::now();
+      for (auto& [id, r] : running_) {
+        if (!r.state->timed_out && r.state->deadline_point() <= now) {
+          r.state->timed_out = true;  // its body keeps the slot until it returns; its outcome is discarded
+          ++stuck_;
+          expired.push_back(r);
+        }
+      }
+    }
+    for (const auto& r : expired) {
+      const auto timeout = r.task.options.timeout.count();
+      logger().warn("activity '{}' (task {}, attempt {}) passed its {} ms timeout; failing the attempt",
+                    r.task.name, r.task.task_id, r.task.attempt, timeout);
+      try {
+        settle_failure(r.task, {"durable::ActivityTimeout",
+                                fmt::format("attempt {} ran past its timeout of {} ms", r.task.attempt, timeout)});
+      } catch (const std::exception& e) {
+        logger().warn("could not fail timed-out task {} ({}); its lease will expire", r.task.task_id, e.what());
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
 }
 
@@ -46,8 +81,10 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     const ActivityDefinition& def = core_.registry.activity(task.name);
     if (task.after_lease_expiry && task.attempt > task.options.retry.max_attempts) {
       // The lost attempt was the last one: the task fails without running again.
-      settle(task, false, {}, "durable::LeaseExpired",
-             "the worker running the last attempt stopped renewing its lease (crashed, hung or cut off)");
+      finish(task, false, {},
+             {"durable::LeaseExpired",
+              "the worker running the last attempt stopped renewing its lease (crashed, hung or cut off)"},
+             false);
       return;
     }
     auto state = std::make_shared<AttemptState>();
@@ -55,7 +92,10 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     state->activity_name = task.name;
     state->step = task.step;
     state->attempt = task.attempt;
-    state->deadline = std::chrono::steady_clock::now() + task.options.timeout;
+    state->last_heartbeat = task.last_heartbeat;
+    state->set_deadline(AttemptState::Clock::now() + task.options.timeout);
+    AttemptState* raw = state.get();  // the function lives inside the state: no ownership cycle
+    state->heartbeat = [this, &task, raw](const Json& details) { return heartbeat(task, *raw, details); };
     {
       std::lock_guard lock(running_mutex_);
       running_[task.task_id] = {task, state};
@@ -70,38 +110,92 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     } catch (...) {
       error = current_error();
     }
-    bool handed_back = false;
     {
       std::lock_guard lock(running_mutex_);
-      handed_back = running_.erase(task.task_id) == 0;
+      auto it = running_.find(task.task_id);
+      if (it == running_.end()) return;  // handed back at shutdown: its outcome is discarded
+      running_.erase(it);
+      if (state->timed_out) {
+        --stuck_;
+        logger().info("late outcome of timed-out activity '{}' (task {}, attempt {}) discarded", task.name,
+                      task.task_id, task.attempt);
+        return;
+      }
     }
-    if (handed_back) return;  // released at shutdown; its lease is gone, so its outcome would be fenced off
-    settle(task, succeeded, result, error.type, error.message);
+    if (succeeded) {
+      settle_success(task, result);
+    } else {
+      settle_failure(task, error);
+    }
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
-    detail::logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
+    logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
   }
 }
 
-void Dispatcher::settle(const pg::ClaimedTask& task, bool succeeded, const Json& result, const std::string& error_type,
-                        const std::string& error_message) {
-  const auto& retry = task.options.retry;
-  if (!succeeded && task.attempt < retry.max_attempts) {
-    if (!core_.store.retry_task(task, retry.delay_after(task.attempt), error_type, error_message)) {
-      detail::logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
-                   task.name, task.task_id, task.attempt);
-    }
-    return;
+bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details) {
+  if (state.timed_out) return false;
+  const std::string text = details.is_null() ? std::string() : details.dump();
+  if (text.size() > max_heartbeat_details_bytes) {
+    throw InvalidArgument(fmt::format("heartbeat details of activity '{}' are {} bytes as JSON; the limit is {} "
+                                      "bytes: keep a cursor or an offset, not the data itself",
+                                      task.name, text.size(), max_heartbeat_details_bytes));
   }
-  const bool record = !(task.after_lease_expiry && task.attempt > retry.max_attempts);
-  switch (core_.store.finish_task(task, succeeded, result, error_type, error_message, record)) {
+  switch (core_.store.heartbeat(task, task.options.timeout + core_.options.lease_margin, text)) {
+    case pg::HeartbeatOutcome::kept:
+      state.set_deadline(AttemptState::Clock::now() + task.options.timeout);
+      return !state.timed_out;
+    case pg::HeartbeatOutcome::cancelled:
+      state.cancelled = true;
+      return false;
+    case pg::HeartbeatOutcome::lease_lost:
+      return false;
+  }
+  return false;
+}
+
+Duration Dispatcher::jittered(const RetryPolicy& policy, Duration delay) {
+  if (policy.jitter <= 0.0) return delay;
+  std::lock_guard lock(random_mutex_);
+  const auto most = policy.with_max_jitter(delay);
+  return Duration{std::uniform_int_distribution<Duration::rep>(delay.count(), most.count())(random_)};
+}
+
+void Dispatcher::settle_success(const pg::ClaimedTask& task, const Json& result) { finish(task, true, result, {}); }
+
+void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error) {
+  const RetryPolicy& retry = task.options.retry;
+  const auto& listed = retry.non_retryable_errors;
+  const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
+  if (retryable && task.attempt < retry.max_attempts) {
+    switch (core_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
+      case pg::RetryOutcome::retried:
+        return;
+      case pg::RetryOutcome::fenced_off:
+        logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
+                      task.name, task.task_id, task.attempt);
+        return;
+      case pg::RetryOutcome::past_horizon:
+        finish(task, false, {},
+               {error.type, fmt::format("{} (not retried: the next attempt would start past max_retry_horizon of "
+                                        "{} ms)",
+                                        error.message, retry.max_retry_horizon.count())});
+        return;
+    }
+  }
+  finish(task, false, {}, error);
+}
+
+void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
+                        bool record_attempt) {
+  switch (core_.store.finish_task(task, succeeded, result, error.type, error.message, record_attempt)) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       core_.workflow_work.notify();  // the workflow is runnable: a local runner can pick it up at once
       break;
     case pg::FinishOutcome::fenced_off:
-      detail::logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
-                   task.name, task.task_id, task.attempt);
+      logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
+                    task.task_id, task.attempt);
       break;
   }
 }
@@ -115,15 +209,21 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
     }
     for (auto& [id, r] : left) {
       r.state->cancelled = true;
+      if (r.state->timed_out) continue;  // already failed; nothing to hand back
       try {
         core_.store.release_task(r.task);
-        detail::logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, id);
+        logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, id);
       } catch (const std::exception& e) {
-        detail::logger().warn("could not hand back task {} ({}); its lease will expire", id, e.what());
+        logger().warn("could not hand back task {} ({}); its lease will expire", id, e.what());
       }
     }
   }
   pool_.shutdown();  // bodies still running are waited for; their outcomes are discarded
+}
+
+ActivityPoolStats Dispatcher::stats() const {
+  std::lock_guard lock(running_mutex_);
+  return {pool_.capacity(), pool_.busy(), stuck_};
 }
 
 }  // namespace durable::detail

@@ -1,5 +1,6 @@
 // Claims activity tasks (FOR UPDATE SKIP LOCKED, never more than the pool's free slots),
-// runs them on the bounded pool, and commits each outcome fenced by the attempt's lease.
+// runs them on the bounded pool, enforces per-attempt timeouts, and commits each outcome
+// fenced by the attempt's lease.
 #pragma once
 
 #include <map>
@@ -8,6 +9,8 @@
 #include <random>
 
 #include "dispatch/thread_pool.hpp"
+#include "durable/engine.hpp"
+#include "exceptions.hpp"
 #include "pg/store.hpp"
 
 namespace durable::detail {
@@ -20,14 +23,20 @@ class Dispatcher {
   explicit Dispatcher(EngineCore& core);
   ~Dispatcher();
 
-  void loop();  // until the engine stops
+  void loop();   // claims until the engine stops
+  void watch();  // fails attempts past their deadline, until the engine stops
   // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
   void drain(std::chrono::milliseconds grace);
+  ActivityPoolStats stats() const;
 
  private:
   void run(const pg::ClaimedTask& task);
-  void settle(const pg::ClaimedTask& task, bool succeeded, const Json& result, const std::string& error_type,
-              const std::string& error_message);
+  void settle_success(const pg::ClaimedTask& task, const Json& result);
+  void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error);
+  void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
+              bool record_attempt = true);
+  bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
+  Duration jittered(const RetryPolicy& policy, Duration delay);
 
   struct Running {
     pg::ClaimedTask task;
@@ -37,9 +46,11 @@ class Dispatcher {
   EngineCore& core_;
   std::string names_json_;
   ThreadPool pool_;
-  std::mutex running_mutex_;
-  std::map<std::int64_t, Running> running_;  // by task id: what a stop must hand back
-  std::mt19937 jitter_{std::random_device{}()};
+  mutable std::mutex running_mutex_;
+  std::map<std::int64_t, Running> running_;  // by task id: what the watchdog and a stop look at
+  int stuck_ = 0;                            // timed-out bodies that have not returned yet
+  std::mt19937 random_{std::random_device{}()};
+  std::mutex random_mutex_;
 };
 
 }  // namespace durable::detail

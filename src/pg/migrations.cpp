@@ -84,6 +84,7 @@ CREATE TABLE {s}.tasks (
   lease_until        timestamptz,
   attempt_started_at timestamptz,
   first_started_at   timestamptz,
+  heartbeat          jsonb,                     -- the latest heartbeat details, for the next attempt
   result             jsonb,
   error_type         text,
   error_message      text,
@@ -99,10 +100,11 @@ CREATE TABLE {s}.attempts (
   task_id       bigint NOT NULL REFERENCES {s}.tasks ON DELETE CASCADE,
   attempt       integer NOT NULL,
   started_at    timestamptz,
-  ended_at      timestamptz NOT NULL DEFAULT now(),
+  ended_at      timestamptz NOT NULL,
   outcome       text NOT NULL,
   error_type    text,
   error_message text,
+  retry_at      timestamptz,                     -- when the next attempt was scheduled for
   PRIMARY KEY (task_id, attempt)
 );
 )",

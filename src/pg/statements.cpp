@@ -127,10 +127,11 @@ u AS (
       lease_until = {now} + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
       updated_at = now()
   FROM c WHERE t.task_id = c.task_id
-  RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was),
+  RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
+            t.heartbeat::text, {s}.epoch_us(t.first_started_at) AS first_started_us),
 x AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
-  SELECT task_id, old_attempt, old_started, 'lease_expired', 'durable::LeaseExpired',
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
+  SELECT task_id, old_attempt, old_started, {now}, 'lease_expired', 'durable::LeaseExpired',
          'the worker running this attempt stopped renewing its lease (crashed, hung or cut off)'
   FROM c WHERE was = 'running'
   ON CONFLICT DO NOTHING)
@@ -140,7 +141,8 @@ SELECT * FROM u)"},
     {stmt::reclaim_tasks, R"(
 SELECT t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
        CASE WHEN EXISTS (SELECT 1 FROM {s}.attempts a WHERE a.task_id = t.task_id AND a.attempt = t.attempt - 1
-                         AND a.outcome = 'lease_expired') THEN 'running' ELSE 'pending' END AS was
+                         AND a.outcome = 'lease_expired') THEN 'running' ELSE 'pending' END AS was,
+       t.heartbeat::text, {s}.epoch_us(t.first_started_at) AS first_started_us
 FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 
     // Ends a task for good and journals the outcome for its workflow, fenced by the lease.
@@ -154,8 +156,8 @@ WITH t AS (
   WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
   RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at),
 a AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
-  SELECT task_id, attempt, attempt_started_at, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
+  SELECT task_id, attempt, attempt_started_at, {now}, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
   ON CONFLICT DO NOTHING),
 w AS (
   UPDATE {s}.workflows wf SET next_seq = next_seq + 1, runnable = true, updated_at = now()
@@ -171,21 +173,36 @@ e AS (
 n AS (SELECT pg_notify($8, '') FROM w)
 SELECT (SELECT count(*) FROM t) AS finished, (SELECT count(*) FROM n) AS notified)"},
 
-    // Schedules the next attempt after a failed one, fenced by the lease.
-    // $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
+    // Schedules the next attempt after a failed one, fenced by the lease, unless it would start
+    // past the retry horizon. $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
     {stmt::retry_task, R"(
 WITH t AS (
-  UPDATE {s}.tasks
-  SET status = 'pending', available_at = {now} + $3::bigint * interval '1 millisecond',
-      error_type = $4, error_message = $5, lease_token = NULL, lease_owner = NULL, lease_until = NULL,
-      updated_at = now()
+  SELECT task_id, attempt, attempt_started_at, {now} + $3::bigint * interval '1 millisecond' AS retry_at,
+         {now} + $3::bigint * interval '1 millisecond'
+           <= first_started_at + (options->>'max_retry_horizon_ms')::bigint * interval '1 millisecond' AS within
+  FROM {s}.tasks
   WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
-  RETURNING task_id, attempt, attempt_started_at),
+  FOR UPDATE),
+u AS (
+  UPDATE {s}.tasks k
+  SET status = 'pending', available_at = t.retry_at, error_type = $4, error_message = $5, lease_token = NULL,
+      lease_owner = NULL, lease_until = NULL, updated_at = now()
+  FROM t WHERE k.task_id = t.task_id AND t.within
+  RETURNING k.task_id),
 a AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, outcome, error_type, error_message)
-  SELECT task_id, attempt, attempt_started_at, 'failed', $4, $5 FROM t
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message, retry_at)
+  SELECT t.task_id, t.attempt, t.attempt_started_at, {now}, 'failed', $4, $5, t.retry_at FROM t JOIN u USING (task_id)
   ON CONFLICT DO NOTHING)
-SELECT count(*) AS retried FROM t)"},
+SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried)"},
+
+    // Extends a running attempt's lease and keeps its latest details ('' keeps the previous ones).
+    // $1 task id, $2 lease token, $3 lease ms (timeout + margin), $4 details json or ''
+    {stmt::heartbeat, R"(
+UPDATE {s}.tasks
+SET lease_until = {now} + $3::bigint * interval '1 millisecond',
+    heartbeat = coalesce(nullif($4, '')::jsonb, heartbeat), updated_at = now()
+WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
+RETURNING 1)"},
 
     // After a fenced write matched nothing: did this very lease already finish the task
     // (an earlier try whose commit we never heard back about), or was it fenced off?

@@ -19,6 +19,7 @@ inline constexpr const char* claim_tasks = "claim_tasks";
 inline constexpr const char* reclaim_tasks = "reclaim_tasks";
 inline constexpr const char* finish_task = "finish_task";
 inline constexpr const char* retry_task = "retry_task";
+inline constexpr const char* heartbeat = "heartbeat";
 inline constexpr const char* task_outcome = "task_outcome";
 inline constexpr const char* release_task = "release_task";
 inline constexpr const char* notify = "notify";

@@ -11,6 +11,8 @@ Json options_to_json(const ResolvedActivityOptions& o) {
           {"base_ms", o.retry.base.count()},
           {"max_backoff_ms", o.retry.max_backoff.count()},
           {"max_retry_horizon_ms", o.retry.max_retry_horizon.count()},
+          {"jitter", o.retry.jitter},
+          {"non_retryable_errors", o.retry.non_retryable_errors},
           {"timeout_ms", o.timeout.count()}};
 }
 
@@ -21,6 +23,8 @@ ResolvedActivityOptions options_from_json(const Json& j) {
   o.retry.base = Duration{j.at("base_ms").get<std::int64_t>()};
   o.retry.max_backoff = Duration{j.at("max_backoff_ms").get<std::int64_t>()};
   o.retry.max_retry_horizon = Duration{j.at("max_retry_horizon_ms").get<std::int64_t>()};
+  o.retry.jitter = j.value("jitter", 0.0);
+  o.retry.non_retryable_errors = j.value("non_retryable_errors", std::vector<std::string>{});
   o.timeout = Duration{j.at("timeout_ms").get<std::int64_t>()};
   return o;
 }
@@ -140,6 +144,7 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
       t.attempt = row[6].as<int>();
       t.lease_token = row[7].as<std::int64_t>();
       t.after_lease_expiry = row[8].as<std::string>() == "running";
+      if (!row[9].is_null()) t.last_heartbeat = Json::parse(row[9].as<std::string>());
       claimed.push_back(std::move(t));
     }
     return !claimed.empty();
@@ -171,15 +176,34 @@ FinishOutcome Store::finish_task(const ClaimedTask& task, bool succeeded, const 
   return outcome;
 }
 
-bool Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
-                       const std::string& error_message) {
-  bool retried = false;
+RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
+                              const std::string& error_message) {
+  RetryOutcome outcome = RetryOutcome::fenced_off;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    retried = tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type,
-                                error_message)[0].as<int>() == 1;
+    auto row = tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type,
+                                 error_message);
+    if (row[1].as<int>() == 1) {
+      outcome = RetryOutcome::retried;
+    } else if (row[0].as<int>() == 1) {
+      outcome = RetryOutcome::past_horizon;
+    }
   });
-  return retried;
+  return outcome;
+}
+
+HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const std::string& details) {
+  HeartbeatOutcome outcome = HeartbeatOutcome::lease_lost;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    if (!tx.exec_prepared(stmt::heartbeat, task.task_id, task.lease_token, lease.count(), details).empty()) {
+      outcome = HeartbeatOutcome::kept;
+      return;
+    }
+    auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
+    if (!check.empty() && check[0][0].as<std::string>() == "cancelled") outcome = HeartbeatOutcome::cancelled;
+  });
+  return outcome;
 }
 
 void Store::release_task(const ClaimedTask& task) {

@@ -52,6 +52,7 @@ struct ClaimedTask {
   int attempt = 0;
   std::int64_t lease_token = 0;
   bool after_lease_expiry = false;  // the previous attempt's worker lost its lease
+  Json last_heartbeat;              // details of the latest heartbeat of any earlier attempt, or null
 };
 
 struct WorkflowRow {
@@ -61,6 +62,8 @@ struct WorkflowRow {
 };
 
 enum class FinishOutcome { committed, committed_earlier, fenced_off };
+enum class RetryOutcome { retried, past_horizon, fenced_off };
+enum class HeartbeatOutcome { kept, lease_lost, cancelled };
 
 Json options_to_json(const ResolvedActivityOptions& options);
 ResolvedActivityOptions options_from_json(const Json& json);
@@ -84,8 +87,10 @@ class Store {
                                        Duration lease_margin);
   FinishOutcome finish_task(const ClaimedTask& task, bool succeeded, const Json& result,
                             const std::string& error_type, const std::string& error_message, bool record_attempt);
-  bool retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
-                  const std::string& error_message);
+  RetryOutcome retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
+                          const std::string& error_message);
+  // `details` empty keeps the previous details.
+  HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details);
   void release_task(const ClaimedTask& task);
 
   void notify(Wake kind);
