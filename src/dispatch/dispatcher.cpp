@@ -98,7 +98,7 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     state->heartbeat = [this, &task, raw](const Json& details) { return heartbeat(task, *raw, details); };
     {
       std::lock_guard lock(running_mutex_);
-      running_[task.task_id] = {task, state};
+      running_[task.lease_token] = {task, state};
     }
     ActivityContext ctx(state);
     Json result;
@@ -112,7 +112,7 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     }
     {
       std::lock_guard lock(running_mutex_);
-      auto it = running_.find(task.task_id);
+      auto it = running_.find(task.lease_token);
       if (it == running_.end()) return;  // handed back at shutdown: its outcome is discarded
       running_.erase(it);
       if (state->timed_out) {
@@ -207,14 +207,14 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
       std::lock_guard lock(running_mutex_);
       left.swap(running_);
     }
-    for (auto& [id, r] : left) {
+    for (auto& [token, r] : left) {
       r.state->cancelled = true;
       if (r.state->timed_out) continue;  // already failed; nothing to hand back
       try {
         core_.store.release_task(r.task);
-        logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, id);
+        logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, r.task.task_id);
       } catch (const std::exception& e) {
-        logger().warn("could not hand back task {} ({}); its lease will expire", id, e.what());
+        logger().warn("could not hand back task {} ({}); its lease will expire", r.task.task_id, e.what());
       }
     }
   }

@@ -47,7 +47,8 @@ class Dispatcher {
   std::string names_json_;
   ThreadPool pool_;
   mutable std::mutex running_mutex_;
-  std::map<std::int64_t, Running> running_;  // by task id: what the watchdog and a stop look at
+  // By lease token (one per attempt: a stuck attempt and its retry may both be running).
+  std::map<std::int64_t, Running> running_;
   int stuck_ = 0;                            // timed-out bodies that have not returned yet
   std::mt19937 random_{std::random_device{}()};
   std::mutex random_mutex_;

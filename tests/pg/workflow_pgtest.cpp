@@ -126,7 +126,7 @@ TEST_CASE("stop() hands a still-running activity back, and the next engine runs 
     Engine engine(options);
     register_all(engine);
     engine.start();
-    engine.start_workflow<ParallelSlowWorkflow>("handed-back", 1);  // one 300 ms activity
+    engine.start_workflow<SlowWorkflow>("handed-back", 1500);  // outlasts the 100 ms grace
     REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
     engine.stop();  // grace runs out while the body sleeps: the task is released
     CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending' AND attempt = 0") == 1);
@@ -134,7 +134,7 @@ TEST_CASE("stop() hands a still-running activity back, and the next engine runs 
   Engine engine(db.options());
   register_all(engine);
   engine.start();
-  CHECK(engine.workflow<ParallelSlowWorkflow>("handed-back").result(30s) == 300);
+  CHECK(engine.workflow<SlowWorkflow>("handed-back").result(30s) == 1500);
   CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'handed-back'") == 1);
   // The late outcome of the released attempt was discarded: one completion in the journal.
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'handed-back' AND kind = 'activity_completed'") == 1);

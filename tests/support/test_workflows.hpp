@@ -73,6 +73,11 @@ struct ParallelSlowWorkflow {
   }
 };
 
+struct SlowWorkflow {
+  static constexpr auto name = "slow_one";
+  int operator()(WorkflowContext& ctx, const int& ms) { return ctx.call<SlowActivity>(ms); }
+};
+
 // Sleeps durably and reports how long the database clock says it slept, and a journaled uuid.
 struct SleepWorkflow {
   static constexpr auto name = "sleeper";
@@ -162,6 +167,7 @@ inline void register_all(Engine& engine) {
       .add<HelloWorkflow>()
       .add<ParallelWorkflow>()
       .add<ParallelSlowWorkflow>()
+      .add<SlowWorkflow>()
       .add<SleepWorkflow>()
       .add<CatchFailureWorkflow>()
       .add<FailingWorkflow>()

@@ -58,3 +58,19 @@ TEST_CASE("invalid options name the field, the value and the rule", "[unit][opti
   o = {};
   CHECK_NOTHROW(validate(o, "charge"));
 }
+
+TEST_CASE("max_backoff caps a constant delay too", "[unit][retry]") {
+  RetryPolicy p{.max_attempts = 3, .backoff = Backoff::constant, .base = 10min, .max_backoff = 60s};
+  CHECK(p.delay_after(1) == 60s);
+}
+
+TEST_CASE("the horizon check counts the largest jittered delay", "[unit][retry]") {
+  ResolvedActivityOptions o;
+  o.timeout = 10s;
+  o.retry = RetryPolicy{.max_attempts = 2, .base = 40s, .max_retry_horizon = 55s, .jitter = 0.0};
+  CHECK_THROWS_AS(validate(o, "a"), InvalidOptions);  // 10 + 40 + 10 = 60 s > 55 s
+  o.retry.max_retry_horizon = 60s;
+  CHECK_NOTHROW(validate(o, "a"));
+  o.retry.jitter = 0.5;  // 10 + 60 + 10 = 80 s
+  CHECK_THROWS_AS(validate(o, "a"), InvalidOptions);
+}
