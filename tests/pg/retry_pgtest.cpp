@@ -82,10 +82,10 @@ struct OverrunActivity {
   }
 };
 
-// Works for `ms`, heartbeating every 50 ms, with a 300 ms timeout: alive only thanks to the beats.
+// Works for `ms`, heartbeating every 50 ms, with a 1 s timeout: alive only thanks to the beats.
 struct HeartbeatActivity {
   static constexpr auto name = "heartbeating";
-  static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 1}, .timeout = 300ms}; }
+  static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 1}, .timeout = 1s}; }
   int operator()(ActivityContext& ctx, const int& ms) const {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{ms};
     int beats = 0;
@@ -136,7 +136,7 @@ const WorkflowRef<int, nlohmann::json> oversized_workflow{"oversized_workflow"};
 const WorkflowRef<int, int> cancellable_workflow{"cancellable_workflow"};
 
 struct RetryEngine {
-  RetryEngine() : engine(db.options()) {
+  explicit RetryEngine(Duration lease_margin = 5s) : engine(with_margin(db.options(), lease_margin)) {
     register_all(engine);
     engine.add<FlakyActivity>().add<RetryWorkflow>().add<DeclaredActivity>().add<ResolutionWorkflow>();
     engine.add<OverrunActivity>().add<HeartbeatActivity>().add<ResumingActivity>().add<OversizedHeartbeatActivity>();
@@ -186,8 +186,18 @@ struct RetryEngine {
     return out;
   }
 
+  static EngineOptions with_margin(EngineOptions o, Duration margin) {
+    o.lease_margin = margin;
+    return o;
+  }
+
   TestDb db;
   Engine engine;
+};
+
+// Leases of timeout + 200 ms, so that an activity can outlive its first lease by far.
+struct ShortLeaseEngine : RetryEngine {
+  ShortLeaseEngine() : RetryEngine(200ms) {}
 };
 
 }  // namespace
@@ -305,10 +315,12 @@ TEST_CASE_METHOD(RetryEngine, "an attempt past its timeout is failed and retried
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'overrun' AND result = '\"on time\"'") == 1);
 }
 
-TEST_CASE_METHOD(RetryEngine, "heartbeats keep an activity alive past its timeout and lease", "[pg][retry][heartbeat]") {
-  // 1.2 s of work with a 300 ms timeout and a 300 + 200 ms lease.
-  auto run = engine.start_workflow(heartbeat_workflow, "beating", 1200);
-  CHECK(run.result(10s) >= 20);
+TEST_CASE_METHOD(ShortLeaseEngine, "heartbeats keep an activity alive past its timeout and lease",
+                 "[pg][retry][heartbeat]") {
+  // 2.5 s of work with a 1 s timeout and a 1 s + 200 ms lease.
+  auto run = engine.start_workflow(heartbeat_workflow, "beating", 2500);
+  CHECK(run.result(20s) >= 20);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome <> 'completed'") == 0);
   CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'beating'") == 1);
   CHECK(db.count("SELECT (heartbeat->>'beats')::int FROM {s}.tasks WHERE workflow_id = 'beating'") >= 20);
 }
