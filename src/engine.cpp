@@ -178,22 +178,101 @@ void Engine::stop() {
   if (core_) core_->stop();
 }
 
-UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, const std::string& workflow_id,
-                                             const Json& input) {
+namespace {
+
+// The statuses of an earlier run that a policy lets a new run replace (JSON, for the statement).
+const char* replaceable(IdReusePolicy policy) {
+  switch (policy) {
+    case IdReusePolicy::reject_duplicate: return "[]";
+    case IdReusePolicy::allow_if_failed: return R"(["failed", "cancelled"])";
+    case IdReusePolicy::allow_if_ended: return R"(["completed", "failed", "cancelled"])";
+  }
+  return "[]";
+}
+
+struct StartAttempt {
+  UntypedWorkflowHandle run;
+  bool started;
+  std::string existing_status;  // when not started
+};
+
+StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const std::string& workflow_name,
+                       const std::string& workflow_id, const Json& input, const StartOptions& options) {
   check_workflow_id(workflow_id);
-  core_->registry.workflow(workflow_name).check_input(input);
-  core_->ensure_schema();
+  core->registry.workflow(workflow_name).check_input(input);
+  core->ensure_schema();
   const std::string run_id = detail::random_uuid();
-  if (!core_->store.start_workflow(workflow_id, run_id, workflow_name, input)) {
-    auto existing = core_->store.read_workflow(workflow_id);
-    // Our own insert, committed by an earlier try whose answer was lost, is not a duplicate.
-    if (!existing || existing->run_id != run_id) {
-      throw WorkflowAlreadyStarted(workflow_id, existing ? existing->run_id : "?", existing ? existing->status : "?");
+  bool started = core->store.start_workflow(workflow_id, run_id, workflow_name, input) ||
+                 (options.id_reuse != IdReusePolicy::reject_duplicate &&
+                  core->store.reuse_workflow_id(workflow_id, run_id, workflow_name, input, replaceable(options.id_reuse)));
+  if (!started) {
+    auto existing = core->store.read_workflow(workflow_id);
+    if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
+    // Our own run, committed by an earlier try whose answer was lost, is not a duplicate.
+    if (existing->run_id != run_id) {
+      return {UntypedWorkflowHandle(core, workflow_id, existing->run_id), false, existing->status};
     }
   }
-  core_->workflow_work.notify();
+  core->workflow_work.notify();
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
-  return UntypedWorkflowHandle(core_, workflow_id, run_id);
+  return {UntypedWorkflowHandle(core, workflow_id, run_id), true, {}};
+}
+
+}  // namespace
+
+UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, const std::string& workflow_id,
+                                             const Json& input, const StartOptions& options) {
+  auto attempt = try_start(core_, workflow_name, workflow_id, input, options);
+  if (!attempt.started) throw WorkflowAlreadyStarted(workflow_id, attempt.run.run_id(), attempt.existing_status);
+  return attempt.run;
+}
+
+StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const std::string& workflow_id,
+                                         const Json& input, const StartOptions& options) {
+  auto attempt = try_start(core_, workflow_name, workflow_id, input, options);
+  return {WorkflowHandle<Json>(std::move(attempt.run)), attempt.started};
+}
+
+Engine& Engine::add_trigger(const std::string& trigger, const std::string& workflow_name) {
+  core_->registry.workflow(workflow_name);  // throws UnknownWorkflow
+  if (trigger.empty() || trigger.find(':') != std::string::npos || trigger.find('\0') != std::string::npos) {
+    throw RegistrationError(fmt::format("trigger name '{}' is invalid: use a non-empty name without ':' or NUL "
+                                        "(it prefixes the workflow ids it starts)",
+                                        trigger));
+  }
+  if (!core_->registry.triggers.emplace(trigger, workflow_name).second) {
+    throw RegistrationError(fmt::format("trigger '{}' is registered twice", trigger));
+  }
+  return *this;
+}
+
+StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& event) {
+  auto it = core_->registry.triggers.find(trigger);
+  if (it == core_->registry.triggers.end()) {
+    throw UnknownTrigger(fmt::format("no trigger named '{}' is registered on this engine; register it with "
+                                     "Engine::add_trigger",
+                                     trigger));
+  }
+  if (event.event_id.empty()) {
+    throw InvalidEvent(fmt::format("event for trigger '{}' has no id: give every event a stable id (the same on "
+                                   "every redelivery), so that a redelivered event starts nothing new",
+                                   trigger));
+  }
+  auto outcome = start_or_find(it->second, trigger + ":" + event.event_id, event.payload);
+  if (!outcome.started) {
+    detail::logger().info("event '{}' for trigger '{}' was delivered before: run {} already exists", event.event_id,
+                          trigger, outcome.run.run_id());
+  }
+  return outcome;
+}
+
+StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event) {
+  if (!event.is_object() || !event.contains("event_id") || !event["event_id"].is_string()) {
+    throw InvalidEvent(fmt::format("event for trigger '{}' has no string \"event_id\": send "
+                                   "{{\"event_id\": \"<stable id>\", \"payload\": ...}}",
+                                   trigger));
+  }
+  return deliver(trigger, Event{event["event_id"].get<std::string>(), event.value("payload", Json())});
 }
 
 UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {

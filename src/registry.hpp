@@ -12,6 +12,7 @@ namespace durable::detail {
 struct Registry {
   std::map<std::string, ActivityDefinition> activities;
   std::map<std::string, WorkflowDefinition> workflows;
+  std::map<std::string, std::string> triggers;  // trigger name -> workflow name
 
   // Throw UnknownActivity / UnknownWorkflow naming what is registered.
   const ActivityDefinition& activity(const std::string& name) const;

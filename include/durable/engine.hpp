@@ -25,6 +25,31 @@ struct EngineOptions {
   Duration shutdown_grace = std::chrono::seconds{10};  // stop(): how long running activities may finish
 };
 
+// What starting a workflow under an id that already has a run does.
+enum class IdReusePolicy {
+  reject_duplicate,    // default: any earlier run, whatever its status, blocks the id
+  allow_if_failed,     // a new run only when the earlier run failed or was cancelled
+  allow_if_ended,      // a new run when the earlier run has ended, completed included
+};
+
+struct StartOptions {
+  IdReusePolicy id_reuse = IdReusePolicy::reject_duplicate;
+};
+
+// The answer of Engine::start_or_find: the run under the id, and whether this call started it.
+template <typename R = Json>
+struct StartOutcome {
+  WorkflowHandle<R> run;
+  bool started = false;
+};
+
+// An event delivered to a trigger. Its id must be stable across redeliveries: it makes the
+// workflow id `{trigger}:{event_id}`, so a redelivered event starts nothing new.
+struct Event {
+  std::string event_id{};
+  Json payload{};  // the workflow's input
+};
+
 // A snapshot of the activity pool of one engine.
 struct ActivityPoolStats {
   int capacity = 0;  // activity_max_concurrency
@@ -77,22 +102,51 @@ class Engine {
   void stop();
 
   // Starts a workflow run under a caller-chosen id. Throws WorkflowAlreadyStarted when the id
-  // is taken, and InvalidArgument (nothing written) on bad input.
+  // is taken (as the id reuse policy judges), and InvalidArgument (nothing written) on bad input.
   template <typename W>
     requires detail::Named<W>
   WorkflowHandle<detail::result_of<W>> start_workflow(const std::string& workflow_id,
-                                                      const detail::input_of<W>& input) {
+                                                      const detail::input_of<W>& input,
+                                                      const StartOptions& options = {}) {
     return WorkflowHandle<detail::result_of<W>>(
-        start_workflow(W::name, workflow_id, detail::to_payload(input, "a workflow input")));
+        start_workflow(W::name, workflow_id, detail::to_payload(input, "a workflow input"), options));
   }
+
+  // Like start_workflow, but a taken id is an answer, not an error: the existing run's handle
+  // with started = false. Safe to call again with the same id after any failure.
+  template <typename W>
+    requires detail::Named<W>
+  StartOutcome<detail::result_of<W>> start_or_find(const std::string& workflow_id, const detail::input_of<W>& input,
+                                                   const StartOptions& options = {}) {
+    auto outcome = start_or_find(W::name, workflow_id, detail::to_payload(input, "a workflow input"), options);
+    return {WorkflowHandle<detail::result_of<W>>(std::move(outcome.run)), outcome.started};
+  }
+  StartOutcome<Json> start_or_find(const std::string& workflow_name, const std::string& workflow_id,
+                                   const Json& input, const StartOptions& options = {});
+
+  // Registers a trigger: events delivered to it start workflow W under id `{trigger}:{event_id}`.
+  template <typename W>
+    requires detail::Named<W>
+  Engine& add_trigger(const std::string& trigger) {
+    return add_trigger(trigger, W::name);
+  }
+  Engine& add_trigger(const std::string& trigger, const std::string& workflow_name);
+
+  // Starts the trigger's workflow for this event, once per event id: a redelivery returns the
+  // existing run with started = false. Throws InvalidEvent (nothing written) when the event id
+  // is missing or empty, UnknownTrigger for an unregistered trigger.
+  StartOutcome<Json> deliver(const std::string& trigger, const Event& event);
+  // The same for an event as JSON: {"event_id": "...", "payload": ...}.
+  StartOutcome<Json> deliver(const std::string& trigger, const Json& event);
   template <typename In, typename Out>
   WorkflowHandle<Out> start_workflow(const WorkflowRef<In, Out>& workflow, const std::string& workflow_id,
-                                     const std::type_identity_t<In>& input) {
-    return WorkflowHandle<Out>(start_workflow(workflow.name, workflow_id, detail::to_payload(input, "a workflow input")));
+                                     const std::type_identity_t<In>& input, const StartOptions& options = {}) {
+    return WorkflowHandle<Out>(
+        start_workflow(workflow.name, workflow_id, detail::to_payload(input, "a workflow input"), options));
   }
   // Untyped start by registered name; the input must convert to the workflow's input type.
   UntypedWorkflowHandle start_workflow(const std::string& workflow_name, const std::string& workflow_id,
-                                       const Json& input);
+                                       const Json& input, const StartOptions& options = {});
 
   // A handle to an existing run, from this or any other process. Throws WorkflowNotFound.
   template <typename W>

@@ -9,7 +9,9 @@
 //       │   ├── UnknownWorkflow        no workflow of that name is registered
 //       │   ├── UnknownActivity        no activity of that name is registered
 //       │   ├── PayloadError           an input or result does not convert to/from the declared type
-//       │   └── RegistrationError      a name registered twice, or registering after start()
+//       │   ├── RegistrationError      a name registered twice, or registering after start()
+//       │   ├── UnknownTrigger         no trigger of that name is registered
+//       │   └── InvalidEvent           an event without a stable id
 //       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
 //       ├── WorkflowNotFound           no workflow with that id
 //       ├── NonRetryableError          thrown by an activity: fail now, skip the remaining attempts
@@ -60,6 +62,14 @@ class PayloadError : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 class RegistrationError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class UnknownTrigger : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidEvent : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
 };

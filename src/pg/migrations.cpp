@@ -95,6 +95,17 @@ CREATE TABLE {s}.tasks (
 CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending';
 CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running';
 
+-- One row per run, kept when a workflow id is reused for a new run.
+CREATE TABLE {s}.runs (
+  run_id      uuid PRIMARY KEY,
+  workflow_id text NOT NULL,
+  name        text NOT NULL,
+  status      text NOT NULL,
+  started_at  timestamptz NOT NULL DEFAULT now(),
+  ended_at    timestamptz
+);
+CREATE INDEX runs_by_workflow ON {s}.runs (workflow_id, started_at);
+
 -- Every attempt's outcome, so a user can see why an activity retried.
 CREATE TABLE {s}.attempts (
   task_id       bigint NOT NULL REFERENCES {s}.tasks ON DELETE CASCADE,

@@ -33,8 +33,38 @@ WITH w AS (
 e AS (
   INSERT INTO {s}.journal (workflow_id, seq, kind, data)
   SELECT workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) FROM w),
+r AS (
+  INSERT INTO {s}.runs (run_id, workflow_id, name, status) SELECT $2::uuid, $1, $3, 'running' FROM w
+  ON CONFLICT (run_id) DO NOTHING),
 n AS (SELECT pg_notify($5, '') FROM w)
 SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified)"},
+
+    // A new run under an id whose run has ended, when the id reuse policy allows it: the old
+    // run's journal and tasks go (its row in `runs` stays). Runs in one transaction with begin_run.
+    // $1 id, $2 run id, $3 name, $4 input, $5 statuses that may be replaced (json array)
+    {stmt::reuse_workflow_id, R"(
+WITH old AS (
+  SELECT workflow_id FROM {s}.workflows
+  WHERE workflow_id = $1 AND status IN (SELECT jsonb_array_elements_text($5::jsonb))
+  FOR UPDATE),
+j AS (DELETE FROM {s}.journal WHERE workflow_id IN (SELECT workflow_id FROM old)),
+t AS (DELETE FROM {s}.tasks WHERE workflow_id IN (SELECT workflow_id FROM old))
+UPDATE {s}.workflows
+SET run_id = $2::uuid, name = $3, status = 'running', input = $4::jsonb, result = NULL, error_type = NULL,
+    error_message = NULL, next_seq = 1, runnable = true, wake_at = NULL, lease_token = NULL, lease_owner = NULL,
+    claim_token = NULL, lease_until = NULL, created_at = now(), updated_at = now(), ended_at = NULL
+WHERE workflow_id IN (SELECT workflow_id FROM old)
+RETURNING workflow_id)"},
+
+    // $1 id, $2 run id, $3 name, $4 input, $5 channel
+    {stmt::begin_run, R"(
+WITH e AS (
+  INSERT INTO {s}.journal (workflow_id, seq, kind, data)
+  VALUES ($1, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb))),
+r AS (
+  INSERT INTO {s}.runs (run_id, workflow_id, name, status) VALUES ($2::uuid, $1, $3, 'running')
+  ON CONFLICT (run_id) DO NOTHING)
+SELECT pg_notify($5, ''))"},
 
     {stmt::read_workflow, R"(
 SELECT run_id::text, name, status, result::text, coalesce(error_type, ''), coalesce(error_message, '')
@@ -78,7 +108,10 @@ WITH w AS (
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END
   WHERE workflow_id = $1 AND lease_token = $2 AND status = 'running'
-  RETURNING next_seq - jsonb_array_length($3::jsonb) AS base),
+  RETURNING next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
+r AS (
+  UPDATE {s}.runs SET status = $4, ended_at = now()
+  FROM w WHERE runs.run_id = w.run_id AND $4 <> 'running'),
 e AS (
   INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
   SELECT $1, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
@@ -101,8 +134,9 @@ WITH w AS (
   SET status = 'cancelled', runnable = false, next_seq = next_seq + 1, lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
   WHERE workflow_id = $1 AND status = 'running'
-  RETURNING workflow_id, next_seq - 1 AS seq),
+  RETURNING workflow_id, next_seq - 1 AS seq, run_id),
 e AS (INSERT INTO {s}.journal (workflow_id, seq, kind) SELECT workflow_id, seq, 'workflow_cancelled' FROM w),
+r AS (UPDATE {s}.runs SET status = 'cancelled', ended_at = now() FROM w WHERE runs.run_id = w.run_id),
 t AS (
   UPDATE {s}.tasks SET status = 'cancelled', updated_at = now()
   WHERE workflow_id = $1 AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM w)),

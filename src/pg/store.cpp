@@ -45,6 +45,19 @@ bool Store::start_workflow(const std::string& id, const std::string& run_id, con
   return inserted;
 }
 
+bool Store::reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
+                              const Json& input, const std::string& replaceable) {
+  bool reused = false;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::work tx(conn);
+    reused = !tx.exec_prepared(stmt::reuse_workflow_id, id, run_id, name, input.dump(), replaceable).empty();
+    if (!reused) return;  // rolled back: nothing replaced
+    tx.exec_prepared(stmt::begin_run, id, run_id, name, input.dump(), workflows_channel_);
+    tx.commit();
+  });
+  return reused;
+}
+
 std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
   std::optional<WorkflowRow> row;
   pool_.run([&](pqxx::connection& conn) {

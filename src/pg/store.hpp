@@ -74,6 +74,9 @@ class Store {
 
   // True when inserted; false when the id was taken (read it with read_workflow).
   bool start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input);
+  // A new run in place of an ended one whose status is in `replaceable` (json array); false if none.
+  bool reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
+                         const std::string& replaceable);
   std::optional<WorkflowRow> read_workflow(const std::string& id);
   bool cancel_workflow(const std::string& id);
 

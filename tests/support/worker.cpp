@@ -1,17 +1,24 @@
 // A worker process for the crash and multi-process tests:
 //   durable_test_worker SCHEMA serve     run an engine with every test definition until SIGTERM
 //   durable_test_worker SCHEMA migrate   bring the schema up to date and exit
+//   durable_test_worker SCHEMA race ID N OUT
+//                                        N threads start workflow ID at once; writes
+//                                        "<started> <duplicates>" to OUT
 // The database is $DURABLE_DATABASE_URL.
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
 
 #include "support/test_workflows.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s SCHEMA serve|migrate\n", argv[0]);
+  if (argc != 3 && !(argc == 6 && std::strcmp(argv[2], "race") == 0)) {
+    std::fprintf(stderr, "usage: %s SCHEMA serve|migrate|race ID N OUT\n", argv[0]);
     return 2;
   }
   // Block the stop signals in every thread; the main thread waits for them below.
@@ -29,6 +36,26 @@ int main(int argc, char** argv) {
     durable::Engine engine(options);
     if (std::strcmp(argv[2], "migrate") == 0) {
       engine.workflow("does-not-exist");
+    } else if (std::strcmp(argv[2], "race") == 0) {
+      durable::test::register_all(engine);
+      const std::string id = argv[3];
+      const int threads = std::atoi(argv[4]);
+      std::atomic<int> started{0}, duplicates{0}, ready{0};
+      std::vector<std::thread> racers;
+      for (int i = 0; i < threads; ++i) {
+        racers.emplace_back([&] {
+          ++ready;
+          while (ready < threads) std::this_thread::yield();  // all threads go at once
+          try {
+            engine.start_workflow<durable::test::HelloWorkflow>(id, "race");
+            ++started;
+          } catch (const durable::WorkflowAlreadyStarted&) {
+            ++duplicates;
+          }
+        });
+      }
+      for (auto& t : racers) t.join();
+      std::ofstream(argv[5]) << started << " " << duplicates << "\n";
     } else {
       durable::test::register_all(engine);
       engine.start();
