@@ -56,6 +56,7 @@ struct ActivityDefinition {
   ActivityOptions options;                              // declared by the activity
   std::function<Json(ActivityContext&, const Json&)> run;  // converts, calls the body, converts back
   std::function<void(const Json&)> check_input;          // throws PayloadError when the input does not convert
+  std::function<std::optional<std::string>(const Json&)> key_of;  // the declared idempotency key, if any
 };
 
 template <typename Input, typename F>

@@ -23,6 +23,9 @@ struct EngineOptions {
   Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow
   Duration lease_margin = std::chrono::seconds{5};     // an activity's lease is its timeout plus this
   Duration shutdown_grace = std::chrono::seconds{10};  // stop(): how long running activities may finish
+  // An idempotency key reused with another input: false logs a warning and reuses the result;
+  // true fails the activity (durable::IdempotencyKeyConflict, not retried).
+  bool idempotency_input_mismatch_fails = false;
 };
 
 // What starting a workflow under an id that already has a run does.
@@ -74,7 +77,13 @@ class Engine {
     if constexpr (std::is_same_v<Ctx, ActivityContext>) {
       ActivityOptions declared{};
       if constexpr (detail::HasOptions<T>) declared = T::options();
-      return add_definition(detail::make_activity<detail::input_of<T>>(T::name, declared, std::move(instance)));
+      auto def = detail::make_activity<detail::input_of<T>>(T::name, declared, std::move(instance));
+      if constexpr (detail::HasIdempotencyKey<T>) {
+        def.key_of = [](const Json& input) -> std::optional<std::string> {
+          return T::idempotency_key(detail::from_payload<detail::input_of<T>>(input, "an activity input"));
+        };
+      }
+      return add_definition(std::move(def));
     } else {
       static_assert(std::is_same_v<Ctx, WorkflowContext>,
                     "operator() must take durable::ActivityContext& or durable::WorkflowContext& first");

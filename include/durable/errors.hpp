@@ -4,6 +4,7 @@
 //   └── Error                          anything durable reports
 //       ├── InvalidArgument            bad input, caught before anything is written
 //       │   ├── InvalidOptions         a retry policy or timeout breaks a rule (names field, value, rule)
+//       │   ├── InvalidIdempotencyKey  an activity's idempotency key is empty or too long
 //       │   ├── InvalidWorkflowId      empty, too long, or contains NUL
 //       │   ├── InvalidSchemaName      the schema name is not an allowed identifier
 //       │   ├── UnknownWorkflow        no workflow of that name is registered
@@ -38,6 +39,10 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 class InvalidOptions : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidIdempotencyKey : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
 };

@@ -36,7 +36,13 @@ struct RetryPolicy {
 struct ActivityOptions {
   std::optional<RetryPolicy> retry{};         // default: RetryPolicy{} (one attempt)
   std::optional<Duration> timeout{};          // per attempt, > 0 and <= 24h; default 30s
+  // Any bytes (NUL included), 1 to max_idempotency_key_bytes long. Once a result is committed
+  // for (activity, key), later calls with the same key get it without running the body.
+  // Default: the activity's own `static std::optional<std::string> idempotency_key(const In&)`, else none.
+  std::optional<std::string> idempotency_key{};
 };
+
+inline constexpr std::size_t max_idempotency_key_bytes = 512;
 
 inline constexpr Duration default_activity_timeout = std::chrono::seconds{30};
 inline constexpr Duration max_activity_timeout = std::chrono::hours{24};
@@ -46,11 +52,13 @@ inline constexpr Duration max_activity_timeout = std::chrono::hours{24};
 struct ResolvedActivityOptions {
   RetryPolicy retry;
   Duration timeout = default_activity_timeout;
+  std::optional<std::string> idempotency_key;
 };
 
 ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared);
 
-// Throws InvalidOptions naming the field, the value and the rule it breaks.
+// Throws InvalidOptions naming the field, the value and the rule it breaks, and
+// InvalidIdempotencyKey for an empty or oversized key.
 void validate(const ResolvedActivityOptions& options, const std::string& activity_name);
 
 }  // namespace durable

@@ -87,6 +87,7 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
              false);
       return;
     }
+    if (task.options.idempotency_key && !run_once_per_key(task)) return;
     auto state = std::make_shared<AttemptState>();
     state->workflow_id = task.workflow_id;
     state->activity_name = task.name;
@@ -131,6 +132,36 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
     logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
   }
+}
+
+// For a keyed task: true when this attempt should run the body. Otherwise the task was
+// settled with the committed result of an earlier task with the same key, or handed back to
+// wait while another attempt with the same key runs (so at most one body runs at a time).
+bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
+  if (!core_.store.lock_key(task)) {
+    core_.store.release_task(task, key_wait_);
+    return false;
+  }
+  auto reused = core_.store.reusable_result(task);
+  if (!reused) return true;
+  if (!reused->same_input) {
+    logger().warn("activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
+                  "produced its result (in workflow '{}')",
+                  task.name, task.workflow_id, reused->workflow_id);
+    if (core_.options.idempotency_input_mismatch_fails) {
+      finish(task, false, {},
+             {"durable::IdempotencyKeyConflict",
+              fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
+                          "'{}'); use a key that identifies the input",
+                          task.name, reused->workflow_id),
+              true});
+      return false;
+    }
+  }
+  logger().debug("activity '{}' (task {}): reusing the result committed for its idempotency key", task.name,
+                 task.task_id);
+  finish(task, true, reused->result, {});
+  return false;
 }
 
 bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details) {

@@ -36,6 +36,8 @@ class Dispatcher {
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
               bool record_attempt = true);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
+  bool run_once_per_key(const pg::ClaimedTask& task);
+  static constexpr Duration key_wait_ = std::chrono::milliseconds{100};  // recheck of a busy key
   Duration jittered(const RetryPolicy& policy, Duration delay);
 
   struct Running {

@@ -85,6 +85,7 @@ CREATE TABLE {s}.tasks (
   attempt_started_at timestamptz,
   first_started_at   timestamptz,
   heartbeat          jsonb,                     -- the latest heartbeat details, for the next attempt
+  idempotency_key    bytea,                     -- any bytes; results are reused per (name, key)
   result             jsonb,
   error_type         text,
   error_message      text,
@@ -94,6 +95,28 @@ CREATE TABLE {s}.tasks (
 );
 CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending';
 CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running';
+
+-- Committed results by (activity, idempotency key): reused by later tasks with the same key.
+-- Not tied to workflows or tasks, so it outlives their history; expire it by created_at.
+CREATE TABLE {s}.idempotent_results (
+  activity          text NOT NULL,
+  key               bytea NOT NULL,
+  result            jsonb NOT NULL,
+  input_fingerprint text NOT NULL,            -- md5 of the input that produced it
+  workflow_id       text NOT NULL,
+  task_id           bigint NOT NULL,
+  created_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (activity, key)
+);
+
+-- Which task may run the body for (activity, key) now; a holder that lost its lease is replaced.
+CREATE TABLE {s}.idempotency_locks (
+  activity    text NOT NULL,
+  key         bytea NOT NULL,
+  task_id     bigint NOT NULL,
+  lease_token bigint NOT NULL,
+  PRIMARY KEY (activity, key)
+);
 
 -- One row per run, kept when a workflow id is reused for a new run.
 CREATE TABLE {s}.runs (

@@ -117,8 +117,9 @@ e AS (
   SELECT $1, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
   FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
 t AS (
-  INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, available_at)
-  SELECT $1, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options', 'pending', {now}
+  INSERT INTO {s}.tasks (workflow_id, step, name, input, options, idempotency_key, status, available_at)
+  SELECT $1, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
+         decode(y.v->'options'->>'idempotency_key_hex', 'hex'), 'pending', {now}
   FROM w, jsonb_array_elements($10::jsonb) AS y(v)
   ON CONFLICT (workflow_id, step) DO NOTHING
   RETURNING 1),
@@ -188,11 +189,17 @@ WITH t AS (
   SET status = $3, result = $4::jsonb, error_type = nullif($5, ''), error_message = nullif($6, ''),
       lease_until = NULL, updated_at = now()
   WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
-  RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at),
+  RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at, idempotency_key, md5(input::text) AS fp),
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
   SELECT task_id, attempt, attempt_started_at, {now}, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
   ON CONFLICT DO NOTHING),
+ir AS (
+  INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)
+  SELECT name, idempotency_key, $4::jsonb, fp, workflow_id, task_id FROM t
+  WHERE $3 = 'completed' AND idempotency_key IS NOT NULL
+  ON CONFLICT DO NOTHING),
+l AS (DELETE FROM {s}.idempotency_locks WHERE task_id = $1 AND lease_token = $2),
 w AS (
   UPDATE {s}.workflows wf SET next_seq = next_seq + 1, runnable = true, updated_at = now()
   FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
@@ -226,7 +233,8 @@ u AS (
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message, retry_at)
   SELECT t.task_id, t.attempt, t.attempt_started_at, {now}, 'failed', $4, $5, t.retry_at FROM t JOIN u USING (task_id)
-  ON CONFLICT DO NOTHING)
+  ON CONFLICT DO NOTHING),
+l AS (DELETE FROM {s}.idempotency_locks WHERE task_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM u))
 SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried)"},
 
     // Extends a running attempt's lease and keeps its latest details ('' keeps the previous ones).
@@ -243,14 +251,34 @@ RETURNING 1)"},
     {stmt::task_outcome, R"(
 SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WHERE task_id = $1)"},
 
-    // Graceful shutdown: hand a running task back without counting the attempt.
+    // Hands a running task back without counting the attempt, claimable again after $3 ms
+    // (graceful shutdown; a task waiting for another holder of its idempotency key).
     {stmt::release_task, R"(
 UPDATE {s}.tasks
-SET status = 'pending', attempt = attempt - 1, available_at = {now}, lease_token = NULL,
+SET status = 'pending', attempt = attempt - 1, available_at = {now} + $3::bigint * interval '1 millisecond',
+    lease_token = NULL,
     lease_owner = NULL, lease_until = NULL, updated_at = now()
 WHERE task_id = $1 AND lease_token = $2 AND status = 'running')"},
 
     {stmt::notify, "SELECT pg_notify($1, '')"},
+
+    // Takes the right to run the body for (activity, key), unless a live attempt holds it.
+    // $1 task id, $2 lease token
+    {stmt::lock_key, R"(
+INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token)
+SELECT name, idempotency_key, task_id, $2 FROM {s}.tasks WHERE task_id = $1
+ON CONFLICT (activity, key) DO UPDATE SET task_id = excluded.task_id, lease_token = excluded.lease_token
+WHERE NOT EXISTS (
+  SELECT 1 FROM {s}.tasks h
+  WHERE h.task_id = idempotency_locks.task_id AND h.lease_token = idempotency_locks.lease_token
+    AND h.status = 'running' AND h.lease_until >= {now})
+RETURNING 1)"},
+
+    // A committed result for the task's (activity, key), and whether it came from the same input.
+    {stmt::reusable_result, R"(
+SELECT r.result::text, r.input_fingerprint = md5(t.input::text) AS same_input, r.workflow_id
+FROM {s}.tasks t JOIN {s}.idempotent_results r ON r.activity = t.name AND r.key = t.idempotency_key
+WHERE t.task_id = $1)"},
 
     // Claims only take leases: losing one in a server crash equals its lease running out, and
     // every later write is fenced. So they need not wait for the WAL flush.

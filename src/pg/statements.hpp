@@ -26,6 +26,8 @@ inline constexpr const char* task_outcome = "task_outcome";
 inline constexpr const char* release_task = "release_task";
 inline constexpr const char* notify = "notify";
 inline constexpr const char* async_commit = "async_commit";
+inline constexpr const char* lock_key = "lock_key";
+inline constexpr const char* reusable_result = "reusable_result";
 }  // namespace stmt
 
 // What a NOTIFY announces; engines LISTEN on one channel per kind. No payload is ever sent.

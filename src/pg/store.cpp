@@ -5,8 +5,31 @@
 
 namespace durable::pg {
 
+namespace {
+// Keys are arbitrary bytes; JSON and jsonb carry them as hex, the tasks table as bytea.
+std::string to_hex(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 0xf];
+  }
+  return out;
+}
+std::string from_hex(const std::string& hex) {
+  auto nibble = [](char c) { return static_cast<unsigned char>(c <= '9' ? c - '0' : c - 'a' + 10); };
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>((nibble(hex[i]) << 4) | nibble(hex[i + 1]));
+  }
+  return out;
+}
+}  // namespace
+
 Json options_to_json(const ResolvedActivityOptions& o) {
-  return {{"max_attempts", o.retry.max_attempts},
+  Json key = o.idempotency_key ? Json(to_hex(*o.idempotency_key)) : Json();
+  return {{"idempotency_key_hex", key},{"max_attempts", o.retry.max_attempts},
           {"backoff", o.retry.backoff == Backoff::exponential ? "exponential" : "constant"},
           {"base_ms", o.retry.base.count()},
           {"max_backoff_ms", o.retry.max_backoff.count()},
@@ -26,6 +49,9 @@ ResolvedActivityOptions options_from_json(const Json& j) {
   o.retry.jitter = j.value("jitter", 0.0);
   o.retry.non_retryable_errors = j.value("non_retryable_errors", std::vector<std::string>{});
   o.timeout = Duration{j.at("timeout_ms").get<std::int64_t>()};
+  if (j.contains("idempotency_key_hex") && j["idempotency_key_hex"].is_string()) {
+    o.idempotency_key = from_hex(j["idempotency_key_hex"].get<std::string>());
+  }
   return o;
 }
 
@@ -219,11 +245,32 @@ HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const
   return outcome;
 }
 
-void Store::release_task(const ClaimedTask& task) {
+void Store::release_task(const ClaimedTask& task, Duration delay) {
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared(stmt::release_task, task.task_id, task.lease_token);
+    tx.exec_prepared(stmt::release_task, task.task_id, task.lease_token, delay.count());
   });
+}
+
+bool Store::lock_key(const ClaimedTask& task) {
+  bool locked = false;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    locked = !tx.exec_prepared(stmt::lock_key, task.task_id, task.lease_token).empty();
+  });
+  return locked;
+}
+
+std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& task) {
+  std::optional<ReusableResult> found;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_prepared(stmt::reusable_result, task.task_id);
+    if (rows.empty()) return;
+    found = ReusableResult{Json::parse(rows[0][0].as<std::string>()), rows[0][1].as<bool>(),
+                           rows[0][2].as<std::string>()};
+  });
+  return found;
 }
 
 void Store::notify(Wake kind) {

@@ -94,7 +94,17 @@ class Store {
                           const std::string& error_message);
   // `details` empty keeps the previous details.
   HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details);
-  void release_task(const ClaimedTask& task);
+  // Hands the task back without counting the attempt; claimable again after `delay`.
+  void release_task(const ClaimedTask& task, Duration delay = Duration{0});
+  // The right to run the body for the task's (activity, idempotency key); false while another
+  // live attempt holds it.
+  bool lock_key(const ClaimedTask& task);
+  struct ReusableResult {
+    Json result;
+    bool same_input = true;
+    std::string workflow_id;  // whose task committed it
+  };
+  std::optional<ReusableResult> reusable_result(const ClaimedTask& task);
 
   void notify(Wake kind);
 

@@ -60,6 +60,7 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   const ActivityDefinition& def = registry_.activity(name);
   def.check_input(input);
   ResolvedActivityOptions resolved = resolve(options, def.options);
+  if (!resolved.idempotency_key && def.key_of) resolved.idempotency_key = def.key_of(input);
   validate(resolved, name);
   add_step(StepKind::activity, name);
   Json resolved_json = pg::options_to_json(resolved);

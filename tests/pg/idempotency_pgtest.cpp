@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 
 #include "support/expect.hpp"
@@ -96,4 +97,156 @@ TEST_CASE("100 concurrent starts of one id from 4 processes make exactly one run
   CHECK(db.count("SELECT count(*) FROM {s}.runs") == 1);
   CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+std::atomic<int> charge_runs{0};
+std::atomic<bool> fail_next_charge{false};
+
+struct ChargeInput {
+  std::string order{};
+  int cents = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ChargeInput, order, cents)
+
+// Keyed by its input: one charge per order, however many workflows ask.
+struct KeyedCharge {
+  static constexpr auto name = "keyed_charge";
+  static std::optional<std::string> idempotency_key(const ChargeInput& in) { return "charge:" + in.order; }
+  std::string operator()(ActivityContext&, const ChargeInput& in) const {
+    ++charge_runs;
+    std::this_thread::sleep_for(50ms);  // long enough for concurrent attempts to meet
+    if (fail_next_charge.exchange(false)) throw std::runtime_error("card network down");
+    return "receipt-" + in.order + "-" + std::to_string(charge_runs.load());
+  }
+};
+
+// A call-site key travels as hex: keys are bytes, workflow inputs are JSON.
+struct PayInput {
+  ChargeInput charge{};
+  bool use_key = false;
+  std::string key_hex{};
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PayInput, charge, use_key, key_hex)
+
+std::string hex(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+  return out;
+}
+std::string unhex(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+PayInput with_key(ChargeInput charge, const std::string& key) { return {std::move(charge), true, hex(key)}; }
+
+struct PayWorkflow {
+  static constexpr auto name = "pay";
+  nlohmann::json operator()(WorkflowContext& ctx, const PayInput& in) {
+    try {
+      std::optional<std::string> key;
+      if (in.use_key) key = unhex(in.key_hex);
+      return {{"receipt", ctx.call<KeyedCharge>(in.charge, {.idempotency_key = key})}};
+    } catch (const ActivityFailed& e) {
+      return {{"failed", e.error_type()}};
+    }
+  }
+};
+
+struct KeyedEngine {
+  explicit KeyedEngine(bool mismatch_fails = false) : engine(options(db, mismatch_fails)) {
+    charge_runs = 0;
+    fail_next_charge = false;
+    engine.add<KeyedCharge>().add<PayWorkflow>();
+    engine.start();
+  }
+  static EngineOptions options(const TestDb& db, bool mismatch_fails) {
+    EngineOptions o = db.options();
+    o.idempotency_input_mismatch_fails = mismatch_fails;
+    return o;
+  }
+  nlohmann::json pay(const std::string& id, const PayInput& in) {
+    return engine.start_workflow<PayWorkflow>(id, in).result(60s);
+  }
+  TestDb db;
+  Engine engine;
+};
+
+struct StrictKeyedEngine : KeyedEngine {
+  StrictKeyedEngine() : KeyedEngine(true) {}
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(KeyedEngine, "a committed result is reused for the same activity and key across workflows",
+                 "[pg][idempotency][keys]") {
+  auto first = pay("pay-1", {{"o-1", 500}});
+  auto second = pay("pay-2", {{"o-1", 500}});
+  CHECK(first["receipt"] == "receipt-o-1-1");
+  CHECK(second == first);
+  CHECK(charge_runs == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.idempotent_results") == 1);
+  // A call-site key wins over the activity's own: another key, another charge.
+  auto third = pay("pay-3", with_key({"o-1", 500}, "manual-retry-1"));
+  CHECK(third["receipt"] == "receipt-o-1-2");
+  CHECK(charge_runs == 2);
+}
+
+TEST_CASE_METHOD(KeyedEngine, "keys are bytes: NUL and invalid UTF-8 round-trip", "[pg][idempotency][keys]") {
+  const std::string key("k\0\xff\xfe", 4);
+  auto first = pay("bytes-1", with_key({"o-2", 1}, key));
+  auto second = pay("bytes-2", with_key({"o-2", 1}, key));
+  CHECK(second == first);
+  CHECK(charge_runs == 1);
+  CHECK(db.query("SELECT encode(key, 'hex') FROM {s}.idempotent_results")[0][0].as<std::string>() == "6b00fffe");
+}
+
+TEST_CASE_METHOD(KeyedEngine, "an empty or oversized key fails the run before any task is written",
+                 "[pg][idempotency][keys][bad-input]") {
+  for (const auto& [id, key, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"empty-key", "", "activity 'keyed_charge': the idempotency key is empty"},
+           {"long-key", std::string(max_idempotency_key_bytes + 1, 'k'), "is 513 bytes; the limit is 512 bytes"}}) {
+    auto run = engine.start_workflow<PayWorkflow>(id, with_key({"o-3", 1}, key));
+    try {
+      run.result(30s);
+      FAIL("the run should have failed");
+    } catch (const WorkflowFailed& e) {
+      CHECK(e.error_type() == "durable::InvalidIdempotencyKey");
+      CHECK_THAT(e.what(), Catch::Contains(message));
+    }
+    CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = '" + id + "'") == 0);
+  }
+}
+
+TEST_CASE_METHOD(KeyedEngine, "failures are never reused", "[pg][idempotency][keys]") {
+  fail_next_charge = true;
+  CHECK(pay("fails", {{"o-4", 1}})["failed"] == "std::runtime_error");
+  CHECK(pay("succeeds", {{"o-4", 1}})["receipt"] == "receipt-o-4-2");
+  CHECK(charge_runs == 2);
+}
+
+TEST_CASE_METHOD(KeyedEngine, "50 workflows started at once with one key run the body once and all get its result",
+                 "[pg][idempotency][keys]") {
+  std::vector<WorkflowHandle<nlohmann::json>> runs;
+  for (int i = 0; i < 50; ++i) {
+    runs.push_back(engine.start_workflow<PayWorkflow>("same-key-" + std::to_string(i), {{"o-5", 9}}));
+  }
+  for (auto& run : runs) CHECK(run.result(120s)["receipt"] == "receipt-o-5-1");
+  CHECK(charge_runs == 1);
+}
+
+TEST_CASE_METHOD(KeyedEngine, "a key reused with another input warns and reuses by default", "[pg][idempotency][keys]") {
+  pay("input-a", with_key({"o-6", 100}, "k-6"));
+  CHECK(pay("input-b", with_key({"o-6", 999}, "k-6"))["receipt"] == "receipt-o-6-1");
+  CHECK(charge_runs == 1);
+}
+
+TEST_CASE_METHOD(StrictKeyedEngine, "a key reused with another input fails when the engine is strict",
+                 "[pg][idempotency][keys]") {
+  pay("strict-a", with_key({"o-7", 100}, "k-7"));
+  CHECK(pay("strict-b", with_key({"o-7", 999}, "k-7"))["failed"] == "durable::IdempotencyKeyConflict");
+  CHECK(charge_runs == 1);
 }

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <concepts>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -66,6 +68,12 @@ using result_of = typename call_traits<T>::result;
 template <typename T>
 concept Named = requires {
   { std::string(T::name) };
+};
+
+// An activity may derive its idempotency key from its input.
+template <typename T>
+concept HasIdempotencyKey = requires(const input_of<T>& in) {
+  { T::idempotency_key(in) } -> std::convertible_to<std::optional<std::string>>;
 };
 
 // A definition may declare `static ActivityOptions options()`.
