@@ -199,7 +199,10 @@ ir AS (
   SELECT name, idempotency_key, $4::jsonb, fp, workflow_id, task_id FROM t
   WHERE $3 = 'completed' AND idempotency_key IS NOT NULL
   ON CONFLICT DO NOTHING),
-l AS (DELETE FROM {s}.idempotency_locks WHERE task_id = $1 AND lease_token = $2),
+l AS (
+  DELETE FROM {s}.idempotency_locks
+  WHERE (activity, key) IN (SELECT name, idempotency_key FROM t WHERE idempotency_key IS NOT NULL)
+    AND task_id = $1 AND lease_token = $2),
 w AS (
   UPDATE {s}.workflows wf SET next_seq = next_seq + 1, runnable = true, updated_at = now()
   FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
@@ -234,7 +237,10 @@ a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message, retry_at)
   SELECT t.task_id, t.attempt, t.attempt_started_at, {now}, 'failed', $4, $5, t.retry_at FROM t JOIN u USING (task_id)
   ON CONFLICT DO NOTHING),
-l AS (DELETE FROM {s}.idempotency_locks WHERE task_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM u))
+l AS (
+  DELETE FROM {s}.idempotency_locks
+  WHERE (activity, key) IN (SELECT name, idempotency_key FROM {s}.tasks WHERE task_id = $1 AND idempotency_key IS NOT NULL)
+    AND task_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM u))
 SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried)"},
 
     // Extends a running attempt's lease and keeps its latest details ('' keeps the previous ones).
