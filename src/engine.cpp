@@ -78,9 +78,12 @@ void EngineCore::ensure_schema() {
   std::call_once(schema_once_, [&] { pool.run([&](pqxx::connection& conn) { pg::migrate(conn, options.schema); }); });
 }
 
-ActivityPoolStats EngineCore::activity_pool_stats() const {
-  if (dispatcher_) return dispatcher_->stats();
-  return {options.activity_max_concurrency, 0, 0};
+EngineStats EngineCore::stats() const {
+  EngineStats stats;
+  stats.activity_capacity = options.activity_max_concurrency;
+  stats.idempotency_input_mismatches = idempotency_input_mismatches.load();
+  if (dispatcher_) dispatcher_->add_stats(stats);
+  return stats;
 }
 
 void EngineCore::start() {
@@ -151,7 +154,7 @@ Engine::~Engine() { stop(); }
 
 const EngineOptions& Engine::options() const { return core_->options; }
 
-ActivityPoolStats Engine::activity_pool_stats() const { return core_->activity_pool_stats(); }
+EngineStats Engine::stats() const { return core_->stats(); }
 
 Engine& Engine::add_definition(detail::ActivityDefinition definition) {
   validate(resolve({}, definition.options), definition.name);  // a bad declared policy fails registration

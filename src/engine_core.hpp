@@ -32,7 +32,8 @@ class EngineCore {
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
   bool stopping() const { return stopping_.load(); }
-  ActivityPoolStats activity_pool_stats() const;
+  EngineStats stats() const;
+  std::atomic<std::uint64_t> idempotency_input_mismatches{0};
 
   EngineOptions options;
   Registry registry;

@@ -1,6 +1,7 @@
 // Engine: registers workflows and activities, runs them, and starts workflow runs.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -53,11 +54,12 @@ struct Event {
   Json payload{};  // the workflow's input
 };
 
-// A snapshot of the activity pool of one engine.
-struct ActivityPoolStats {
-  int capacity = 0;  // activity_max_concurrency
-  int busy = 0;      // slots with a body running, stuck ones included
-  int stuck = 0;     // bodies still running after their attempt timed out: their slots stay taken
+// A snapshot of one engine's activity pool and counters since it was made.
+struct EngineStats {
+  int activity_capacity = 0;  // activity_max_concurrency
+  int activity_busy = 0;      // slots with a body running, stuck ones included
+  int stuck_slots = 0;        // bodies still running after their attempt timed out: their slots stay taken
+  std::uint64_t idempotency_input_mismatches = 0;  // results reused for a key given another input
 };
 
 class Engine {
@@ -170,7 +172,7 @@ class Engine {
   UntypedWorkflowHandle workflow(const std::string& workflow_id);
 
   const EngineOptions& options() const;
-  ActivityPoolStats activity_pool_stats() const;
+  EngineStats stats() const;
 
  private:
   Engine& add_definition(detail::ActivityDefinition definition);

@@ -145,6 +145,7 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
   auto reused = core_.store.reusable_result(task);
   if (!reused) return true;
   if (!reused->same_input) {
+    ++core_.idempotency_input_mismatches;
     logger().warn("activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
                   "produced its result (in workflow '{}')",
                   task.name, task.workflow_id, reused->workflow_id);
@@ -252,9 +253,10 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
   pool_.shutdown();  // bodies still running are waited for; their outcomes are discarded
 }
 
-ActivityPoolStats Dispatcher::stats() const {
+void Dispatcher::add_stats(EngineStats& stats) const {
   std::lock_guard lock(running_mutex_);
-  return {pool_.capacity(), pool_.busy(), stuck_};
+  stats.activity_busy = pool_.busy();
+  stats.stuck_slots = stuck_;
 }
 
 }  // namespace durable::detail

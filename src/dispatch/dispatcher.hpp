@@ -27,7 +27,8 @@ class Dispatcher {
   void watch();  // fails attempts past their deadline, until the engine stops
   // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
   void drain(std::chrono::milliseconds grace);
-  ActivityPoolStats stats() const;
+  // Fills the activity pool's part of the engine's stats.
+  void add_stats(EngineStats& stats) const;
 
  private:
   void run(const pg::ClaimedTask& task);
