@@ -266,8 +266,6 @@ SET status = 'pending', attempt = attempt - 1, available_at = {now} + $3::bigint
     lease_owner = NULL, lease_until = NULL, updated_at = now()
 WHERE task_id = $1 AND lease_token = $2 AND status = 'running')"},
 
-    {stmt::notify, "SELECT pg_notify($1, '')"},
-
     // Takes the right to run the body for (activity, key), unless a live attempt holds it.
     // $1 task id, $2 lease token
     {stmt::lock_key, R"(

@@ -273,11 +273,4 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
   return found;
 }
 
-void Store::notify(Wake kind) {
-  pool_.run([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    tx.exec_prepared(stmt::notify, wake_channel(pool_.schema(), kind));
-  });
-}
-
 }  // namespace durable::pg

@@ -106,7 +106,6 @@ class Store {
   };
   std::optional<ReusableResult> reusable_result(const ClaimedTask& task);
 
-  void notify(Wake kind);
 
  private:
   // Runs `claim(tx, token, recovering)`; returns whether it found rows.

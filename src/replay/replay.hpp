@@ -37,7 +37,6 @@ class Replay {
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
   std::int64_t wake_at_us() const;  // earliest unfired timer, -1 if none
-  int steps_seen() const { return next_step_; }
 
  private:
   // The journaled step at `step` if the journal has it (checked against what the code asks);
