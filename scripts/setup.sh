@@ -2,7 +2,8 @@
 # Installs what durable needs to build and test on Debian 12; does nothing when all is present.
 set -euo pipefail
 
-packages=(g++ cmake make pkg-config libpqxx-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2 postgresql)
+packages=(g++ cmake make pkg-config libpqxx-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2
+          libhowardhinnant-date-dev tzdata postgresql)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -11,6 +11,7 @@
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 #include "replay/runner.hpp"
+#include "schedule/scheduler.hpp"
 #include "uuid.hpp"
 
 namespace durable {
@@ -68,6 +69,7 @@ EngineCore::EngineCore(EngineOptions o)
     : options(checked(std::move(o))),
       pool(options.database_url, options.schema, options.connection_pool_size),
       store(pool),
+      schedule_store(pool),
       owner_(fmt::format("{}@{}:{}", options.instance, host_name(), getpid())) {
   logger();  // made now, so spdlog::get("durable") finds it once an engine exists
 }
@@ -98,6 +100,8 @@ void EngineCore::start() {
     threads_.emplace_back([this] { dispatcher_->loop(); });
     threads_.emplace_back([this] { dispatcher_->watch(); });
   }
+  scheduler_ = std::make_unique<Scheduler>(*this);  // every engine fires schedules; row locks keep it once
+  threads_.emplace_back([this] { scheduler_->loop(); });
   threads_.emplace_back([this] { listen(); });
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
                registry.workflows.size(), registry.activities.size(), options.schema);
@@ -107,11 +111,13 @@ void EngineCore::stop() {
   if (!started_.load() || stopping_.exchange(true)) return;
   workflow_work.notify();
   task_work.notify();
+  schedule_work.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
   if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
   dispatcher_.reset();
   runner_.reset();
+  scheduler_.reset();
   detail::logger().info("engine '{}' stopped", owner_);
 }
 
@@ -136,8 +142,10 @@ void EngineCore::listen() {
       WakeReceiver workflows(conn, pg::wake_channel(options.schema, pg::Wake::workflows), workflow_work);
       WakeReceiver tasks(conn, pg::wake_channel(options.schema, pg::Wake::tasks), task_work);
       WakeReceiver endings(conn, pg::wake_channel(options.schema, pg::Wake::ended), ended);
+      WakeReceiver schedules(conn, pg::wake_channel(options.schema, pg::Wake::schedules), schedule_work);
       workflow_work.notify();  // anything added while we were not listening
       task_work.notify();
+      schedule_work.notify();
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {
       detail::logger().debug("notification listener reconnecting: {}", e.what());
@@ -148,7 +156,10 @@ void EngineCore::listen() {
 
 }  // namespace detail
 
-Engine::Engine(EngineOptions options) : core_(std::make_shared<detail::EngineCore>(std::move(options))) {}
+Engine::Engine(EngineOptions options)
+    : core_(std::make_shared<detail::EngineCore>(std::move(options))), schedules_(*core_) {}
+
+Schedules& Engine::schedules() { return schedules_; }
 
 Engine::~Engine() { stop(); }
 

@@ -11,6 +11,7 @@
 
 #include "durable/engine.hpp"
 #include "pg/connection_pool.hpp"
+#include "pg/schedule_store.hpp"
 #include "pg/store.hpp"
 #include "registry.hpp"
 #include "wake_signal.hpp"
@@ -19,6 +20,7 @@ namespace durable::detail {
 
 class Dispatcher;
 class Runner;
+class Scheduler;
 
 class EngineCore {
  public:
@@ -39,10 +41,12 @@ class EngineCore {
   Registry registry;
   pg::ConnectionPool pool;
   pg::Store store;
+  pg::ScheduleStore schedule_store;
   // Each wakes only the loops it concerns, from a NOTIFY or a local write.
   WakeSignal workflow_work;  // a workflow may be runnable: wakes the runners
   WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher
   WakeSignal ended;          // a workflow run ended: wakes result() waiters
+  WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
 
  private:
   void listen();
@@ -53,6 +57,7 @@ class EngineCore {
   std::atomic<bool> stopping_{false};
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<Runner> runner_;
+  std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::thread> threads_;
 };
 

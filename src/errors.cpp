@@ -15,6 +15,14 @@ WorkflowAlreadyStarted::WorkflowAlreadyStarted(std::string workflow_id, std::str
 WorkflowNotFound::WorkflowNotFound(const std::string& workflow_id)
     : Error(fmt::format("no workflow with id '{}'", workflow_id)) {}
 
+ScheduleAlreadyExists::ScheduleAlreadyExists(const std::string& schedule_id)
+    : Error(fmt::format("a schedule with id '{}' exists already: update it with Schedules::update(), or pick "
+                        "another id",
+                        schedule_id)) {}
+
+ScheduleNotFound::ScheduleNotFound(const std::string& schedule_id)
+    : Error(fmt::format("no schedule with id '{}'", schedule_id)) {}
+
 ActivityFailed::ActivityFailed(std::string activity, std::string error_type, std::string error_message,
                                int attempts)
     : Error(fmt::format("activity '{}' failed after {} attempt{}: {}: {}", activity, attempts,

@@ -1,10 +1,22 @@
 #include "durable/workflow.hpp"
 
 #include "replay/replay.hpp"
+#include "schedule/fire_plan.hpp"
 
 namespace durable {
 
 const std::string& WorkflowContext::workflow_id() const { return replay_.workflow_id(); }
+
+std::optional<ScheduleContext> WorkflowContext::schedule() const {
+  const Json& s = replay_.schedule_context();
+  if (s.is_null()) return std::nullopt;
+  ScheduleContext ctx;
+  ctx.schedule_id = s.at("id").get<std::string>();
+  ctx.nominal_time = ctx.window_end = detail::from_us(s.at("nominal_us").get<std::int64_t>());
+  ctx.window_start = detail::from_us(s.at("window_start_us").get<std::int64_t>());
+  ctx.fires = s.at("fires").get<std::int64_t>();
+  return ctx;
+}
 
 int WorkflowContext::schedule_activity(const std::string& name, Json input, const ActivityOptions& options) {
   return replay_.schedule_activity(name, std::move(input), options);

@@ -2,8 +2,10 @@
 #pragma once
 
 #include "durable/activity.hpp"
+#include "durable/cron.hpp"
 #include "durable/engine.hpp"
 #include "durable/errors.hpp"
 #include "durable/handle.hpp"
 #include "durable/options.hpp"
+#include "durable/schedule.hpp"
 #include "durable/workflow.hpp"

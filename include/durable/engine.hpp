@@ -9,6 +9,7 @@
 #include "durable/activity.hpp"
 #include "durable/handle.hpp"
 #include "durable/options.hpp"
+#include "durable/schedule.hpp"
 #include "durable/workflow.hpp"
 
 namespace durable {
@@ -171,6 +172,9 @@ class Engine {
   }
   UntypedWorkflowHandle workflow(const std::string& workflow_id);
 
+  // Create, change, pause and list cron schedules; every started engine fires them.
+  Schedules& schedules();
+
   const EngineOptions& options() const;
   EngineStats stats() const;
 
@@ -178,6 +182,7 @@ class Engine {
   Engine& add_definition(detail::ActivityDefinition definition);
   Engine& add_definition(detail::WorkflowDefinition definition);
   std::shared_ptr<detail::EngineCore> core_;
+  Schedules schedules_;
 };
 
 }  // namespace durable

@@ -12,9 +12,14 @@
 //       │   ├── PayloadError           an input or result does not convert to/from the declared type
 //       │   ├── RegistrationError      a name registered twice, or registering after start()
 //       │   ├── UnknownTrigger         no trigger of that name is registered
-//       │   └── InvalidEvent           an event without a stable id
+//       │   ├── InvalidEvent           an event without a stable id
+//       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
+//       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
+//       │   └── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
 //       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
 //       ├── WorkflowNotFound           no workflow with that id
+//       ├── ScheduleAlreadyExists      a schedule with that id exists
+//       ├── ScheduleNotFound           no schedule with that id
 //       ├── NonRetryableError          thrown by an activity: fail now, skip the remaining attempts
 //       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
 //       ├── NonDeterminismError        workflow code asked for something else than its journal holds
@@ -79,6 +84,19 @@ class InvalidEvent : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+class InvalidCronExpression : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class UnknownTimeZone : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidSchedule : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 class WorkflowAlreadyStarted : public Error {
  public:
   WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status);
@@ -93,6 +111,16 @@ class WorkflowAlreadyStarted : public Error {
 class WorkflowNotFound : public Error {
  public:
   explicit WorkflowNotFound(const std::string& workflow_id);
+};
+
+class ScheduleAlreadyExists : public Error {
+ public:
+  explicit ScheduleAlreadyExists(const std::string& schedule_id);
+};
+
+class ScheduleNotFound : public Error {
+ public:
+  explicit ScheduleNotFound(const std::string& schedule_id);
 };
 
 // An activity failed for good (attempts exhausted, or a non-retryable error).

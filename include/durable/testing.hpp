@@ -58,5 +58,7 @@ void drop_schema(const std::string& url, const std::string& schema);
 // Time skipping: moves the database clock of `schema` forward by `by` for every engine on it
 // (due times, timers and leases are all judged by that clock) and wakes them. Tests only.
 void advance_clock(const std::string& url, const std::string& schema, Duration by);
+// The same, to a given instant (earlier or later than the real time).
+void set_clock(const std::string& url, const std::string& schema, std::chrono::system_clock::time_point to);
 
 }  // namespace durable::testing

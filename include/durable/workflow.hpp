@@ -9,12 +9,14 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
 #include "durable/options.hpp"
+#include "durable/schedule.hpp"
 
 namespace durable {
 
@@ -57,6 +59,10 @@ class WorkflowContext {
   WorkflowContext& operator=(const WorkflowContext&) = delete;
 
   const std::string& workflow_id() const;
+
+  // For a run a schedule started: its schedule, nominal time, window and how many fires it
+  // stands for. Empty for runs started any other way.
+  std::optional<ScheduleContext> schedule() const;
 
   // Starts an activity without waiting for it; start several, then get() each: they run in parallel.
   template <typename A>

@@ -13,6 +13,7 @@ std::string wake_channel(const std::string& schema, Wake kind) {
     case Wake::workflows: return "durable_w_" + schema;
     case Wake::tasks: return "durable_t_" + schema;
     case Wake::ended: return "durable_e_" + schema;
+    case Wake::schedules: return "durable_s_" + schema;
   }
   return {};
 }
@@ -32,7 +33,7 @@ WITH w AS (
   RETURNING workflow_id),
 e AS (
   INSERT INTO {s}.journal (workflow_id, seq, kind, data)
-  SELECT workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) FROM w),
+  SELECT workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
 r AS (
   INSERT INTO {s}.runs (run_id, workflow_id, name, status) SELECT $2::uuid, $1, $3, 'running' FROM w
   ON CONFLICT (run_id) DO NOTHING),
@@ -283,6 +284,67 @@ RETURNING 1)"},
 SELECT r.result::text, r.input_fingerprint = md5(t.input::text) AS same_input, r.workflow_id
 FROM {s}.tasks t JOIN {s}.idempotent_results r ON r.activity = t.name AND r.key = t.idempotency_key
 WHERE t.task_id = $1)"},
+
+    // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
+    {stmt::db_now_us, "SELECT {s}.epoch_us({now})"},
+
+    // $1 id, $2 workflow, $3 input, $4 cron, $5 zone, $6 policy, $7 limit, $8 grace ms, $9 next fire,
+    // $10 previous fire, $11 revision, $12 channel. The revision read is the one before this
+    // statement: ours when an earlier try of this create committed.
+    {stmt::create_schedule, R"(
+WITH i AS (
+  INSERT INTO {s}.schedules (schedule_id, workflow_name, input, cron, time_zone, misfire_policy, catchup_limit,
+                             misfire_grace_ms, next_fire_at, prev_fire_at, revision)
+  VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, {s}.from_us($9), {s}.from_us($10), $11::uuid)
+  ON CONFLICT (schedule_id) DO NOTHING
+  RETURNING 1),
+n AS (SELECT pg_notify($12, '') FROM i)
+SELECT (SELECT count(*) FROM i), (SELECT count(*) FROM n),
+       (SELECT revision::text FROM {s}.schedules WHERE schedule_id = $1))"},
+
+    // The same parameters; the next fire is recomputed by the caller, so a changed cron applies at once.
+    {stmt::update_schedule, R"(
+WITH u AS (
+  UPDATE {s}.schedules
+  SET workflow_name = $2, input = $3::jsonb, cron = $4, time_zone = $5, misfire_policy = $6, catchup_limit = $7,
+      misfire_grace_ms = $8, next_fire_at = {s}.from_us($9), prev_fire_at = {s}.from_us($10), revision = $11::uuid,
+      updated_at = now()
+  WHERE schedule_id = $1
+  RETURNING 1),
+n AS (SELECT pg_notify($12, '') FROM u)
+SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM n))"},
+
+    // $1 id, $2 paused, $3 channel
+    {stmt::pause_schedule, R"(
+WITH u AS (UPDATE {s}.schedules SET paused = $2, updated_at = now() WHERE schedule_id = $1 RETURNING 1),
+n AS (SELECT pg_notify($3, '') FROM u)
+SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM n))"},
+
+    {stmt::delete_schedule, "DELETE FROM {s}.schedules WHERE schedule_id = $1 RETURNING 1"},
+
+    // $1 id, or NULL for all
+    {stmt::read_schedules, R"(
+SELECT schedule_id, workflow_name, input::text, cron, time_zone, misfire_policy, catchup_limit, misfire_grace_ms,
+       paused, {s}.epoch_us(next_fire_at), fires_started, fires_dropped
+FROM {s}.schedules WHERE $1::text IS NULL OR schedule_id = $1 ORDER BY schedule_id)"},
+
+    // Due schedules, locked for the transaction that fires them and advances them. $1 limit
+    {stmt::due_schedules, R"(
+SELECT schedule_id, workflow_name, input::text, cron, time_zone, misfire_policy, catchup_limit, misfire_grace_ms,
+       {s}.epoch_us(next_fire_at), {s}.epoch_us(prev_fire_at), {s}.epoch_us({now})
+FROM {s}.schedules WHERE NOT paused AND next_fire_at <= {now}
+ORDER BY next_fire_at LIMIT $1 FOR UPDATE SKIP LOCKED)"},
+
+    // $1 id, $2 next fire, $3 previous fire, $4 runs started, $5 fires dropped
+    {stmt::advance_schedule, R"(
+UPDATE {s}.schedules
+SET next_fire_at = {s}.from_us($2), prev_fire_at = {s}.from_us($3), fires_started = fires_started + $4,
+    fires_dropped = fires_dropped + $5, updated_at = now()
+WHERE schedule_id = $1)"},
+
+    // Microseconds until the earliest active schedule is due (NULL when there is none).
+    {stmt::next_schedule_in, R"(
+SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules WHERE NOT paused)"},
 
     // Claims only take leases: losing one in a server crash equals its lease running out, and
     // every later write is fenced. So they need not wait for the WAL flush.

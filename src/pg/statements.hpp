@@ -27,6 +27,15 @@ inline constexpr const char* release_task = "release_task";
 inline constexpr const char* async_commit = "async_commit";
 inline constexpr const char* lock_key = "lock_key";
 inline constexpr const char* reusable_result = "reusable_result";
+inline constexpr const char* db_now_us = "db_now_us";
+inline constexpr const char* create_schedule = "create_schedule";
+inline constexpr const char* update_schedule = "update_schedule";
+inline constexpr const char* pause_schedule = "pause_schedule";
+inline constexpr const char* delete_schedule = "delete_schedule";
+inline constexpr const char* read_schedules = "read_schedules";
+inline constexpr const char* due_schedules = "due_schedules";
+inline constexpr const char* advance_schedule = "advance_schedule";
+inline constexpr const char* next_schedule_in = "next_schedule_in";
 }  // namespace stmt
 
 // What a NOTIFY announces; engines LISTEN on one channel per kind. No payload is ever sent.
@@ -34,6 +43,7 @@ enum class Wake {
   workflows,  // a workflow became runnable (started, an activity finished)
   tasks,      // activity tasks were added
   ended,      // a workflow run ended
+  schedules,  // a schedule was created, changed or resumed (or the test clock moved)
 };
 std::string wake_channel(const std::string& schema, Wake kind);
 

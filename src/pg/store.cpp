@@ -66,7 +66,8 @@ bool Store::start_workflow(const std::string& id, const std::string& run_id, con
   bool inserted = false;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    inserted = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_)[0].as<int>() == 1;
+    inserted = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}")[0]
+                   .as<int>() == 1;
   });
   return inserted;
 }

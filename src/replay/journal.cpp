@@ -37,6 +37,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
   };
   if (e.kind == "workflow_started") {
     input = e.data.at("input");
+    schedule = e.data.value("schedule", Json());
   } else if (e.kind == "activity_scheduled") {
     open(StepKind::activity);
   } else if (e.kind == "activity_completed") {

@@ -28,6 +28,7 @@ struct JournalCache {
   std::string run_id;
   int next_seq = 0;  // events [0, next_seq) are applied
   Json input;
+  Json schedule;  // the schedule fire that started the run, or null
   std::vector<StepRecord> steps;
 
   void apply(const pg::JournalEvent& event);

@@ -23,6 +23,7 @@ class Replay {
          const Registry& registry);
 
   const std::string& workflow_id() const { return workflow_id_; }
+  const Json& schedule_context() const { return journal_.schedule; }
 
   int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
   Json await_activity(int step);

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "pg/migrations.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -20,7 +21,7 @@ TEST_CASE("ten engines starting at once in one process share one migration", "[p
   }
   for (auto& t : threads) t.join();
   CHECK(up == 10);
-  CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == pg::latest_schema_version());  // each migration once
 }
 
 TEST_CASE("an engine on a migrated schema keeps its data and migrates nothing again", "[pg][migrations]") {
@@ -34,5 +35,22 @@ TEST_CASE("an engine on a migrated schema keeps its data and migrates nothing ag
   register_all(engine);
   engine.start();
   CHECK(engine.workflow<HelloWorkflow>("kept").result(30s) == "hello, x");
-  CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == pg::latest_schema_version());  // each migration once
+}
+
+TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][migrations]") {
+  TestDb db;
+  {
+    Engine engine(db.options());
+    register_all(engine);
+    engine.start_workflow<HelloWorkflow>("from-v1", "y");
+  }
+  // Back to what a version-1 build left: no schedules table.
+  db.query("DROP TABLE {s}.schedules; DELETE FROM {s}.schema_version WHERE version > 1");
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(engine.workflow<HelloWorkflow>("from-v1").result(30s) == "hello, y");
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
+  CHECK(engine.schedules().list().empty());
 }

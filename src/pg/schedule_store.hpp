@@ -1,0 +1,62 @@
+// The schedules table: its rows, and the one transaction that fires due schedules.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "durable/schedule.hpp"
+#include "pg/connection_pool.hpp"
+
+namespace durable::pg {
+
+struct ScheduleRow {
+  std::string id;
+  ScheduleSpec spec;
+  bool paused = false;
+  std::int64_t next_fire_us = 0, prev_fire_us = 0;
+  std::int64_t fires_started = 0, fires_dropped = 0;
+};
+
+// What firing one due schedule does: the runs to start and where the schedule moves to.
+struct ScheduledStart {
+  std::string workflow_id, run_id;
+  Json context;  // {"schedule": {...}}, journaled with the run's start
+};
+struct ScheduleAdvance {
+  std::vector<ScheduledStart> starts;
+  std::int64_t next_fire_us = 0, prev_fire_us = 0;
+  std::int64_t dropped = 0;
+};
+
+class ScheduleStore {
+ public:
+  explicit ScheduleStore(ConnectionPool& pool);
+
+  std::int64_t db_now_us();
+  // False when the id is taken by another schedule (a retried create of our own counts as done).
+  bool create(const ScheduleRow& row, const std::string& revision);
+  bool update(const ScheduleRow& row, const std::string& revision);  // false: no such schedule
+  bool set_paused(const std::string& id, bool paused);                // false: no such schedule
+  bool remove(const std::string& id);                                 // false: no such schedule
+  std::vector<ScheduleRow> read(const std::optional<std::string>& id);
+
+  // Locks up to `limit` due schedules (SKIP LOCKED: engines share the work), asks `plan` what
+  // each fire does given the database time, starts those runs (reject-duplicate) and advances
+  // the schedule, all in one transaction. Returns how many schedules it handled and runs it started.
+  struct Fired {
+    int schedules = 0;
+    int runs_started = 0;
+  };
+  Fired fire_due(int limit, const std::function<ScheduleAdvance(const ScheduleRow& row, std::int64_t now_us)>& plan);
+  // Microseconds until the earliest active schedule is due; nullopt when none is active.
+  std::optional<std::int64_t> next_due_in_us();
+
+ private:
+  ConnectionPool& pool_;
+  std::string schedules_channel_, workflows_channel_;
+};
+
+}  // namespace durable::pg
