@@ -36,30 +36,28 @@ std::int64_t ScheduleStore::db_now_us() {
   return now;
 }
 
-bool ScheduleStore::create(const ScheduleRow& row, const std::string& revision) {
-  bool created = false;
+int ScheduleStore::write(const char* statement, const ScheduleRow& row, const std::string& revision,
+                         std::string* revision_before) {
+  int written = 0;
   const ScheduleSpec& s = row.spec;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared1(stmt::create_schedule, row.id, s.workflow, s.input.dump(), s.cron, s.time_zone,
-                               to_string(s.misfire), s.catchup_limit, s.misfire_grace.count(), row.next_fire_us,
-                               row.prev_fire_us, revision, schedules_channel_);
-    created = r[0].as<int>() == 1 || (!r[2].is_null() && r[2].as<std::string>() == revision);
+    auto r = tx.exec_prepared1(statement, row.id, s.workflow, s.input.dump(), s.cron, s.time_zone, to_string(s.misfire),
+                               s.catchup_limit, s.misfire_grace.count(), row.next_fire_us, row.prev_fire_us, revision,
+                               schedules_channel_);
+    written = r[0].as<int>();
+    if (revision_before && r.size() > 2 && !r[2].is_null()) *revision_before = r[2].as<std::string>();
   });
-  return created;
+  return written;
+}
+
+bool ScheduleStore::create(const ScheduleRow& row, const std::string& revision) {
+  std::string before;
+  return write(stmt::create_schedule, row, revision, &before) == 1 || before == revision;
 }
 
 bool ScheduleStore::update(const ScheduleRow& row, const std::string& revision) {
-  bool updated = false;
-  const ScheduleSpec& s = row.spec;
-  pool_.run([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    updated = tx.exec_prepared1(stmt::update_schedule, row.id, s.workflow, s.input.dump(), s.cron, s.time_zone,
-                                to_string(s.misfire), s.catchup_limit, s.misfire_grace.count(), row.next_fire_us,
-                                row.prev_fire_us, revision, schedules_channel_)[0]
-                  .as<int>() == 1;
-  });
-  return updated;
+  return write(stmt::update_schedule, row, revision, nullptr) == 1;
 }
 
 bool ScheduleStore::set_paused(const std::string& id, bool paused) {

@@ -55,6 +55,9 @@ class ScheduleStore {
   std::optional<std::int64_t> next_due_in_us();
 
  private:
+  // Runs create_schedule or update_schedule; returns the rows written. `revision_before` gets
+  // the revision the row had before (create only).
+  int write(const char* statement, const ScheduleRow& row, const std::string& revision, std::string* revision_before);
   ConnectionPool& pool_;
   std::string schedules_channel_, workflows_channel_;
 };

@@ -59,6 +59,17 @@ pg::ScheduleRow first_fire(detail::EngineCore& core, const std::string& id, cons
   return row;
 }
 
+// Validates, then writes the schedule with its first fire; false when `write` found no row to
+// write (create: the id is taken; update: no such schedule).
+bool save(detail::EngineCore& core, const std::string& id, const ScheduleSpec& spec,
+          bool (pg::ScheduleStore::*write)(const pg::ScheduleRow&, const std::string&)) {
+  const CronCalendar calendar = checked(core.registry, id, spec);
+  core.ensure_schema();
+  if (!(core.schedule_store.*write)(first_fire(core, id, spec, calendar), detail::random_uuid())) return false;
+  core.schedule_work.notify();
+  return true;
+}
+
 ScheduleInfo info_of(pg::ScheduleRow row) {
   ScheduleInfo info;
   info.id = std::move(row.id);
@@ -96,21 +107,11 @@ std::string scheduled_workflow_id(const std::string& schedule_id, const std::str
 }
 
 void Schedules::create(const std::string& id, const ScheduleSpec& spec) {
-  const CronCalendar calendar = checked(core_.registry, id, spec);
-  core_.ensure_schema();
-  if (!core_.schedule_store.create(first_fire(core_, id, spec, calendar), detail::random_uuid())) {
-    throw ScheduleAlreadyExists(id);
-  }
-  core_.schedule_work.notify();
+  if (!save(core_, id, spec, &pg::ScheduleStore::create)) throw ScheduleAlreadyExists(id);
 }
 
 void Schedules::update(const std::string& id, const ScheduleSpec& spec) {
-  const CronCalendar calendar = checked(core_.registry, id, spec);
-  core_.ensure_schema();
-  if (!core_.schedule_store.update(first_fire(core_, id, spec, calendar), detail::random_uuid())) {
-    throw ScheduleNotFound(id);
-  }
-  core_.schedule_work.notify();
+  if (!save(core_, id, spec, &pg::ScheduleStore::update)) throw ScheduleNotFound(id);
 }
 
 void Schedules::pause(const std::string& id) {
