@@ -35,8 +35,11 @@ class TemporaryPostgres {
   // libpq conninfo for the cluster's `postgres` database, e.g. "host=/tmp/durable-pg-XXXX dbname=postgres user=durable".
   const std::string& url() const;
 
-  // Stop the server (fast shutdown: clients are disconnected) and start it again on the same data.
-  void stop();
+  // How stop() shuts the server down: `fast` disconnects clients and checkpoints; `immediate`
+  // stops at once, like a crash (recovery replays the WAL at the next start).
+  enum class StopMode { fast, immediate };
+  // Stop the server and start it again on the same data.
+  void stop(StopMode mode = StopMode::fast);
   void start();
   void restart();
 

@@ -6,6 +6,7 @@
 
 #include "attempt_state.hpp"
 #include "engine_core.hpp"
+#include "failpoint.hpp"
 #include "log.hpp"
 
 namespace durable::detail {
@@ -77,6 +78,7 @@ void Dispatcher::watch() {
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task) {
+  failpoint("task.after_claim");
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);
     if (task.after_lease_expiry && task.attempt > task.options.retry.max_attempts) {
@@ -123,6 +125,7 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
         return;
       }
     }
+    failpoint("task.before_commit");
     if (succeeded) {
       settle_success(task, result);
     } else {
@@ -223,6 +226,7 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
   switch (core_.store.finish_task(task, succeeded, result, error.type, error.message, record_attempt)) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
+      failpoint("task.after_commit");
       core_.workflow_work.notify();  // the workflow is runnable: a local runner can pick it up at once
       break;
     case pg::FinishOutcome::fenced_off:

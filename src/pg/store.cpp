@@ -1,5 +1,6 @@
 #include "pg/store.hpp"
 
+#include "failpoint.hpp"
 #include "pg/statements.hpp"
 #include "uuid.hpp"
 
@@ -137,6 +138,7 @@ void Store::claim_with_recovery(const std::function<bool(pqxx::transaction_base&
     pqxx::work tx(conn);
     tx.exec_prepared(stmt::async_commit);
     if (!(tries++ > 0 && claim(tx, token, true))) claim(tx, token, false);
+    detail::failpoint("claim.before_commit");
     tx.commit();
   });
 }

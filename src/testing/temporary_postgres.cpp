@@ -310,9 +310,9 @@ struct TemporaryPostgres::State {
     running = true;
   }
 
-  void stop_locked() {
+  void stop_locked(const char* mode = "fast") {
     if (!running) return;
-    run({tool("pg_ctl"), "-D", data().string(), "-m", "fast", "-w", "stop"});
+    run({tool("pg_ctl"), "-D", data().string(), "-m", mode, "-w", "stop"});
     running = false;
   }
 
@@ -380,9 +380,9 @@ TemporaryPostgres::~TemporaryPostgres() = default;
 
 const std::string& TemporaryPostgres::url() const { return state_->url; }
 
-void TemporaryPostgres::stop() {
+void TemporaryPostgres::stop(StopMode mode) {
   const std::lock_guard lock(state_->mutex);
-  state_->stop_locked();
+  state_->stop_locked(mode == StopMode::immediate ? "immediate" : "fast");
 }
 
 void TemporaryPostgres::start() {

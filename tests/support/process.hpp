@@ -12,23 +12,36 @@
 
 namespace durable::test {
 
-// Starts the test worker binary with `args`, passing the database URL down explicitly.
-inline pid_t spawn_worker(const std::string& url, const std::vector<std::string>& args) {
+// Starts `program` with `args`, passing the database URL down explicitly, plus `env`
+// ("NAME=value" each) for this child only.
+inline pid_t spawn_program(const std::string& program, const std::string& url, const std::vector<std::string>& args,
+                           const std::vector<std::string>& env = {}) {
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     setenv("DURABLE_DATABASE_URL", url.c_str(), 1);
+    for (const auto& e : env) {
+      const auto eq = e.find('=');
+      setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+    }
     std::vector<char*> argv;
-    std::string program = DURABLE_TEST_WORKER;
-    argv.push_back(program.data());
+    std::string path = program;
+    argv.push_back(path.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(program.c_str(), argv.data());
+    execv(path.c_str(), argv.data());
     _exit(127);
   }
   return pid;
 }
+
+#ifdef DURABLE_TEST_WORKER
+// Starts the test worker binary with `args`.
+inline pid_t spawn_worker(const std::string& url, const std::vector<std::string>& args) {
+  return spawn_program(DURABLE_TEST_WORKER, url, args);
+}
+#endif
 
 // Waits for the process; returns its exit code, or 128 + signal.
 inline int wait_for(pid_t pid) {

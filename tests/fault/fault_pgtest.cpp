@@ -1,0 +1,401 @@
+// The fault-injection suite: processes die, freeze and lose their connections, PostgreSQL
+// restarts; afterwards the checker proves nothing was lost or committed twice, and each test
+// reports its figures (a `FAULT {...}` JSON line and a table). Short by default (CI); set
+// DURABLE_FAULT_FULL=1 for the full sizes (scripts/fault.sh).
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "fault/workload.hpp"
+#include "support/process.hpp"
+#include "support/test_db.hpp"
+
+using namespace std::chrono_literals;
+using durable::Json;
+using durable::fault::Check;
+using durable::fault::FlowInput;
+using durable::fault::full_run;
+using durable::fault::report;
+using durable::test::spawn_program;
+using durable::test::wait_for;
+using durable::test::wait_until;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Fault worker processes on one schema; each can be killed, frozen and restarted.
+class Workers {
+ public:
+  Workers(std::string url, std::string schema) : url_(std::move(url)), schema_(std::move(schema)) {}
+  ~Workers() {
+    for (pid_t pid : pids_) {
+      if (pid <= 0) continue;
+      ::kill(pid, SIGCONT);
+      ::kill(pid, SIGTERM);
+      wait_for(pid);
+    }
+  }
+  std::size_t spawn(const std::vector<std::string>& env = {}) {
+    pids_.push_back(start(pids_.size(), env));
+    return pids_.size() - 1;
+  }
+  void restart(std::size_t i, const std::vector<std::string>& env = {}) { pids_[i] = start(i, env); }
+  pid_t pid(std::size_t i) const { return pids_[i]; }
+  // SIGKILL and reap; returns the pid it had.
+  pid_t kill(std::size_t i) {
+    const pid_t pid = pids_[i];
+    ::kill(pid, SIGKILL);
+    wait_for(pid);
+    pids_[i] = -1;
+    return pid;
+  }
+  // Waits for worker i to exit by itself; returns its wait status code (128 + signal when killed).
+  int wait_exit(std::size_t i) {
+    const int code = wait_for(pids_[i]);
+    pids_[i] = -1;
+    return code;
+  }
+  std::size_t size() const { return pids_.size(); }
+
+ private:
+  pid_t start(std::size_t i, const std::vector<std::string>& env) {
+    return spawn_program(DURABLE_FAULT_WORKER, url_, {schema_, "fault-" + std::to_string(i)}, env);
+  }
+  std::string url_, schema_;
+  std::vector<pid_t> pids_;
+};
+
+// A fresh schema with the workload's tables, and an engine (never started) that starts runs.
+struct Workload {
+  explicit Workload(const std::string& url_) : url(url_), schema(durable::testing::unique_schema("f")) {
+    durable::fault::create_workload_tables(url, schema);
+    starter = std::make_unique<durable::Engine>(durable::fault::workload_options(url, schema, "starter"));
+    durable::fault::register_workload(*starter, url, schema);
+  }
+  ~Workload() {
+    try {
+      durable::testing::drop_schema(url, schema);
+    } catch (...) {
+    }
+  }
+  long long count(const std::string& sql) const {
+    pqxx::connection conn(url);
+    pqxx::nontransaction tx(conn);
+    return tx.exec(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + schema + "\"")))[0][0].as<long long>();
+  }
+  // Waits for the runs to end and checks them; the check is part of every fault's figures.
+  Check finish(const std::string& prefix, std::chrono::seconds limit = 300s) {
+    CHECK(durable::fault::wait_all_ended(url, schema, prefix, limit));
+    Check c = durable::fault::check(url, schema, prefix);
+    CHECK(c.ok());
+    return c;
+  }
+  std::string url, schema;
+  std::unique_ptr<durable::Engine> starter;
+};
+
+// A kill of a worker: the tasks it held then, and when (by the database clock).
+struct Kill {
+  std::vector<std::int64_t> tasks_held;
+  std::string at;
+};
+Kill record_kill(const Workload& w, pid_t pid) {
+  pqxx::connection conn(w.url);
+  pqxx::nontransaction tx(conn);
+  Kill k;
+  for (const auto& r : tx.exec(fmt::format("SELECT task_id FROM \"{}\".tasks WHERE status = 'running' AND lease_owner "
+                                           "LIKE '%:{}'",
+                                           w.schema, pid))) {
+    k.tasks_held.push_back(r[0].as<std::int64_t>());
+  }
+  k.at = tx.exec1("SELECT clock_timestamp()::text")[0].as<std::string>();
+  return k;
+}
+// Recovery: from the kill until the last task the dead worker held was finished by another.
+double recovery_ms(const Workload& w, const Kill& k) {
+  if (k.tasks_held.empty()) return 0;
+  std::string ids;
+  for (auto id : k.tasks_held) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  return static_cast<double>(w.count(fmt::format("SELECT (extract(epoch FROM max(updated_at) - '{}'::timestamptz) * 1000)"
+                                                 "::bigint FROM {{s}}.tasks WHERE task_id IN ({})",
+                                                 k.at, ids)));
+}
+
+}  // namespace
+
+TEST_CASE("fault 1: worker processes killed with SIGKILL and restarted lose nothing and commit nothing twice",
+          "[fault][crash]") {
+  const int runs = full_run() ? 2000 : 300;
+  const int kills = full_run() ? 6 : 3;
+  Workload w(durable::testing::database_url());
+  Workers workers(w.url, w.schema);
+  const auto started = Clock::now();
+  REQUIRE(durable::fault::start_workflows(*w.starter, "crash-", runs, FlowInput{5, 50}) == runs);
+  for (int i = 0; i < 3; ++i) workers.spawn();  // they start on a full queue
+
+  std::mt19937 random(std::random_device{}());
+  std::vector<Kill> killed;
+  for (int k = 0; k < kills; ++k) {
+    std::this_thread::sleep_for(1500ms);
+    const auto victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(random);
+    killed.push_back(record_kill(w, workers.pid(victim)));
+    workers.kill(victim);
+    workers.restart(victim);
+  }
+  Check c = w.finish("crash-");
+  CHECK(c.workflows == runs);
+  CHECK(c.steps_completed == runs * 5);
+  std::vector<double> recoveries;
+  std::vector<std::size_t> held;
+  for (const auto& k : killed) {
+    recoveries.push_back(recovery_ms(w, k));
+    held.push_back(k.tasks_held.size());
+  }
+  CHECK(*std::max_element(held.begin(), held.end()) > 0);  // the kills did land on work in flight
+  report("worker_sigkill", {{"workflows", runs},
+                            {"activities_per_workflow", 5},
+                            {"engine_processes", 3},
+                            {"kills", kills},
+                            {"tasks_held_at_each_kill", held},
+                            {"lost", c.not_completed},
+                            {"duplicate_committed_results", c.duplicate_commits},
+                            {"duplicate_executions", c.duplicate_executions},
+                            {"recovery_ms_max", *std::max_element(recoveries.begin(), recoveries.end())},
+                            {"recovery_ms_each", recoveries},
+                            {"total_s", ms_since(started) / 1000},
+                            {"check", c.to_json()}});
+}
+
+TEST_CASE("fault 2: a kill at a failpoint around the activity's commit", "[fault][failpoint]") {
+  struct Case {
+    std::string failpoint;
+    int executions;  // of the first step, all workers together
+  };
+  auto [failpoint, executions] = GENERATE(Case{"task.after_claim", 1},     // the body never ran in the killed worker
+                                          Case{"task.before_commit", 2},   // it ran, its result was lost: runs again
+                                          Case{"task.after_commit", 1});   // committed: never runs again
+  CAPTURE(failpoint);
+  Workload w(durable::testing::database_url());
+  Workers workers(w.url, w.schema);
+  durable::fault::start_workflows(*w.starter, "fp-", 1, FlowInput{3, 0});
+  workers.spawn({"DURABLE_FAILPOINTS=" + failpoint + "=kill@1"});
+  CHECK(workers.wait_exit(0) == 128 + SIGKILL);
+  const auto killed = Clock::now();
+  workers.restart(0);  // no failpoint armed this time
+  Check c = w.finish("fp-");
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_log WHERE step = 0") == executions);
+  CHECK(w.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed' AND step = 0") == 1);
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_effects") == 3);
+  report("failpoint_kill", {{"failpoint", failpoint},
+                            {"executions_of_step", w.count("SELECT count(*) FROM {s}.fault_log WHERE step = 0")},
+                            {"committed_results_of_step", 1},
+                            {"completed_after_ms", ms_since(killed)},
+                            {"check", c.to_json()}});
+}
+
+TEST_CASE("fault 3: a frozen worker's late completion is rejected by fencing", "[fault][freeze]") {
+  Workload w(durable::testing::database_url());
+  Workers workers(w.url, w.schema);
+  const auto frozen = workers.spawn();
+  durable::fault::start_workflows(*w.starter, "freeze-", 1, FlowInput{1, 1500});
+  REQUIRE(wait_until([&] { return w.count("SELECT count(*) FROM {s}.fault_log") == 1; }, 30s));
+  ::kill(workers.pid(frozen), SIGSTOP);  // mid-body, holding the task's lease
+  const auto stopped = Clock::now();
+  workers.spawn();  // takes over once the lease runs out
+  REQUIRE(wait_until([&] { return w.count("SELECT count(*) FROM {s}.fault_log") == 2; }, 30s));
+  const auto takeover = Clock::now();
+  REQUIRE(durable::fault::wait_all_ended(w.url, w.schema, "freeze-", 60s));
+  ::kill(workers.pid(frozen), SIGCONT);  // it finishes its body now, with a lease it lost
+  const auto resumed = Clock::now();
+  std::this_thread::sleep_for(2500ms);  // its body (1.5 s) ends and its completion is tried
+
+  Check c = w.finish("freeze-");
+  CHECK(c.duplicate_commits == 0);
+  CHECK(c.executions == 2);
+  // The committed result is the second worker's; the frozen one's was discarded.
+  CHECK(w.count(fmt::format("SELECT count(*) FROM {{s}}.tasks WHERE (result->>'pid')::int = {}", workers.pid(1))) == 1);
+  CHECK(::kill(workers.pid(frozen), 0) == 0);  // and the frozen worker lives on
+  report("frozen_worker", {{"frozen_ms", std::chrono::duration<double, std::milli>(resumed - stopped).count()},
+                           {"takeover_after_ms", std::chrono::duration<double, std::milli>(takeover - stopped).count()},
+                           {"overlap_ms", std::chrono::duration<double, std::milli>(resumed - takeover).count()},
+                           {"executions", c.executions},
+                           {"committed_results", c.steps_completed},
+                           {"check", c.to_json()}});
+}
+
+TEST_CASE("fault 4: PostgreSQL stopped (immediate and fast) and restarted under load", "[fault][restart]") {
+  const int runs = full_run() ? 2000 : 200;
+  const int restarts = full_run() ? 5 : 2;
+  const int max_down_ms = full_run() ? 5000 : 1000;
+  durable::testing::TemporaryPostgres server;  // our own: this test stops it
+  Workload w(server.url());
+  Workers workers(w.url, w.schema);
+  for (int i = 0; i < 2; ++i) workers.spawn();
+  REQUIRE(durable::fault::start_workflows(*w.starter, "pg-", runs, FlowInput{5, 20}) == runs);
+
+  std::mt19937 random(std::random_device{}());
+  Json each = Json::array();
+  for (int r = 0; r < restarts; ++r) {
+    std::this_thread::sleep_for(1s);
+    const auto mode = r % 2 == 0 ? durable::testing::TemporaryPostgres::StopMode::immediate
+                                 : durable::testing::TemporaryPostgres::StopMode::fast;
+    const int down_ms = std::uniform_int_distribution<int>(0, max_down_ms)(random);
+    server.stop(mode);
+    std::this_thread::sleep_for(std::chrono::milliseconds{down_ms});
+    server.start();
+    const auto up = Clock::now();
+    const long long before = w.count("SELECT count(*) FROM {s}.fault_log");
+    auto executed = [&] { return w.count("SELECT count(*) FROM {s}.fault_log") > before; };
+    REQUIRE(wait_until([&] { return executed() || durable::fault::wait_all_ended(w.url, w.schema, "pg-", 0s); }, 60s));
+    each.push_back({{"mode", r % 2 == 0 ? "immediate" : "fast"},
+                    {"down_ms", down_ms},
+                    {"first_claim_after_ms", executed() ? Json(ms_since(up)) : Json("none (all done)")}});
+  }
+  Check c = w.finish("pg-");
+  CHECK(c.workflows == runs);
+  report("postgres_restart", {{"workflows", runs},
+                              {"restarts", each},
+                              {"lost", c.not_completed},
+                              {"duplicate_committed_results", c.duplicate_commits},
+                              {"duplicate_executions", c.duplicate_executions},
+                              {"check", c.to_json()}});
+}
+
+TEST_CASE("fault 5: connections killed with pg_terminate_backend", "[fault][terminate]") {
+  Workload w(durable::testing::database_url());
+  auto terminate = [&](const std::string& where) {
+    return w.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+                   "AND pid <> pg_backend_pid() AND " + where);
+  };
+
+  SECTION("the listening connection: wake-ups keep working after a catch-up poll") {
+    auto options = durable::fault::workload_options(w.url, w.schema, "listener");
+    options.poll_interval = 10s;  // so only a NOTIFY can wake the engine quickly
+    durable::Engine engine(options);
+    durable::fault::register_workload(engine, w.url, w.schema);
+    engine.start();
+    const std::string listening = "query LIKE 'LISTEN%" + w.schema + "%'";  // this engine's listener only
+    REQUIRE(wait_until([&] { return w.count("SELECT count(*) FROM pg_stat_activity WHERE " + listening) > 0; }));
+    CHECK(terminate(listening) >= 1);
+    REQUIRE(wait_until([&] { return w.count("SELECT count(*) FROM pg_stat_activity WHERE " + listening) > 0; }));
+    const auto start = Clock::now();
+    auto run = engine.start_workflow<durable::fault::FaultFlow>("listen-1", FlowInput{2, 0});
+    CHECK(run.result(30s) == 2);
+    const double latency = ms_since(start);
+    CHECK(latency < 5000);  // a poll would take 10 s per step
+    Check c = w.finish("listen-");
+    report("terminate_listener", {{"start_to_result_ms_after_reconnect", latency}, {"check", c.to_json()}});
+  }
+
+  SECTION("connections in the middle of a claim and during commits") {
+    const int runs = full_run() ? 1000 : 100;
+    Workers workers(w.url, w.schema);
+    // Each claim holds its transaction open a moment, so the killer finds it mid-claim.
+    // Named after the schema, so only these workers' sessions are cut, not other tests' running beside.
+    for (int i = 0; i < 2; ++i) {
+      workers.spawn({"DURABLE_FAILPOINTS=claim.before_commit=sleep:20", "PGAPPNAME=" + w.schema});
+    }
+    const std::string ours = "application_name = '" + w.schema + "' AND ";
+    REQUIRE(durable::fault::start_workflows(*w.starter, "cut-", runs, FlowInput{5, 0}) == runs);
+    long long mid_claim = 0, mid_statement = 0;
+    const auto until = Clock::now() + (full_run() ? 20s : 4s);
+    while (Clock::now() < until) {
+      mid_claim += terminate(ours + "state = 'idle in transaction' AND query LIKE '%SKIP LOCKED%'");
+      mid_statement += terminate(ours + "state = 'active'");
+      std::this_thread::sleep_for(20ms);
+    }
+    Check c = w.finish("cut-");
+    CHECK(mid_claim > 0);
+    CHECK(mid_statement > 0);
+    report("terminate_backends", {{"workflows", runs},
+                                  {"killed_mid_claim", mid_claim},
+                                  {"killed_mid_statement_or_commit", mid_statement},
+                                  {"lost", c.not_completed},
+                                  {"duplicate_committed_results", c.duplicate_commits},
+                                  {"check", c.to_json()}});
+  }
+}
+
+TEST_CASE("fault 8: an activity that crashes its process on every attempt fails after max_attempts",
+          "[fault][abort]") {
+  Workload w(durable::testing::database_url());
+  Workers workers(w.url, w.schema);
+  workers.spawn();
+  durable::fault::start_workflows(*w.starter, "ok-", 20, FlowInput{3, 0});
+  w.starter->start_workflow<durable::fault::CrashFlow>("abort-1", 0);
+  int crashes = 0;
+  // Each attempt takes the worker down; restart it until the crashing run has ended.
+  while (!durable::fault::wait_all_ended(w.url, w.schema, "abort-", 0s)) {
+    if (waitpid(workers.pid(0), nullptr, WNOHANG) == workers.pid(0)) {
+      ++crashes;
+      workers.restart(0);
+    }
+    std::this_thread::sleep_for(20ms);
+    REQUIRE(crashes < 10);
+  }
+  Check ok = w.finish("ok-");
+  CHECK(ok.workflows == 20);
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_log WHERE workflow_id = 'abort-1'") == 3);  // max_attempts bodies
+  CHECK(w.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'abort-1' AND status = 'failed'") == 1);
+  CHECK(w.count("SELECT max(attempt) FROM {s}.tasks WHERE workflow_id = 'abort-1'") >= 3);
+  report("abort_every_attempt", {{"process_crashes", crashes},
+                                 {"bodies_run", 3},
+                                 {"crashing_run", "failed after max_attempts"},
+                                 {"other_workflows_completed", ok.workflows - ok.not_completed},
+                                 {"check_others", ok.to_json()}});
+}
+
+TEST_CASE("the checker catches each violation it looks for", "[fault][checker]") {
+  Workload w(durable::testing::database_url());
+  {
+    durable::Engine engine(durable::fault::workload_options(w.url, w.schema, "checker"));
+    durable::fault::register_workload(engine, w.url, w.schema);
+    engine.start();
+    durable::fault::start_workflows(engine, "chk-", 2, FlowInput{3, 0});
+    REQUIRE(durable::fault::wait_all_ended(w.url, w.schema, "chk-", 60s));
+  }
+  REQUIRE(durable::fault::check(w.url, w.schema, "chk-").ok());
+  auto broken = [&](const std::string& sql) {
+    pqxx::connection conn(w.url);
+    pqxx::nontransaction tx(conn);
+    tx.exec(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + w.schema + "\"")));
+    Check c = durable::fault::check(w.url, w.schema, "chk-");
+    CHECK_FALSE(c.ok());
+    return c;
+  };
+  SECTION("a lost effect") {
+    CHECK(broken("DELETE FROM {s}.fault_effects WHERE workflow_id = 'chk-0' AND step = 1").missing_effects == 1);
+  }
+  SECTION("an effect of a step that never completed") {
+    CHECK(broken("INSERT INTO {s}.fault_effects VALUES ('chk-0', 9, 1, 1)").stray_effects == 1);
+  }
+  SECTION("a result committed twice") {
+    CHECK(broken("INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data) SELECT workflow_id, next_seq, "
+                 "'activity_completed', 0, 'fault_step', '{{\"result\": {{}}}}' FROM {s}.workflows WHERE workflow_id "
+                 "= 'chk-0'; UPDATE {s}.workflows SET next_seq = next_seq + 1 WHERE workflow_id = 'chk-0'")
+              .duplicate_commits == 1);
+  }
+  SECTION("a gap in the journal") {
+    CHECK(broken("DELETE FROM {s}.journal WHERE workflow_id = 'chk-1' AND seq = 2").journal_gaps == 1);
+  }
+  SECTION("a journal that no longer replays") {
+    CHECK(broken("UPDATE {s}.journal SET name = 'another' WHERE workflow_id = 'chk-1' AND kind = 'activity_scheduled' "
+                 "AND step = 1")
+              .replay_failures == 1);
+  }
+  SECTION("a task left leased, a run not ended") {
+    Check c = broken("UPDATE {s}.tasks SET status = 'running' WHERE workflow_id = 'chk-0' AND step = 0; "
+                     "UPDATE {s}.workflows SET status = 'running' WHERE workflow_id = 'chk-1'");
+    CHECK(c.leased_tasks == 1);
+    CHECK(c.not_completed == 1);
+  }
+}
