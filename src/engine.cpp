@@ -10,6 +10,7 @@
 #include "engine_core.hpp"
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
+#include "printable.hpp"
 #include "replay/runner.hpp"
 #include "schedule/scheduler.hpp"
 #include "uuid.hpp"
@@ -67,7 +68,8 @@ namespace detail {
 
 EngineCore::EngineCore(EngineOptions o)
     : options(checked(std::move(o))),
-      pool(options.database_url, options.schema, options.connection_pool_size),
+      pool(options.database_url, options.schema, options.connection_pool_size,
+           fmt::format("durable/{}/{}", options.schema, options.instance)),
       store(pool),
       schedule_store(pool),
       owner_(fmt::format("{}@{}:{}", options.instance, host_name(), getpid())) {
@@ -138,7 +140,8 @@ class WakeReceiver : public pqxx::notification_receiver {
 void EngineCore::listen() {
   while (!stopping()) {
     try {
-      pqxx::connection conn(options.database_url);
+      auto listening = pool.open();
+      pqxx::connection& conn = *listening;
       WakeReceiver workflows(conn, pg::wake_channel(options.schema, pg::Wake::workflows), workflow_work);
       WakeReceiver tasks(conn, pg::wake_channel(options.schema, pg::Wake::tasks), task_work);
       WakeReceiver endings(conn, pg::wake_channel(options.schema, pg::Wake::ended), ended);
@@ -214,6 +217,7 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
                        const std::string& workflow_id, const Json& input, const StartOptions& options) {
   check_workflow_id(workflow_id);
   core->registry.workflow(workflow_name).check_input(input);
+  detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));
   core->ensure_schema();
   const std::string run_id = detail::random_uuid();
   bool started = core->store.start_workflow(workflow_id, run_id, workflow_name, input) ||
@@ -252,7 +256,7 @@ Engine& Engine::add_trigger(const std::string& trigger, const std::string& workf
   if (trigger.empty() || trigger.find(':') != std::string::npos || trigger.find('\0') != std::string::npos) {
     throw RegistrationError(fmt::format("trigger name '{}' is invalid: use a non-empty name without ':' or NUL "
                                         "(it prefixes the workflow ids it starts)",
-                                        trigger));
+                                        detail::printable(trigger)));
   }
   if (!core_->registry.triggers.emplace(trigger, workflow_name).second) {
     throw RegistrationError(fmt::format("trigger '{}' is registered twice", trigger));

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -19,7 +20,8 @@ struct Failpoint {
   std::string name;
   bool kill = false;
   long at_hit = 1;    // kill: which hit kills
-  long sleep_ms = 0;  // sleep: how long each hit waits
+  long sleep_ms = 0;  // sleep: how long a hit waits
+  long every = 1;     // sleep: on every Nth hit
   std::atomic<long> hits{0};
 };
 
@@ -37,7 +39,7 @@ std::deque<Failpoint>& configured() {
       begin = end + 1;
       const auto eq = entry.find('=');
       if (eq == std::string::npos) {
-        logger().error("DURABLE_FAILPOINTS entry '{}' ignored: write name=kill, name=kill@N or name=sleep:MS", entry);
+        logger().error("DURABLE_FAILPOINTS entry '{}' ignored: write name=kill, name=kill@N, name=sleep:MS or name=sleep:MS/N", entry);
         continue;
       }
       Failpoint& p = parsed.emplace_back();
@@ -48,8 +50,9 @@ std::deque<Failpoint>& configured() {
         if (action.size() > 5 && action[4] == '@') p.at_hit = std::atol(action.c_str() + 5);
       } else if (action.rfind("sleep:", 0) == 0) {
         p.sleep_ms = std::atol(action.c_str() + 6);
+        if (auto slash = action.find('/'); slash != std::string::npos) p.every = std::max(1L, std::atol(action.c_str() + slash + 1));
       } else {
-        logger().error("DURABLE_FAILPOINTS action '{}' ignored: use kill, kill@N or sleep:MS", action);
+        logger().error("DURABLE_FAILPOINTS action '{}' ignored: use kill, kill@N, sleep:MS or sleep:MS/N", action);
         parsed.pop_back();
       }
     }
@@ -66,7 +69,7 @@ void failpoint(std::string_view name) {
   for (Failpoint& p : configured()) {
     if (p.name != name) continue;
     const long hit = ++p.hits;
-    if (p.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds{p.sleep_ms});
+    if (p.sleep_ms > 0 && hit % p.every == 0) std::this_thread::sleep_for(std::chrono::milliseconds{p.sleep_ms});
     if (p.kill && hit == p.at_hit) {
       logger().warn("failpoint {}: killing this process (hit {})", p.name, hit);
       logger().flush();

@@ -109,9 +109,12 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     ErrorInfo error;
     try {
       result = def.run(ctx, task.input);
+      check_payload(result, fmt::format("the result of activity '{}'", task.name));
       succeeded = true;
     } catch (...) {
       error = current_error();
+      // A result that cannot be stored would be refused again on every attempt.
+      if (!error.non_retryable && error.type == "durable::PayloadError") error.non_retryable = true;
     }
     {
       std::lock_guard lock(running_mutex_);
@@ -170,6 +173,7 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
 
 bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details) {
   if (state.timed_out) return false;
+  check_payload(details, fmt::format("the heartbeat details of activity '{}'", task.name));
   const std::string text = details.is_null() ? std::string() : details.dump();
   if (text.size() > max_heartbeat_details_bytes) {
     throw InvalidArgument(fmt::format("heartbeat details of activity '{}' are {} bytes as JSON; the limit is {} "

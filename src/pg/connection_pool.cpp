@@ -12,13 +12,24 @@ namespace durable::pg {
 
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
-ConnectionPool::ConnectionPool(std::string url, std::string schema, int size)
-    : url_(std::move(url)), schema_(std::move(schema)), size_(size) {}
+ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name)
+    : url_(std::move(url)),
+      schema_(std::move(schema)),
+      application_name_(std::move(application_name)),
+      size_(size) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
-std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
+std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
   auto conn = std::make_unique<pqxx::connection>(url_);
+  pqxx::nontransaction tx(*conn);  // one round trip; a name given in the URL or PGAPPNAME stays
+  tx.exec_params("SELECT set_config('application_name', $1, false) WHERE current_setting('application_name') = ''",
+                 application_name_.substr(0, 63));
+  return conn;
+}
+
+std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
+  auto conn = open();
   prepare_statements(*conn, schema_);
   return conn;
 }
@@ -82,10 +93,15 @@ void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
     } catch (const pqxx::sql_error& e) {
       // Class 57P (admin shutdown, cannot connect now) and 08 (connection exception) mean
       // the server is restarting or unreachable: worth another try on a new connection.
+      // 57014 is a statement cancelled (statement_timeout, pg_cancel_backend) and 25P03 a session
+      // ended by idle_in_transaction_session_timeout: both transient, the work itself was fine.
       const std::string state = e.sqlstate();
       if (state.rfind("57P", 0) == 0 || state.rfind("08", 0) == 0) {
         retry_reason = fmt::format("server unavailable ({}): {}", state, e.what());
         keep = false;
+      } else if (state == "57014" || state == "25P03") {
+        retry_reason = fmt::format("statement cancelled or session timed out ({}): {}", state, e.what());
+        keep = state == "57014";
       } else {
         give_back();
         throw DatabaseError(fmt::format("database error ({}): {}", state, e.what()));

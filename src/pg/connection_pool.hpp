@@ -15,11 +15,14 @@ namespace durable::pg {
 
 class ConnectionPool {
  public:
-  ConnectionPool(std::string url, std::string schema, int size);
+  // `application_name` names the sessions in pg_stat_activity (unless the URL names them).
+  ConnectionPool(std::string url, std::string schema, int size, std::string application_name);
   ~ConnectionPool();
 
   // Opens a connection with the schema's statements prepared on it.
   std::unique_ptr<pqxx::connection> connect() const;
+  // Opens a plain connection, named like the pool's (the notification listener's).
+  std::unique_ptr<pqxx::connection> open() const;
 
   // Runs `work` on a pooled connection. A broken connection, a commit whose outcome is
   // unknown, a serialization failure or a deadlock is retried on a fresh connection until
@@ -38,6 +41,7 @@ class ConnectionPool {
 
   std::string url_;
   std::string schema_;
+  std::string application_name_;
   int size_;
   int open_ = 0;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;

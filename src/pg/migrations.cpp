@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include "log.hpp"
+#include "printable.hpp"
 
 #include <regex>
 
@@ -176,7 +177,7 @@ void validate_schema_name(const std::string& schema) {
     throw InvalidSchemaName(fmt::format(
         "schema name '{}' is not allowed: use 1 to 48 characters of lowercase letters, digits and "
         "underscores, not starting with a digit (e.g. \"durable\" or \"orders_prod\")",
-        schema));
+        detail::printable(schema)));
   }
 }
 

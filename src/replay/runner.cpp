@@ -84,6 +84,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   try {
     Json result = def.run(ctx, journal->input);
     if (!replay.suspended() && !replay.nondeterminism()) {
+      check_payload(result, fmt::format("the result of workflow '{}'", claim.workflow_id));
       commit.status = "completed";
       commit.result = std::move(result);
       ended = true;

@@ -5,6 +5,7 @@
 #include "durable/cron.hpp"
 #include "durable/errors.hpp"
 #include "engine_core.hpp"
+#include "printable.hpp"
 #include "schedule/fire_plan.hpp"
 #include "uuid.hpp"
 
@@ -20,7 +21,7 @@ void check_id(const std::string& id) {
       id.find('\0') != std::string::npos) {
     throw InvalidSchedule(fmt::format("schedule id '{}' is invalid: use 1 to {} bytes without ':' or NUL (it "
                                       "prefixes the ids of the runs it starts, e.g. \"nightly-report\")",
-                                      id, max_schedule_id_bytes));
+                                      detail::printable(id), max_schedule_id_bytes));
   }
 }
 
@@ -29,6 +30,7 @@ CronCalendar checked(const detail::Registry& registry, const std::string& id, co
   check_id(id);
   const auto& workflow = registry.workflow(spec.workflow);  // UnknownWorkflow
   workflow.check_input(spec.input);                         // PayloadError
+  detail::check_payload(spec.input, fmt::format("the input of schedule '{}'", id));
   CronCalendar calendar(CronExpression::parse(spec.cron), spec.time_zone);
   if (spec.misfire != MisfirePolicy::skip && spec.misfire != MisfirePolicy::catchup &&
       spec.misfire != MisfirePolicy::compress) {

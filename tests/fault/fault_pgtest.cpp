@@ -7,11 +7,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <limits>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <thread>
 
 #include "fault/workload.hpp"
+#include "support/expect.hpp"
 #include "support/process.hpp"
 #include "support/test_db.hpp"
 
@@ -48,6 +53,8 @@ class Workers {
     pids_.push_back(start(pids_.size(), env));
     return pids_.size() - 1;
   }
+  // Workers' standard error goes to this file from now on (for counting their log lines).
+  void log_to(std::string path) { stderr_path_ = std::move(path); }
   void restart(std::size_t i, const std::vector<std::string>& env = {}) { pids_[i] = start(i, env); }
   pid_t pid(std::size_t i) const { return pids_[i]; }
   // SIGKILL and reap; returns the pid it had.
@@ -68,9 +75,9 @@ class Workers {
 
  private:
   pid_t start(std::size_t i, const std::vector<std::string>& env) {
-    return spawn_program(DURABLE_FAULT_WORKER, url_, {schema_, "fault-" + std::to_string(i)}, env);
+    return spawn_program(DURABLE_FAULT_WORKER, url_, {schema_, "fault-" + std::to_string(i)}, env, stderr_path_);
   }
-  std::string url_, schema_;
+  std::string url_, schema_, stderr_path_;
   std::vector<pid_t> pids_;
 };
 
@@ -325,6 +332,103 @@ TEST_CASE("fault 5: connections killed with pg_terminate_backend", "[fault][term
   }
 }
 
+namespace {
+// The same database as `url`, as another role.
+std::string as_role(const std::string& url, const std::string& role) {
+  if (url.find("://") == std::string::npos) return url + " user=" + role;
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "user=" + role;
+}
+
+long long lines_containing(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  long long n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos ? 1 : 0;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("fault 6: statement_timeout and idle_in_transaction_session_timeout on the engine's role",
+          "[fault][limits]") {
+  Workload w(durable::testing::database_url());
+  const std::string role = w.schema + "_limited";
+  auto admin = [&](const std::string& sql) {
+    pqxx::connection conn(w.url);
+    pqxx::nontransaction tx(conn);
+    tx.exec0(sql);
+  };
+  admin("CREATE ROLE \"" + role + "\" LOGIN SUPERUSER");
+  admin("ALTER ROLE \"" + role + "\" SET statement_timeout = '10ms'");
+  admin("ALTER ROLE \"" + role + "\" SET idle_in_transaction_session_timeout = '20ms'");
+  const std::string log = (std::filesystem::temp_directory_path() / (w.schema + ".log")).string();
+  const int runs = full_run() ? 1000 : 100;
+  {
+    Workers workers(as_role(w.url, role), w.schema);
+    workers.log_to(log);
+    // Every fifth claim holds its transaction open past the role's idle timeout.
+    for (int i = 0; i < 2; ++i) {
+      workers.spawn({"DURABLE_FAILPOINTS=claim.before_commit=sleep:60/5", "DURABLE_LOG_LEVEL=debug"});
+    }
+    REQUIRE(durable::fault::start_workflows(*w.starter, "lim-", runs, FlowInput{5, 0}) == runs);
+    Check c = w.finish("lim-");
+    // A session the server ended mid-claim surfaces as a commit with an unknown outcome: the claim
+    // is recovered by its token. A cancelled statement is retried as it is.
+    const long long idle = lines_containing(log, "commit outcome unknown");
+    const long long cancelled = lines_containing(log, "(57014)");
+    CHECK(idle > 0);  // the server ended sessions, and the work went on
+    report("role_limits", {{"workflows", runs},
+                           {"statement_timeout", "10ms"},
+                           {"idle_in_transaction_session_timeout", "20ms"},
+                           {"sessions_ended_idle_in_transaction_retried", idle},
+                           {"statements_cancelled_retried", cancelled},
+                           {"lost", c.not_completed},
+                           {"duplicate_committed_results", c.duplicate_commits},
+                           {"check", c.to_json()}});
+  }
+  admin("DROP ROLE \"" + role + "\"");
+  std::filesystem::remove(log);
+}
+
+TEST_CASE("fault 7: a long-open REPEATABLE READ transaction elsewhere", "[fault][long_transaction]") {
+  const auto phase = full_run() ? std::chrono::seconds{300} : std::chrono::seconds{6};
+  const int runs = full_run() ? 15000 : 600;
+  Workload w(durable::testing::database_url());
+  REQUIRE(durable::fault::start_workflows(*w.starter, "long-", runs, FlowInput{5, 0}) == runs);
+  Workers workers(w.url, w.schema);
+  for (int i = 0; i < 2; ++i) workers.spawn();
+  auto steps = [&] { return w.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed'"); };
+  auto dead_tuples = [&] {
+    return w.count("SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '" + w.schema +
+                   "'");
+  };
+  auto throughput = [&](std::chrono::seconds d) {
+    const long long before = steps();
+    const auto t0 = Clock::now();
+    std::this_thread::sleep_for(d);
+    return static_cast<double>(steps() - before) / (ms_since(t0) / 1000);
+  };
+  std::this_thread::sleep_for(1s);  // warm up
+  const double baseline = throughput(phase / (full_run() ? 5 : 1));
+  const long long dead_before = dead_tuples();
+
+  pqxx::connection holder(w.url);
+  pqxx::transaction<pqxx::isolation_level::repeatable_read> held(holder);
+  held.exec("SELECT count(*) FROM \"" + w.schema + "\".tasks");  // the snapshot is taken: vacuum must keep rows
+  const double with_held = throughput(phase);
+  std::this_thread::sleep_for(1s);  // statistics are flushed about once a second
+  const long long dead_held = dead_tuples();
+  held.abort();
+
+  Check c = w.finish("long-", 900s);
+  CHECK(c.workflows == runs);
+  report("long_open_transaction", {{"phase_s", phase.count()},
+                                   {"steps_per_s_without", baseline},
+                                   {"steps_per_s_with_held_snapshot", with_held},
+                                   {"ratio", with_held / baseline},
+                                   {"dead_tuples_before", dead_before},
+                                   {"dead_tuples_while_held", dead_held},
+                                   {"check", c.to_json()}});
+}
+
 TEST_CASE("fault 8: an activity that crashes its process on every attempt fails after max_attempts",
           "[fault][abort]") {
   Workload w(durable::testing::database_url());
@@ -398,4 +502,96 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
     CHECK(c.leased_tasks == 1);
     CHECK(c.not_completed == 1);
   }
+}
+
+namespace {
+// Echoes its input; {"nan": true} makes it return a result JSON cannot carry.
+struct JsonEcho {
+  static constexpr auto name = "json_echo";
+  Json operator()(durable::ActivityContext&, const Json& in) const {
+    if (in.is_object() && in.contains("nan")) return {{"value", std::nan("")}};
+    return in;
+  }
+};
+struct JsonFlow {
+  static constexpr auto name = "json_flow";
+  Json operator()(durable::WorkflowContext& ctx, const Json& in) {
+    if (in.is_object() && in.contains("nan_input")) return ctx.call<JsonEcho>(Json{{"x", std::nan("")}});
+    return ctx.call<JsonEcho>(in);
+  }
+};
+
+Json nested(int depth) {
+  Json j = 1;
+  for (int i = 0; i < depth; ++i) j = Json::array({j});
+  return j;
+}
+}  // namespace
+
+TEST_CASE("fault 9: hostile input is refused with a typed error, writes nothing and crashes nothing",
+          "[fault][bad_input]") {
+  Workload w(durable::testing::database_url());
+  auto options = durable::fault::workload_options(w.url, w.schema, "bad-input");
+  durable::Engine engine(options);
+  engine.add<JsonEcho>().add<JsonFlow>();
+  engine.start();
+  auto rows = [&] { return w.count("SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.tasks)"); };
+  const std::string utf8_invalid = "caf\xC3";  // a truncated two-byte sequence
+  struct Bad {
+    std::string what;
+    Json input;
+    std::string message;
+  };
+  const std::vector<Bad> payloads = {
+      {"NaN", Json(std::nan("")), "NaN or Infinity"},
+      {"Infinity", Json{{"amount", std::numeric_limits<double>::infinity()}}, "at '/amount'"},
+      {"NUL in a string", Json{{"note", std::string("a\0b", 3)}}, "NUL character"},
+      {"NUL in a key", Json{{std::string("k\0", 2), 1}}, "NUL character"},
+      {"invalid UTF-8", Json{{"name", utf8_invalid}}, "invalid UTF-8"},
+      {"invalid UTF-8 in a key", Json{{utf8_invalid, 1}}, "invalid UTF-8"},
+      {"nested 300 deep", nested(300), "deeper than 256"},
+      {"oversized", Json(std::string(durable::max_payload_bytes + 1, 'x')), "the limit is"},
+  };
+  int refused = 0;
+  for (const auto& bad : payloads) {
+    CAPTURE(bad.what);
+    durable::test::expect_throw<durable::PayloadError>([&] { engine.start_workflow<JsonFlow>("bad", bad.input); },
+                                                       "the input of workflow 'bad'", bad.message);
+    durable::test::expect_throw<durable::PayloadError>(
+        [&] {
+          engine.schedules().create("bad", {.workflow = JsonFlow::name, .input = bad.input, .cron = "@hourly"});
+        },
+        "the input of schedule 'bad'", bad.message);
+    durable::test::expect_throw<durable::PayloadError>(
+        [&] { engine.add_trigger<JsonFlow>("t-" + std::to_string(refused)).deliver("t-" + std::to_string(refused), durable::Event{"e1", bad.input}); },
+        bad.message);
+    ++refused;
+  }
+  CHECK(rows() == 0);
+  CHECK(w.count("SELECT count(*) FROM {s}.schedules") == 0);
+
+  // Ids, keys and names: NUL bytes, injection, over-long names.
+  durable::test::expect_throw<durable::InvalidWorkflowId>(
+      [&] { engine.start_workflow<JsonFlow>(std::string("a\0b", 3), Json(1)); }, "NUL");
+  for (std::string schema : {std::string("x\"; DROP TABLE t;--"), std::string(64, 'a'), std::string("a\0b", 3)}) {
+    durable::test::expect_throw<durable::InvalidSchemaName>(
+        [&] { durable::Engine bad_schema({.database_url = w.url, .schema = schema}); }, "is not allowed");
+  }
+  CHECK(rows() == 0);
+
+  // Inside a run: a bad activity input fails the run before any task is written; a result that
+  // cannot be stored fails the activity at once (retrying cannot fix it).
+  auto input_run = engine.start_workflow<JsonFlow>("bad-activity-input", Json{{"nan_input", true}});
+  durable::test::expect_throw<durable::WorkflowFailed>([&] { input_run.result(30s); }, "the input of activity",
+                                                       "NaN or Infinity");
+  CHECK(w.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'bad-activity-input'") == 0);
+  auto result_run = engine.start_workflow<JsonFlow>("bad-activity-result", Json{{"nan", true}});
+  durable::test::expect_throw<durable::WorkflowFailed>([&] { result_run.result(30s); }, "the result of activity",
+                                                       "NaN or Infinity");
+  CHECK(w.count("SELECT max(attempt) FROM {s}.tasks WHERE workflow_id = 'bad-activity-result'") == 1);
+  report("bad_input", {{"payload_kinds_refused", refused},
+                       {"entry_points_each", Json::array({"start_workflow", "schedules.create", "deliver"})},
+                       {"rows_written_by_refused_input", 0},
+                       {"max_payload_bytes", durable::max_payload_bytes},
+                       {"max_payload_depth", durable::max_payload_depth}});
 }

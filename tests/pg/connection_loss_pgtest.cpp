@@ -49,12 +49,15 @@ TEST_CASE("workflows in flight survive a PostgreSQL restart with every step comm
 TEST_CASE_METHOD(RunningEngine, "workflows in flight survive their connections being killed", "[pg][faults][connections]") {
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 40; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("cut-" + std::to_string(i), i));
+  long long terminated = 0;
   for (int round = 0; round < 3; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds{100});
-    // Every other session on this database, the engine's pool and listener included.
-    db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-             "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'");
+    // Every session of the engine, its pool and listener included (named durable/<schema>/<instance>);
+    // not those of other tests running beside this one.
+    terminated += db.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name "
+                           "LIKE 'durable/" + db.schema() + "/%'");
   }
+  CHECK(terminated > 0);
   for (int i = 0; i < 40; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(std::chrono::seconds{120}) == i + 5);
   check_exactly_once(db.url(), db.schema(), 40);
 }

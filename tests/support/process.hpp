@@ -1,6 +1,7 @@
 // Starting and killing worker processes for crash and multi-process tests.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -14,11 +15,16 @@ namespace durable::test {
 
 // Starts `program` with `args`, passing the database URL down explicitly, plus `env`
 // ("NAME=value" each) for this child only.
+// `stderr_path`, when given, receives the child's standard error (appended).
 inline pid_t spawn_program(const std::string& program, const std::string& url, const std::vector<std::string>& args,
-                           const std::vector<std::string>& env = {}) {
+                           const std::vector<std::string>& env = {}, const std::string& stderr_path = {}) {
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    if (!stderr_path.empty()) {
+      const int fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) dup2(fd, 2);
+    }
     setenv("DURABLE_DATABASE_URL", url.c_str(), 1);
     for (const auto& e : env) {
       const auto eq = e.find('=');

@@ -14,6 +14,11 @@
 
 namespace durable {
 using Json = nlohmann::json;
+
+// Limits every payload (workflow and activity inputs and results, schedule inputs, event
+// payloads) is held to before it is written, so PostgreSQL never refuses one half-way.
+inline constexpr std::size_t max_payload_bytes = 4 * 1024 * 1024;  // as compact JSON
+inline constexpr int max_payload_depth = 256;                      // nested arrays and objects
 }
 
 namespace durable::detail {
@@ -31,6 +36,11 @@ Json to_payload(const T& value, const char* what) {
     }
   }
 }
+
+// Throws PayloadError, naming `what` and the place in the payload, when it is larger than
+// max_payload_bytes, nested deeper than max_payload_depth, holds NaN or Infinity (JSON has
+// neither), a NUL character (jsonb cannot store it) or invalid UTF-8 in a string.
+void check_payload(const Json& payload, const std::string& what);
 
 // Converts JSON back to the declared type, naming what and where on failure.
 template <typename T>
