@@ -7,17 +7,14 @@
 #include <cstdio>
 
 #include "fault/workload.hpp"
+#include "support/process.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: %s SCHEMA INSTANCE\n", argv[0]);
     return 2;
   }
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t stop_signals = durable::test::block_stop_signals();
   try {
     const char* url = std::getenv("DURABLE_DATABASE_URL");
     durable::Engine engine(durable::fault::workload_options(url ? url : "", argv[1], argv[2]));

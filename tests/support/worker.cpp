@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/process.hpp"
 #include "support/test_workflows.hpp"
 
 int main(int argc, char** argv) {
@@ -22,11 +23,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Block the stop signals in every thread; the main thread waits for them below.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t stop_signals = durable::test::block_stop_signals();
 
   durable::EngineOptions options;
   options.schema = argv[1];
