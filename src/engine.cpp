@@ -216,8 +216,8 @@ struct StartAttempt {
 StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const std::string& workflow_name,
                        const std::string& workflow_id, const Json& input, const StartOptions& options) {
   check_workflow_id(workflow_id);
+  detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
   core->registry.workflow(workflow_name).check_input(input);
-  detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));
   core->ensure_schema();
   const std::string run_id = detail::random_uuid();
   bool started = core->store.start_workflow(workflow_id, run_id, workflow_name, input) ||

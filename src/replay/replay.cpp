@@ -58,8 +58,8 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   if (replayed(step, StepKind::activity, name)) return step;
   // New ground: everything is checked before the command exists, so bad input writes no task.
   const ActivityDefinition& def = registry_.activity(name);
+  check_payload(input, fmt::format("the input of activity '{}'", name));  // before converting it
   def.check_input(input);
-  check_payload(input, fmt::format("the input of activity '{}'", name));
   ResolvedActivityOptions resolved = resolve(options, def.options);
   if (!resolved.idempotency_key && def.key_of) resolved.idempotency_key = def.key_of(input);
   validate(resolved, name);

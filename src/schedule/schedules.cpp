@@ -29,8 +29,8 @@ void check_id(const std::string& id) {
 CronCalendar checked(const detail::Registry& registry, const std::string& id, const ScheduleSpec& spec) {
   check_id(id);
   const auto& workflow = registry.workflow(spec.workflow);  // UnknownWorkflow
-  workflow.check_input(spec.input);                         // PayloadError
-  detail::check_payload(spec.input, fmt::format("the input of schedule '{}'", id));
+  detail::check_payload(spec.input, fmt::format("the input of schedule '{}'", detail::printable(id)));
+  workflow.check_input(spec.input);  // PayloadError
   CronCalendar calendar(CronExpression::parse(spec.cron), spec.time_zone);
   if (spec.misfire != MisfirePolicy::skip && spec.misfire != MisfirePolicy::catchup &&
       spec.misfire != MisfirePolicy::compress) {

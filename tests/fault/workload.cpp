@@ -118,13 +118,13 @@ CREATE TABLE IF NOT EXISTS {0}.fault_effects (
   tx.commit();
 }
 
-int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input) {
+int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input, int first) {
   std::atomic<int> accepted{0}, next{0};
   std::vector<std::thread> starters;  // a few at once: a start is one commit, this is the driver's speed
   for (int t = 0; t < 4; ++t) {
     starters.emplace_back([&] {
       for (int i = next++; i < count; i = next++) {
-        if (engine.start_or_find<FaultFlow>(prefix + std::to_string(i), input).started) ++accepted;
+        if (engine.start_or_find<FaultFlow>(prefix + std::to_string(first + i), input).started) ++accepted;
       }
     });
   }

@@ -56,8 +56,8 @@ EngineOptions workload_options(const std::string& url, const std::string& schema
 void register_workload(Engine& engine, const std::string& url, const std::string& schema);
 // Creates the schema (migrated) and the workload's own tables in it.
 void create_workload_tables(const std::string& url, const std::string& schema);
-// Starts `count` workflows `fault-0` .. under `prefix`; returns how many starts were accepted.
-int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input);
+// Starts `count` workflows `<prefix><first>` ..; returns how many starts were accepted.
+int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input, int first = 0);
 
 // What the checker found. `ok()` is the guarantee; the rest are figures to report.
 struct Check {

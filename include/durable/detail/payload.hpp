@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <concepts>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -42,17 +45,40 @@ Json to_payload(const T& value, const char* what) {
 // neither), a NUL character (jsonb cannot store it) or invalid UTF-8 in a string.
 void check_payload(const Json& payload, const std::string& what);
 
+// Whether a JSON number is a whole number that integer type T can hold. nlohmann_json casts
+// without checking (a float out of range is undefined behaviour), so top-level integers are
+// checked here. Integers nested in user types are converted by nlohmann_json as they are.
+template <typename T>
+bool fits_integer(const Json& json) {
+  if (json.is_number_integer()) return std::in_range<T>(json.get<std::int64_t>());
+  if (json.is_number_unsigned()) return std::in_range<T>(json.get<std::uint64_t>());
+  if (!json.is_number_float()) return true;  // not a number: nlohmann_json reports the type
+  const double d = json.get<double>();
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;  // exclusive
+  return d >= lo && d < hi && d == std::trunc(d);
+}
+
 // Converts JSON back to the declared type, naming what and where on failure.
 template <typename T>
 T from_payload(const Json& json, const std::string& what) {
   if constexpr (std::is_void_v<T>) {
     return;
   } else {
+    // For the message only: never throws (invalid UTF-8 is replaced), and cut short.
+    auto shown = [&] { return json.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 200); };
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (!fits_integer<T>(json)) {
+        throw PayloadError(fmt::format("{} does not convert to the declared integer type: {} is not a whole number "
+                                       "in its range",
+                                       what, shown()));
+      }
+    }
     try {
       return json.get<T>();
     } catch (const nlohmann::json::exception& e) {
       throw PayloadError(fmt::format("{} does not convert to the declared type: {} (payload: {})", what, e.what(),
-                                     json.dump().substr(0, 200)));
+                                     shown()));
     }
   }
 }
