@@ -20,14 +20,8 @@
 
 #include "durable/cron.hpp"
 #include "durable/errors.hpp"
+#include "fuzz_assert.hpp"
 
-#define FUZZ_ASSERT(cond)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "FUZZ_ASSERT failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      __builtin_trap();                                                                   \
-    }                                                                                     \
-  } while (false)
 
 namespace {
 

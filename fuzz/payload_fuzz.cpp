@@ -11,14 +11,8 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
+#include "fuzz_assert.hpp"
 
-#define FUZZ_ASSERT(cond)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      std::fprintf(stderr, "FUZZ_ASSERT failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      __builtin_trap();                                                                   \
-    }                                                                                     \
-  } while (false)
 
 // A user type as workflows declare them. Outside the anonymous namespace: the macro's unused
 // to_json would warn there.
