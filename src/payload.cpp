@@ -51,34 +51,49 @@ struct Problem {
   std::string rule;
 };
 
+// Compact JSON never takes more than this per value: a number prints in at most 24
+// characters, a string byte in at most 6 (\u00XX), plus quotes, brackets, colons and commas.
+constexpr std::size_t max_number_chars = 32;
+constexpr std::size_t max_chars_per_string_byte = 6;
+
 // Depth-first, bounded by max_payload_depth, so a hostile payload cannot exhaust the stack.
-std::optional<Problem> find_problem(const Json& j, int depth) {
+// Adds to `size_bound` an upper bound of the payload's size as compact JSON.
+std::optional<Problem> find_problem(const Json& j, int depth, std::size_t& size_bound) {
   if (depth > max_payload_depth) {
     return Problem{"", fmt::format("nesting deeper than {} levels", max_payload_depth)};
   }
-  auto inside = [](std::optional<Problem> p, const std::string& step) {
-    if (p) p->path = "/" + step + p->path;
+  auto inside = [](Problem p, const std::string& step) {
+    p.path = "/" + step + p.path;
     return p;
   };
+  size_bound += 1;  // the comma (or colon) before it
   switch (j.type()) {
     case Json::value_t::number_float:
       if (!std::isfinite(j.get<double>())) return Problem{"", "NaN or Infinity (JSON has neither)"};
+      size_bound += max_number_chars;
       return std::nullopt;
-    case Json::value_t::string:
-      if (auto rule = string_problem(j.get_ref<const std::string&>())) return Problem{"", *rule};
+    case Json::value_t::string: {
+      const auto& text = j.get_ref<const std::string&>();
+      if (auto rule = string_problem(text)) return Problem{"", *rule};
+      size_bound += 2 + max_chars_per_string_byte * text.size();
       return std::nullopt;
+    }
     case Json::value_t::array:
+      size_bound += 2;
       for (std::size_t i = 0; i < j.size(); ++i) {
-        if (auto p = inside(find_problem(j[i], depth + 1), std::to_string(i))) return p;
+        if (auto p = find_problem(j[i], depth + 1, size_bound)) return inside(*p, std::to_string(i));
       }
       return std::nullopt;
     case Json::value_t::object:
+      size_bound += 2;
       for (const auto& [key, value] : j.items()) {
         if (auto rule = string_problem(key)) return Problem{"/" + key.substr(0, 40), "a key with " + *rule};
-        if (auto p = inside(find_problem(value, depth + 1), key)) return p;
+        size_bound += 2 + max_chars_per_string_byte * key.size();
+        if (auto p = find_problem(value, depth + 1, size_bound)) return inside(*p, key);
       }
       return std::nullopt;
-    default:
+    default:  // integers, booleans, null
+      size_bound += max_number_chars;
       return std::nullopt;
   }
 }
@@ -86,10 +101,12 @@ std::optional<Problem> find_problem(const Json& j, int depth) {
 }  // namespace
 
 void check_payload(const Json& payload, const std::string& what) {
-  if (auto problem = find_problem(payload, 1)) {
+  std::size_t size_bound = 0;
+  if (auto problem = find_problem(payload, 1, size_bound)) {
     throw PayloadError(fmt::format("{} cannot be stored: it holds {} at '{}'", what, problem->rule,
                                    problem->path.empty() ? "/" : problem->path));
   }
+  if (size_bound <= max_payload_bytes) return;  // the common case: no need to print it to measure it
   const std::size_t bytes = payload.dump().size();
   if (bytes > max_payload_bytes) {
     throw PayloadError(fmt::format("{} is {} bytes as JSON; the limit is {} bytes: keep large data elsewhere (a "

@@ -36,6 +36,9 @@ TEST_CASE("check_payload refuses what PostgreSQL or JSON cannot carry, naming wh
   CHECK_NOTHROW(check_payload(Json(std::string(durable::max_payload_bytes - 2, 'x')), "p"));  // with its quotes
   expect_throw<PayloadError>([] { check_payload(Json(std::string(durable::max_payload_bytes - 1, 'x')), "p"); },
                              "the limit is 4194304 bytes");
+  // Many small values: measured exactly, not by the quick upper bound.
+  CHECK_NOTHROW(check_payload(Json(std::vector<int>(400000, 1234567)), "p"));  // 3.2 MB
+  expect_throw<PayloadError>([] { check_payload(Json(std::vector<int>(600000, 1234567)), "p"); }, "4800001 bytes");
 }
 
 TEST_CASE("a top-level integer input must be a whole number in its type's range", "[payload]") {
