@@ -4,6 +4,8 @@
 #include "log.hpp"
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "dispatch/dispatcher.hpp"
@@ -19,6 +21,18 @@ namespace durable {
 
 namespace {
 
+// The name shows up in lease owners, logs, metric labels and pg_stat_activity: keep it plain.
+void check_instance_name(const std::string& name) {
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+  if (name.empty() || name.size() > 63 || !plain) {
+    throw InvalidOptions(fmt::format("EngineOptions::instance '{}' is invalid: use 1 to 63 characters from "
+                                     "A-Z a-z 0-9 _ . - (e.g. \"billing\")",
+                                     detail::printable(name)));
+  }
+}
+
 EngineOptions checked(EngineOptions o) {
   if (o.database_url.empty()) {
     if (const char* url = std::getenv("DURABLE_DATABASE_URL"); url && *url) o.database_url = url;
@@ -33,6 +47,13 @@ EngineOptions checked(EngineOptions o) {
     if (value < 1) throw InvalidOptions(fmt::format("EngineOptions::{} = {} is invalid: it must be >= 1", field, value));
   };
   at_least_one(o.activity_max_concurrency, "activity_max_concurrency");
+  for (const auto& [name, slots] : o.instance_activity_concurrency) {
+    if (slots < 1) {
+      throw InvalidOptions(fmt::format("EngineOptions::instance_activity_concurrency[\"{}\"] = {} is invalid: it "
+                                       "must be >= 1",
+                                       detail::printable(name), slots));
+    }
+  }
   at_least_one(o.workflow_max_concurrency, "workflow_max_concurrency");
   at_least_one(o.connection_pool_size, "connection_pool_size");
   auto positive = [](Duration value, const char* field) {
@@ -43,7 +64,7 @@ EngineOptions checked(EngineOptions o) {
   positive(o.poll_interval, "poll_interval");
   positive(o.workflow_lease, "workflow_lease");
   positive(o.lease_margin, "lease_margin");
-  if (o.instance.empty()) throw InvalidOptions("EngineOptions::instance is empty: give the engine instance a name");
+  check_instance_name(o.instance);
   return o;
 }
 
@@ -82,12 +103,28 @@ void EngineCore::ensure_schema() {
   std::call_once(schema_once_, [&] { pool.run([&](pqxx::connection& conn) { pg::migrate(conn, options.schema); }); });
 }
 
-EngineStats EngineCore::stats() const {
-  EngineStats stats;
-  stats.activity_capacity = options.activity_max_concurrency;
-  stats.idempotency_input_mismatches = idempotency_input_mismatches.load();
-  if (dispatcher_) dispatcher_->add_stats(stats);
-  return stats;
+int EngineCore::activity_capacity() const {
+  auto it = options.instance_activity_concurrency.find(options.instance);
+  return it == options.instance_activity_concurrency.end() ? options.activity_max_concurrency : it->second;
+}
+
+EngineMetrics EngineCore::snapshot() {
+  EngineMetrics m;
+  m.instance = options.instance;
+  m.schema = options.schema;
+  m.activity_capacity = activity_capacity();
+  metrics.fill(m);
+  {
+    std::lock_guard lock(lifecycle_mutex_);
+    if (dispatcher_) dispatcher_->add_gauges(m);
+  }
+  m.saturation = static_cast<double>(m.activity_busy) / m.activity_capacity;
+  try {
+    m.queue_age_seconds = registry.activities.empty() ? 0.0 : store.queue_age(registry.activity_names_json());
+  } catch (const std::exception& e) {
+    logger().debug("metrics: reading the queue age failed: {}", e.what());
+  }
+  return m;
 }
 
 void EngineCore::start() {
@@ -98,7 +135,10 @@ void EngineCore::start() {
     for (int i = 0; i < options.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
   }
   if (!registry.activities.empty()) {
-    dispatcher_ = std::make_unique<Dispatcher>(*this);
+    {
+      std::lock_guard lock(lifecycle_mutex_);
+      dispatcher_ = std::make_unique<Dispatcher>(*this);
+    }
     threads_.emplace_back([this] { dispatcher_->loop(); });
     threads_.emplace_back([this] { dispatcher_->watch(); });
   }
@@ -117,7 +157,10 @@ void EngineCore::stop() {
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
   if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
-  dispatcher_.reset();
+  {
+    std::lock_guard lock(lifecycle_mutex_);
+    dispatcher_.reset();
+  }
   runner_.reset();
   scheduler_.reset();
   detail::logger().info("engine '{}' stopped", owner_);
@@ -168,7 +211,7 @@ Engine::~Engine() { stop(); }
 
 const EngineOptions& Engine::options() const { return core_->options; }
 
-EngineStats Engine::stats() const { return core_->stats(); }
+EngineMetrics Engine::metrics() const { return core_->snapshot(); }
 
 Engine& Engine::add_definition(detail::ActivityDefinition definition) {
   validate(resolve({}, definition.options), definition.name);  // a bad declared policy fails registration

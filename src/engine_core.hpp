@@ -14,6 +14,7 @@
 #include "pg/schedule_store.hpp"
 #include "pg/store.hpp"
 #include "registry.hpp"
+#include "telemetry/recorder.hpp"
 #include "wake_signal.hpp"
 
 namespace durable::detail {
@@ -34,8 +35,10 @@ class EngineCore {
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
   bool stopping() const { return stopping_.load(); }
-  EngineStats stats() const;
-  std::atomic<std::uint64_t> idempotency_input_mismatches{0};
+  // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
+  int activity_capacity() const;
+  EngineMetrics snapshot();
+  MetricsRecorder metrics;
 
   EngineOptions options;
   Registry registry;
@@ -55,6 +58,7 @@ class EngineCore {
   std::once_flag schema_once_;
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
+  mutable std::mutex lifecycle_mutex_;  // guards dispatcher_ against a snapshot during stop()
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<Runner> runner_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
 
 #include "durable/activity.hpp"
 #include "durable/handle.hpp"
+#include "durable/metrics.hpp"
 #include "durable/options.hpp"
 #include "durable/schedule.hpp"
 #include "durable/workflow.hpp"
@@ -17,8 +19,11 @@ namespace durable {
 struct EngineOptions {
   std::string database_url{};             // libpq URI or conninfo; empty: $DURABLE_DATABASE_URL
   std::string schema = "durable";         // all tables live here; [a-z_][a-z0-9_]{0,47}
-  std::string instance = "default";       // engine instance name, shown in logs and leases
-  int activity_max_concurrency = 10;      // activities running at once in this engine (pool size)
+  std::string instance = "default";       // engine instance name: [A-Za-z0-9_.-], at most 63 characters
+  int activity_max_concurrency = 10;      // activity slots of an instance, unless listed below
+  // Activity slots per named instance, overriding activity_max_concurrency for that name; one
+  // options value can so configure every instance of a process.
+  std::map<std::string, int> instance_activity_concurrency{};
   int workflow_max_concurrency = 4;       // workflow replays at once in this engine
   int connection_pool_size = 8;           // Postgres connections shared by runners, claims and completions
   Duration poll_interval = std::chrono::seconds{1};  // fallback when no NOTIFY arrives
@@ -53,14 +58,6 @@ struct StartOutcome {
 struct Event {
   std::string event_id{};
   Json payload{};  // the workflow's input
-};
-
-// A snapshot of one engine's activity pool and counters since it was made.
-struct EngineStats {
-  int activity_capacity = 0;  // activity_max_concurrency
-  int activity_busy = 0;      // slots with a body running, stuck ones included
-  int stuck_slots = 0;        // bodies still running after their attempt timed out: their slots stay taken
-  std::uint64_t idempotency_input_mismatches = 0;  // results reused for a key given another input
 };
 
 class Engine {
@@ -176,7 +173,9 @@ class Engine {
   Schedules& schedules();
 
   const EngineOptions& options() const;
-  EngineStats stats() const;
+  // A snapshot of this instance's gauges, counters and latency histograms; reads the queue age
+  // from the database (left empty if that read fails).
+  EngineMetrics metrics() const;
 
  private:
   Engine& add_definition(detail::ActivityDefinition definition);

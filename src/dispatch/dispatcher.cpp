@@ -8,44 +8,72 @@
 #include "engine_core.hpp"
 #include "failpoint.hpp"
 #include "log.hpp"
+#include "telemetry/recorder.hpp"
 
 namespace durable::detail {
 
 Dispatcher::Dispatcher(EngineCore& core)
     : core_(core),
       names_json_(core.registry.activity_names_json()),
-      pool_(core.options.activity_max_concurrency, [&core] { core.task_work.notify(); }) {}
+      pool_(core.activity_capacity(), [&core] { core.task_work.notify(); }) {}
 
 Dispatcher::~Dispatcher() { pool_.shutdown(); }
 
 void Dispatcher::loop() {
+  // While saturated, the dispatcher only looks at its own slots, each look further apart (up to
+  // the poll interval) and jittered, so engines that saturate together do not wake together.
+  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, core_.options.poll_interval);
+  Duration backoff = first_backoff;
+  bool saturated = false;
   while (!core_.stopping()) {
     const auto seen = core_.task_work.generation();
     const int free = pool_.free_slots();
-    std::size_t claimed = 0;
-    if (free > 0) {
-      try {
-        auto tasks = core_.store.claim_tasks(names_json_, free, core_.owner(), core_.options.lease_margin);
-        claimed = tasks.size();
-        for (auto& task : tasks) {
-          pool_.submit([this, task = std::move(task)] { run(task); });
-        }
-      } catch (const std::exception& e) {
-        logger().warn("claiming activity tasks failed: {}", e.what());
+    if (free == 0) {
+      ++core_.metrics.rejected_claims;
+      if (!saturated) {
+        saturated = true;
+        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", core_.options.instance,
+                       pool_.size(), stuck_slots());
       }
+      core_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
+      backoff = std::min<Duration>(backoff * 2, core_.options.poll_interval);
+      continue;
+    }
+    if (saturated) {
+      saturated = false;
+      backoff = first_backoff;
+      logger().debug("dispatcher has free slots again: instance={} free={}", core_.options.instance, free);
+    }
+    std::size_t claimed = 0;
+    try {
+      std::vector<pg::ClaimedTask> tasks;
+      {
+        ScopedLatency timed(core_.metrics.claim_latency);
+        tasks = core_.store.claim_tasks(names_json_, free, core_.owner(), core_.options.lease_margin);
+      }
+      claimed = tasks.size();
+      for (auto& task : tasks) start(std::move(task));
+    } catch (const std::exception& e) {
+      logger().warn("claiming activity tasks failed: instance={} error={}", core_.options.instance, e.what());
     }
     // A full batch means more may be waiting: claim again at once if slots are free.
-    if (free > 0 && claimed == static_cast<std::size_t>(free)) continue;
-    // Idle or saturated: wait for a NOTIFY, a freed slot or the poll interval, with jitter
-    // so many engines do not poll in lockstep.
+    if (claimed == static_cast<std::size_t>(free)) continue;
+    // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
     const auto poll = core_.options.poll_interval;
-    long spread = 0;
-    {
-      std::lock_guard lock(random_mutex_);
-      spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(random_);
-    }
-    core_.task_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
+    core_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
   }
+}
+
+// Counts a claimed task and hands it to a pool slot.
+void Dispatcher::start(pg::ClaimedTask task) {
+  ++core_.metrics.claims;
+  if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
+  pool_.submit([this, task = std::move(task)] { run(task); });
+}
+
+int Dispatcher::stuck_slots() const {
+  std::lock_guard lock(running_mutex_);
+  return stuck_;
 }
 
 void Dispatcher::watch() {
@@ -58,6 +86,7 @@ void Dispatcher::watch() {
         if (!r.state->timed_out && r.state->deadline_point() <= now) {
           r.state->timed_out = true;  // its body keeps the slot until it returns; its outcome is discarded
           ++stuck_;
+          ++core_.metrics.timeouts;
           expired.push_back(r);
         }
       }
@@ -151,7 +180,7 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
   auto reused = core_.store.reusable_result(task);
   if (!reused) return true;
   if (!reused->same_input) {
-    ++core_.idempotency_input_mismatches;
+    ++core_.metrics.idempotency_input_mismatches;
     logger().warn("activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
                   "produced its result (in workflow '{}')",
                   task.name, task.workflow_id, reused->workflow_id);
@@ -194,10 +223,12 @@ bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, con
 }
 
 Duration Dispatcher::jittered(const RetryPolicy& policy, Duration delay) {
-  if (policy.jitter <= 0.0) return delay;
+  return policy.jitter <= 0.0 ? delay : uniform(delay, policy.with_max_jitter(delay));
+}
+
+Duration Dispatcher::uniform(Duration low, Duration high) {
   std::lock_guard lock(random_mutex_);
-  const auto most = policy.with_max_jitter(delay);
-  return Duration{std::uniform_int_distribution<Duration::rep>(delay.count(), most.count())(random_)};
+  return Duration{std::uniform_int_distribution<Duration::rep>(low.count(), std::max(low, high).count())(random_)};
 }
 
 void Dispatcher::settle_success(const pg::ClaimedTask& task, const Json& result) { finish(task, true, result, {}); }
@@ -209,6 +240,7 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   if (retryable && task.attempt < retry.max_attempts) {
     switch (core_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
       case pg::RetryOutcome::retried:
+        ++core_.metrics.retries;
         return;
       case pg::RetryOutcome::fenced_off:
         logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
@@ -231,6 +263,7 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       failpoint("task.after_commit");
+      ++(succeeded ? core_.metrics.completions : core_.metrics.failures);
       core_.workflow_work.notify();  // the workflow is runnable: a local runner can pick it up at once
       break;
     case pg::FinishOutcome::fenced_off:
@@ -261,10 +294,10 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
   pool_.shutdown();  // bodies still running are waited for; their outcomes are discarded
 }
 
-void Dispatcher::add_stats(EngineStats& stats) const {
+void Dispatcher::add_gauges(EngineMetrics& metrics) const {
   std::lock_guard lock(running_mutex_);
-  stats.activity_busy = pool_.busy();
-  stats.stuck_slots = stuck_;
+  metrics.activity_busy = pool_.busy();
+  metrics.stuck_slots = stuck_;
 }
 
 }  // namespace durable::detail

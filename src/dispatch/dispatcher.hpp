@@ -27,11 +27,13 @@ class Dispatcher {
   void watch();  // fails attempts past their deadline, until the engine stops
   // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
   void drain(std::chrono::milliseconds grace);
-  // Fills the activity pool's part of the engine's stats.
-  void add_stats(EngineStats& stats) const;
+  // Fills the activity pool's gauges (busy and stuck slots).
+  void add_gauges(EngineMetrics& metrics) const;
 
  private:
+  void start(pg::ClaimedTask task);
   void run(const pg::ClaimedTask& task);
+  int stuck_slots() const;
   void settle_success(const pg::ClaimedTask& task, const Json& result);
   void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error);
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
@@ -40,6 +42,8 @@ class Dispatcher {
   bool run_once_per_key(const pg::ClaimedTask& task);
   static constexpr Duration key_wait_ = std::chrono::milliseconds{100};  // recheck of a busy key
   Duration jittered(const RetryPolicy& policy, Duration delay);
+  // A random wait in [low, high], from the shared generator.
+  Duration uniform(Duration low, Duration high);
 
   struct Running {
     pg::ClaimedTask task;

@@ -19,6 +19,7 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
+  int size() const { return size_; }
   int busy() const;          // queued + running
   int free_slots() const { return size_ - busy(); }
   void submit(std::function<void()> job);

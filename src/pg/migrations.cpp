@@ -165,6 +165,12 @@ CREATE TABLE {s}.schedules (
 );
 CREATE INDEX schedules_due ON {s}.schedules (next_fire_at) WHERE NOT paused;
 )",
+    // 3: claims and the queue age find an activity's oldest waiting tasks without walking past
+    // other activities' backlogs.
+    R"(
+CREATE INDEX tasks_available_by_name ON {s}.tasks (name, available_at) WHERE status = 'pending';
+CREATE INDEX tasks_leased_by_name ON {s}.tasks (name, lease_until) WHERE status = 'running';
+)",
 };
 
 }  // namespace

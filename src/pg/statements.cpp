@@ -285,6 +285,20 @@ SELECT r.result::text, r.input_fingerprint = md5(t.input::text) AS same_input, r
 FROM {s}.tasks t JOIN {s}.idempotent_results r ON r.activity = t.name AND r.key = t.idempotency_key
 WHERE t.task_id = $1)"},
 
+    // How long the oldest claimable task of these activities ($1, json array of names) has waited:
+    // pending since it became available, or running since its lease ran out. One index probe per name.
+    {stmt::queue_age, R"(
+SELECT coalesce(extract(epoch FROM {now} - min(since)), 0)::float8
+FROM jsonb_array_elements_text($1::jsonb) AS n(name),
+LATERAL (
+  SELECT (SELECT available_at FROM {s}.tasks
+          WHERE status = 'pending' AND name = n.name AND available_at <= {now}
+          ORDER BY available_at LIMIT 1) AS since
+  UNION ALL
+  SELECT (SELECT lease_until FROM {s}.tasks
+          WHERE status = 'running' AND name = n.name AND lease_until < {now}
+          ORDER BY lease_until LIMIT 1)) AS oldest)"},
+
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
     {stmt::db_now_us, "SELECT {s}.epoch_us({now})"},
 

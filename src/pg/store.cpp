@@ -276,4 +276,13 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
   return found;
 }
 
+double Store::queue_age(const std::string& names_json) {
+  double age = 0;
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    age = tx.exec_prepared1(stmt::queue_age, names_json)[0].as<double>();
+  });
+  return age;
+}
+
 }  // namespace durable::pg

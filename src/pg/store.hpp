@@ -105,6 +105,8 @@ class Store {
     std::string workflow_id;  // whose task committed it
   };
   std::optional<ReusableResult> reusable_result(const ClaimedTask& task);
+  // Seconds since the oldest task of these activities (json array of names) became claimable; 0 if none.
+  double queue_age(const std::string& names_json);
 
 
  private:

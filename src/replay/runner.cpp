@@ -1,6 +1,7 @@
 #include "replay/runner.hpp"
 
 #include "log.hpp"
+#include "telemetry/recorder.hpp"
 
 #include <random>
 
@@ -19,6 +20,7 @@ void Runner::loop() {
     const auto seen = core_.workflow_work.generation();
     std::vector<pg::ClaimedWorkflow> claimed;
     try {
+      ScopedLatency timed(core_.metrics.claim_latency);
       claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
     } catch (const std::exception& e) {
       detail::logger().warn("claiming workflows failed: {}", e.what());
@@ -60,7 +62,7 @@ void Runner::forget(const std::string& workflow_id) {
 }
 
 void Runner::process(const pg::ClaimedWorkflow& claim) {
-  const auto started = std::chrono::steady_clock::now();
+  ScopedLatency timed(core_.metrics.replay_latency);
   auto journal = cached(claim);
   if (journal->next_seq < claim.next_seq) {
     for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq)) journal->apply(event);
@@ -126,7 +128,9 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     forget(claim.workflow_id);
     return;
   }
+  ++core_.metrics.replays;
   if (ended) {
+    ++(commit.status == "completed" ? core_.metrics.workflows_completed : core_.metrics.workflows_failed);
     forget(claim.workflow_id);
     core_.ended.notify();
   } else if (*base == journal->next_seq) {
@@ -137,8 +141,6 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     }
   }
   if (!commit.tasks.empty()) core_.task_work.notify();  // a local dispatcher may run them at once
-  detail::logger().trace("replayed '{}' in {} us", claim.workflow_id,
-                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
 }
 
 }  // namespace durable::detail

@@ -240,10 +240,10 @@ TEST_CASE_METHOD(KeyedEngine, "50 workflows started at once with one key run the
 
 TEST_CASE_METHOD(KeyedEngine, "a key reused with another input warns and reuses by default", "[pg][idempotency][keys]") {
   pay("input-a", with_key({"o-6", 100}, "k-6"));
-  CHECK(engine.stats().idempotency_input_mismatches == 0);
+  CHECK(engine.metrics().idempotency_input_mismatches == 0);
   CHECK(pay("input-b", with_key({"o-6", 999}, "k-6"))["receipt"] == "receipt-o-6-1");
   CHECK(charge_runs == 1);
-  CHECK(engine.stats().idempotency_input_mismatches == 1);
+  CHECK(engine.metrics().idempotency_input_mismatches == 1);
 }
 
 TEST_CASE_METHOD(StrictKeyedEngine, "a key reused with another input fails when the engine is strict",

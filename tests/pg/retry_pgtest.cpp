@@ -305,13 +305,13 @@ TEST_CASE_METHOD(RetryEngine, "an attempt past its timeout is failed and retried
                  "[pg][retry][timeout]") {
   auto run = engine.start_workflow(overrun_workflow, "overrun", 1500);
   // While attempt 1 overruns, its slot is reported stuck.
-  CHECK(wait_until([&] { return engine.stats().stuck_slots == 1; }));
+  CHECK(wait_until([&] { return engine.metrics().stuck_slots == 1; }));
   CHECK(run.result(10s) == 1);  // attempt 2's "on time", not attempt 1's "late"
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE error_type = 'durable::ActivityTimeout' "
                  "AND error_message = 'attempt 1 ran past its timeout of 200 ms'") == 1);
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'overrun' AND kind = 'activity_completed'") == 1);
   // Once the overrunning body returns, its slot is free again and its outcome went nowhere.
-  CHECK(wait_until([&] { return engine.stats().stuck_slots == 0; }));
+  CHECK(wait_until([&] { return engine.metrics().stuck_slots == 0; }));
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'overrun' AND result = '\"on time\"'") == 1);
 }
 

@@ -1,0 +1,143 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "support/expect.hpp"
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+namespace {
+
+// Calls `boom` with two attempts and no delay: one retry, then a failure the workflow catches.
+const WorkflowRef<std::string, bool> retry_then_fail{"retry_then_fail"};
+
+void register_retry_then_fail(Engine& engine) {
+  engine.add_workflow(retry_then_fail, [](WorkflowContext& ctx, const std::string& why) {
+    try {
+      ctx.call<BoomActivity>(why, {.retry = RetryPolicy{.max_attempts = 2, .base = 0ms}});
+      return false;
+    } catch (const ActivityFailed&) {
+      return true;
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("each named instance gets its own activity concurrency, or the global default", "[pg][metrics][dispatcher]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.activity_max_concurrency = 7;
+  options.instance_activity_concurrency = {{"reports", 3}};
+  options.instance = "reports";
+  Engine reports(options);
+  options.instance = "billing";
+  Engine billing(options);
+  CHECK(reports.metrics().activity_capacity == 3);
+  CHECK(billing.metrics().activity_capacity == 7);
+  CHECK(reports.metrics().instance == "reports");
+  CHECK(billing.metrics().schema == db.schema());
+}
+
+TEST_CASE("bad instance settings are refused with a typed error", "[pg][metrics][bad-input]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.instance_activity_concurrency = {{"reports", 0}};
+  expect_throw<InvalidOptions>([&] { Engine engine(options); }, "instance_activity_concurrency[\"reports\"] = 0",
+                               ">= 1");
+  options.instance_activity_concurrency = {};
+  for (const std::string& bad : std::vector<std::string>{"", "has space", "semi;colon", std::string(64, 'x'), std::string("nul\0", 4)}) {
+    options.instance = bad;
+    expect_throw<InvalidOptions>([&] { Engine engine(options); }, "EngineOptions::instance", "63 characters");
+  }
+}
+
+TEST_CASE("a saturated dispatcher claims no more than its free slots and counts rejected claims",
+          "[pg][metrics][dispatcher]") {
+  RunningEngine env([](EngineOptions& o) {
+    o.instance = "narrow";
+    o.instance_activity_concurrency = {{"narrow", 2}};
+  });
+  auto& engine = env.engine;
+  auto& db = env.db;
+  const auto idle = engine.metrics();
+  CHECK(idle.activity_busy == 0);
+  CHECK(idle.saturation == 0.0);
+  REQUIRE(idle.queue_age_seconds.has_value());
+  CHECK(*idle.queue_age_seconds == 0.0);
+
+  auto run = engine.start_workflow<ParallelSlowWorkflow>("six-slow", 6);  // 6 x 300 ms on 2 slots
+  int most_busy = 0;
+  double oldest_wait = 0;
+  bool saw_full = false;
+  while (run.status() == WorkflowStatus::running) {
+    const auto m = engine.metrics();
+    most_busy = std::max(most_busy, m.activity_busy);
+    saw_full = saw_full || m.saturation == 1.0;
+    oldest_wait = std::max(oldest_wait, m.queue_age_seconds.value_or(0));
+    // The database agrees: never more than two of its attempts leased at once.
+    CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") <= 2);
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(run.result(30s) == 1800);
+  CHECK(most_busy == 2);
+  CHECK(saw_full);
+  CHECK(oldest_wait >= 0.2);  // the last two tasks waited about 600 ms for a slot
+
+  const auto done = engine.metrics();
+  CHECK(done.rejected_claims > 0);
+  CHECK(done.claims == 6);
+  CHECK(done.completions == 6);
+  CHECK(done.failures == 0);
+  CHECK(done.activity_busy == 0);
+  CHECK(*done.queue_age_seconds == 0.0);
+  CHECK(done.workflows_completed == 1);
+  CHECK(done.replays >= 2);
+  CHECK(done.claim_latency.count > 0);
+  CHECK(done.replay_latency.count == done.replays);
+}
+
+TEST_CASE("retries and failures are counted", "[pg][metrics]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_all(engine);
+  register_retry_then_fail(engine);
+  engine.start();
+  CHECK(engine.start_workflow(retry_then_fail, "retry-then-fail", "card declined").result(30s));
+  const auto m = engine.metrics();
+  CHECK(m.claims == 2);
+  CHECK(m.retries == 1);
+  CHECK(m.failures == 1);
+  CHECK(m.completions == 0);
+  CHECK(m.lease_expiries == 0);
+  CHECK(m.workflows_completed == 1);
+  CHECK(m.workflows_failed == 0);
+}
+
+TEST_CASE("a task taken over after its lease ran out counts as a lease expiry", "[pg][metrics]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.instance = "first";
+  Engine first(options);
+  register_all(first);
+  first.start();
+  auto run = first.start_workflow<SlowWorkflow>("taken-over", 1500);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
+  // As if the first engine had hung: its lease is over.
+  db.query("UPDATE {s}.tasks SET lease_until = now() - interval '1 s'");
+
+  options.instance = "second";
+  Engine second(options);
+  register_all(second);
+  second.start();
+  // Its one attempt was lost: the task fails for good, without running again.
+  CHECK(wait_until([&] { return run.status() == WorkflowStatus::failed; }));
+  CHECK(second.metrics().lease_expiries == 1);
+  CHECK(second.metrics().claims == 1);
+  CHECK(second.metrics().failures == 1);
+  CHECK(first.metrics().lease_expiries == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'lease_expired'") == 1);
+}
