@@ -130,15 +130,16 @@ EngineMetrics EngineCore::snapshot() {
 void EngineCore::start() {
   if (started_.exchange(true)) return;
   ensure_schema();
-  if (!registry.workflows.empty()) {
-    runner_ = std::make_unique<Runner>(*this);
+  // Both made before any thread starts: each may hand work straight to the other.
+  if (!registry.workflows.empty()) runner_ = std::make_unique<Runner>(*this);
+  if (!registry.activities.empty()) {
+    std::lock_guard lock(lifecycle_mutex_);
+    dispatcher_ = std::make_unique<Dispatcher>(*this);
+  }
+  if (runner_) {
     for (int i = 0; i < options.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
   }
-  if (!registry.activities.empty()) {
-    {
-      std::lock_guard lock(lifecycle_mutex_);
-      dispatcher_ = std::make_unique<Dispatcher>(*this);
-    }
+  if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
     threads_.emplace_back([this] { dispatcher_->watch(); });
   }

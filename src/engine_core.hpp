@@ -38,6 +38,10 @@ class EngineCore {
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
   int activity_capacity() const;
   EngineMetrics snapshot();
+  // Set before any engine thread starts and reset after they all stopped; null when this engine
+  // runs no activities (dispatcher) or no workflows (runner).
+  Dispatcher* dispatcher() const { return dispatcher_.get(); }
+  Runner* runner() const { return runner_.get(); }
   MetricsRecorder metrics;
 
   EngineOptions options;

@@ -17,7 +17,7 @@ namespace durable {
 
 std::optional<double> Histogram::quantile_bound(double q) const {
   if (count == 0) return std::nullopt;
-  // At least q of `count` observations; the slack keeps 0.7 * 10 (7.000000000000001) at 7.
+  // At least q of `count` observations; the slack keeps 0.07 * 100 (7.000000000000001) at 7.
   const double wanted = std::clamp(q, 0.0, 1.0) * static_cast<double>(count) * (1 - 1e-12);
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < bounds.size(); ++i) {
@@ -157,7 +157,8 @@ std::string prometheus_text(const std::vector<EngineMetrics>& instances) {
       std::uint64_t cumulative = 0;
       for (std::size_t i = 0; i < hist.bounds.size(); ++i) {
         if (i < hist.buckets.size()) cumulative += hist.buckets[i];
-        line(h.name, "_bucket", fmt::format("{},le=\"{}\"", labels, number(hist.bounds[i])), fmt::format("{}", cumulative));
+        const std::string le = fmt::format("{},le=\"{}\"", labels, number(hist.bounds[i]));
+        line(h.name, "_bucket", le, fmt::format("{}", cumulative));
       }
       // The +Inf bucket holds every observation, so it always equals _count.
       line(h.name, "_bucket", labels + ",le=\"+Inf\"", fmt::format("{}", hist.count));

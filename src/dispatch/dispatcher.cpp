@@ -8,6 +8,7 @@
 #include "engine_core.hpp"
 #include "failpoint.hpp"
 #include "log.hpp"
+#include "replay/runner.hpp"
 #include "telemetry/recorder.hpp"
 
 namespace durable::detail {
@@ -27,7 +28,7 @@ void Dispatcher::loop() {
   bool saturated = false;
   while (!core_.stopping()) {
     const auto seen = core_.task_work.generation();
-    const int free = pool_.free_slots();
+    const int free = reserve(pool_.size());
     if (free == 0) {
       ++core_.metrics.rejected_claims;
       if (!saturated) {
@@ -44,18 +45,15 @@ void Dispatcher::loop() {
       backoff = first_backoff;
       logger().debug("dispatcher has free slots again: instance={} free={}", core_.options.instance, free);
     }
-    std::size_t claimed = 0;
+    std::vector<pg::ClaimedTask> tasks;
     try {
-      std::vector<pg::ClaimedTask> tasks;
-      {
-        ScopedLatency timed(core_.metrics.claim_latency);
-        tasks = core_.store.claim_tasks(names_json_, free, core_.owner(), core_.options.lease_margin);
-      }
-      claimed = tasks.size();
-      for (auto& task : tasks) start(std::move(task));
+      ScopedLatency timed(core_.metrics.claim_latency);
+      tasks = core_.store.claim_tasks(names_json_, free, core_.owner(), core_.options.lease_margin);
     } catch (const std::exception& e) {
       logger().warn("claiming activity tasks failed: instance={} error={}", core_.options.instance, e.what());
     }
+    const std::size_t claimed = tasks.size();
+    launch(std::move(tasks), free, false);
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
     // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
@@ -64,11 +62,25 @@ void Dispatcher::loop() {
   }
 }
 
-// Counts a claimed task and hands it to a pool slot.
-void Dispatcher::start(pg::ClaimedTask task) {
-  ++core_.metrics.claims;
-  if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
-  pool_.submit([this, task = std::move(task)] { run(task); });
+int Dispatcher::reserve(int wanted) {
+  std::lock_guard lock(slots_mutex_);
+  const int granted = std::clamp(pool_.free_slots() - reserved_, 0, wanted);
+  reserved_ += granted;
+  return granted;
+}
+
+void Dispatcher::launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool at_once) {
+  for (auto& task : tasks) {
+    ++core_.metrics.claims;
+    if (at_once) ++core_.metrics.run_at_once;
+    if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
+    pool_.submit([this, task = std::move(task)] { run(task); });
+  }
+  {
+    std::lock_guard lock(slots_mutex_);  // after submitting, so the slots are never counted free twice
+    reserved_ -= reserved;
+  }
+  if (static_cast<int>(tasks.size()) < reserved) core_.task_work.notify();  // unused slots: claim with them
 }
 
 int Dispatcher::stuck_slots() const {
@@ -259,12 +271,20 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
 
 void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
                         bool record_attempt) {
-  switch (core_.store.finish_task(task, succeeded, result, error.type, error.message, record_attempt)) {
+  // Continue in place when this engine holds the workflow's journal: one commit for the outcome
+  // and the replay it unblocks, instead of a commit, a claim and another commit.
+  Runner* runner = core_.runner();
+  std::optional<pg::StepOutcome> step =
+      runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt) : std::nullopt;
+  const pg::FinishOutcome outcome =
+      step ? step->finish : core_.store.finish_task(task, succeeded, result, error.type, error.message, record_attempt);
+  switch (outcome) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       failpoint("task.after_commit");
       ++(succeeded ? core_.metrics.completions : core_.metrics.failures);
-      core_.workflow_work.notify();  // the workflow is runnable: a local runner can pick it up at once
+      // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
+      if (!(step && step->continued)) core_.workflow_work.notify();
       break;
     case pg::FinishOutcome::fenced_off:
       logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,

@@ -27,11 +27,15 @@ class Dispatcher {
   void watch();  // fails attempts past their deadline, until the engine stops
   // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
   void drain(std::chrono::milliseconds grace);
+  // Takes up to `wanted` free slots for tasks about to be leased to this engine (claimed, or
+  // leased at once by a replay commit), so two claimers never take the same slot.
+  int reserve(int wanted);
+  // Runs tasks leased to this engine on the slots reserved for them, and frees the rest.
+  void launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool at_once = true);
   // Fills the activity pool's gauges (busy and stuck slots).
   void add_gauges(EngineMetrics& metrics) const;
 
  private:
-  void start(pg::ClaimedTask task);
   void run(const pg::ClaimedTask& task);
   int stuck_slots() const;
   void settle_success(const pg::ClaimedTask& task, const Json& result);
@@ -57,6 +61,8 @@ class Dispatcher {
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).
   std::map<std::int64_t, Running> running_;
   int stuck_ = 0;                            // timed-out bodies that have not returned yet
+  std::mutex slots_mutex_;
+  int reserved_ = 0;                         // slots promised to tasks not yet submitted
   std::mt19937 random_{std::random_device{}()};
   std::mutex random_mutex_;
 };

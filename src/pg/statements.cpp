@@ -20,6 +20,61 @@ std::string wake_channel(const std::string& schema, Wake kind) {
 
 namespace {
 
+// Fragments shared by several statements (formatted with {s} and {now} first).
+
+// Inserts a replay's new tasks (json array $10) for the workflow in CTE `{from}`. Tasks marked
+// "claim" are leased at once to owner $13 with claim token $15 (run at once by this engine);
+// the others wait, pending, for any dispatcher.
+const char* const insert_tasks_sql = R"(
+  INSERT INTO {s}.tasks (workflow_id, step, name, input, options, idempotency_key, status, available_at, attempt,
+                         lease_token, lease_owner, claim_token, attempt_started_at, first_started_at, lease_until)
+  SELECT f.workflow_id, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
+         decode(y.v->'options'->>'idempotency_key_hex', 'hex'), CASE WHEN c.claim THEN 'running' ELSE 'pending' END,
+         {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN nextval('{s}.lease_tokens') END,
+         CASE WHEN c.claim THEN $13 END, CASE WHEN c.claim THEN $15 END, CASE WHEN c.claim THEN {now} END,
+         CASE WHEN c.claim THEN {now} END,
+         CASE WHEN c.claim THEN {now} + ((y.v->'options'->>'timeout_ms')::bigint + $14::bigint) * interval '1 millisecond' END
+  FROM {{from}} f, jsonb_array_elements($10::jsonb) AS y(v),
+       LATERAL (SELECT coalesce((y.v->>'claim')::boolean, false) AS claim) AS c
+  ON CONFLICT (workflow_id, step) DO NOTHING
+  RETURNING task_id, step, lease_token, status)";
+
+// The tasks of CTE `{from}` that were leased at once, as a json array.
+const char* const claimed_json_sql = R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
+   FROM {from} WHERE status = 'running'))";
+
+// Ends task $1 for good, fenced by its lease $2: status $3, result $4, error $5/$6, and records
+// the attempt when $7; keeps a success for its idempotency key and frees the key.
+const char* const finish_task_sql = R"(
+  UPDATE {s}.tasks
+  SET status = $3, result = $4::jsonb, error_type = nullif($5, ''), error_message = nullif($6, ''),
+      lease_until = NULL, updated_at = now()
+  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
+  RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at, idempotency_key, md5(input::text) AS fp),
+a AS (
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
+  SELECT task_id, attempt, attempt_started_at, {now}, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
+  ON CONFLICT DO NOTHING),
+ir AS (
+  INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)
+  SELECT name, idempotency_key, $4::jsonb, fp, workflow_id, task_id FROM t
+  WHERE $3 = 'completed' AND idempotency_key IS NOT NULL
+  ON CONFLICT DO NOTHING),
+l AS (
+  DELETE FROM {s}.idempotency_locks
+  WHERE (activity, key) IN (SELECT name, idempotency_key FROM t WHERE idempotency_key IS NOT NULL)
+    AND task_id = $1 AND lease_token = $2)";
+
+// The journal event (kind, step, name, data) of a finished task, from a row with step, name, attempt.
+const char* const outcome_event_sql = R"(
+  CASE WHEN $3 = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step, name,
+  CASE WHEN $3 = 'completed' THEN jsonb_build_object('result', $4::jsonb, 'attempts', attempt)
+       ELSE jsonb_build_object('error_type', $5, 'error_message', $6, 'attempts', attempt) END)";
+
+// A workflow row `wf` that a step may continue in place: journal as long as the replay assumed,
+// the same run, and no live replay lease.
+const char* const fast_sql = R"((wf.next_seq = $8 AND wf.run_id = $9::uuid AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
+
 // `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
 // database's (plus the test offset), evaluated once per statement.
@@ -99,7 +154,7 @@ FROM {s}.journal WHERE workflow_id = $1 AND seq >= $2 ORDER BY seq)"},
     // One statement, one implicit transaction: fenced by the workflow lease. $1 id, $2 lease token,
     // $3 events (json array), $4 status, $5 result, $6 error type, $7 error message,
     // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array),
-    // $11 tasks channel, $12 ended channel
+    // $11 tasks channel, $12 ended channel, $13 owner, $14 lease margin ms, $15 claim token
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
@@ -109,7 +164,7 @@ WITH w AS (
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END
   WHERE workflow_id = $1 AND lease_token = $2 AND status = 'running'
-  RETURNING next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
+  RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 r AS (
   UPDATE {s}.runs SET status = $4, ended_at = now()
   FROM w WHERE runs.run_id = w.run_id AND $4 <> 'running'),
@@ -117,17 +172,61 @@ e AS (
   INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
   SELECT $1, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
   FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
-t AS (
-  INSERT INTO {s}.tasks (workflow_id, step, name, input, options, idempotency_key, status, available_at)
-  SELECT $1, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
-         decode(y.v->'options'->>'idempotency_key_hex', 'hex'), 'pending', {now}
-  FROM w, jsonb_array_elements($10::jsonb) AS y(v)
-  ON CONFLICT (workflow_id, step) DO NOTHING
-  RETURNING 1),
-n AS (SELECT pg_notify($11, '') FROM w WHERE jsonb_array_length($10::jsonb) > 0),
+t AS ({insert_tasks}),
+n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
 d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
-SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base,
-       (SELECT count(*) FROM t) AS tasks, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
+SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
+       {s}.epoch_us({now}) AS now_us, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
+
+    // Finishes a task (as finish_task) and, in the same statement, commits the replay that its
+    // outcome unblocks, computed beforehand by this engine from its cached journal. The replay part
+    // applies only while the journal is as long as that replay assumed ($8), it is the same run
+    // and no live replay holds the workflow ({fast}); otherwise the workflow is just made runnable.
+    // A continued workflow gets claim token $15, so a retry after a lost answer can tell.
+    // $1 task id, $2 lease token, $3 'completed' or 'failed', $4 result, $5 error type,
+    // $6 error message, $7 record this attempt, $8 journal length before the outcome, $9 run id,
+    // $10 tasks (json array), $11 replay events (json array, after the outcome's event),
+    // $12 workflow status, $13 owner, $14 lease margin ms, $15 claim token, $16 workflow result,
+    // $17 workflow error type, $18 workflow error message, $19 wake_at us (-1: none),
+    // $20 workflows channel, $21 tasks channel, $22 ended channel
+    {stmt::complete_step, R"(
+WITH t AS ({finish_task}),
+w AS (
+  UPDATE {s}.workflows wf
+  SET next_seq = wf.next_seq + 1 + CASE WHEN {fast} THEN jsonb_array_length($11::jsonb) ELSE 0 END,
+      status = CASE WHEN {fast} THEN $12 ELSE wf.status END,
+      result = CASE WHEN {fast} THEN $16::jsonb ELSE wf.result END,
+      error_type = CASE WHEN {fast} THEN nullif($17, '') ELSE wf.error_type END,
+      error_message = CASE WHEN {fast} THEN nullif($18, '') ELSE wf.error_message END,
+      wake_at = CASE WHEN {fast} THEN {s}.from_us(nullif($19::bigint, -1)) ELSE wf.wake_at END,
+      ended_at = CASE WHEN {fast} AND $12 <> 'running' THEN now() ELSE wf.ended_at END,
+      lease_token = CASE WHEN {fast} THEN NULL ELSE wf.lease_token END,
+      lease_owner = CASE WHEN {fast} THEN NULL ELSE wf.lease_owner END,
+      lease_until = CASE WHEN {fast} THEN NULL ELSE wf.lease_until END,
+      claim_token = CASE WHEN {fast} THEN $15 ELSE wf.claim_token END,
+      runnable = NOT {fast}, updated_at = now()
+  FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
+  RETURNING wf.workflow_id, wf.run_id, t.step, t.name, t.attempt, wf.claim_token IS NOT DISTINCT FROM $15 AS fast,
+            wf.next_seq - 1 - CASE WHEN wf.claim_token IS NOT DISTINCT FROM $15
+                                   THEN jsonb_array_length($11::jsonb) ELSE 0 END AS base),
+e AS (
+  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
+  SELECT workflow_id, base, {outcome_event} FROM w
+  UNION ALL
+  SELECT w.workflow_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
+         coalesce(x.v->'data', '{{}}')
+  FROM w, jsonb_array_elements($11::jsonb) WITH ORDINALITY AS x(v, ord) WHERE w.fast),
+r AS (
+  UPDATE {s}.runs SET status = $12, ended_at = now()
+  FROM w WHERE runs.run_id = w.run_id AND w.fast AND $12 <> 'running'),
+k AS (SELECT * FROM w WHERE w.fast),
+nt AS ({insert_tasks_after_k}),
+n AS (SELECT pg_notify($20, '') FROM w WHERE NOT w.fast),
+m AS (SELECT pg_notify($21, '') FROM k WHERE EXISTS (SELECT 1 FROM nt WHERE status = 'pending')),
+d AS (SELECT pg_notify($22, '') FROM k WHERE $12 <> 'running')
+SELECT (SELECT count(*) FROM t) AS finished, coalesce((SELECT fast FROM w), false) AS continued,
+       (SELECT base FROM w) AS base, {claimed_json_nt} AS claimed, {s}.epoch_us({now}) AS now_us,
+       (SELECT count(*) FROM n) + (SELECT count(*) FROM m) + (SELECT count(*) FROM d) AS notified)"},
 
     // $1 id, $2 channel
     {stmt::cancel_workflow, R"(
@@ -164,7 +263,7 @@ u AS (
       updated_at = now()
   FROM c WHERE t.task_id = c.task_id
   RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
-            t.heartbeat::text, {s}.epoch_us(t.first_started_at) AS first_started_us),
+            t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us),
 x AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
   SELECT task_id, old_attempt, old_started, {now}, 'lease_expired', 'durable::LeaseExpired',
@@ -178,43 +277,19 @@ SELECT * FROM u)"},
 SELECT t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
        CASE WHEN EXISTS (SELECT 1 FROM {s}.attempts a WHERE a.task_id = t.task_id AND a.attempt = t.attempt - 1
                          AND a.outcome = 'lease_expired') THEN 'running' ELSE 'pending' END AS was,
-       t.heartbeat::text, {s}.epoch_us(t.first_started_at) AS first_started_us
+       t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us
 FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 
     // Ends a task for good and journals the outcome for its workflow, fenced by the lease.
     // $1 task id, $2 lease token, $3 status ('completed' or 'failed'), $4 result json,
     // $5 error type, $6 error message, $7 record this attempt, $8 channel
     {stmt::finish_task, R"(
-WITH t AS (
-  UPDATE {s}.tasks
-  SET status = $3, result = $4::jsonb, error_type = nullif($5, ''), error_message = nullif($6, ''),
-      lease_until = NULL, updated_at = now()
-  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
-  RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at, idempotency_key, md5(input::text) AS fp),
-a AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
-  SELECT task_id, attempt, attempt_started_at, {now}, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
-  ON CONFLICT DO NOTHING),
-ir AS (
-  INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)
-  SELECT name, idempotency_key, $4::jsonb, fp, workflow_id, task_id FROM t
-  WHERE $3 = 'completed' AND idempotency_key IS NOT NULL
-  ON CONFLICT DO NOTHING),
-l AS (
-  DELETE FROM {s}.idempotency_locks
-  WHERE (activity, key) IN (SELECT name, idempotency_key FROM t WHERE idempotency_key IS NOT NULL)
-    AND task_id = $1 AND lease_token = $2),
+WITH t AS ({finish_task}),
 w AS (
   UPDATE {s}.workflows wf SET next_seq = next_seq + 1, runnable = true, updated_at = now()
   FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
   RETURNING wf.workflow_id, wf.next_seq - 1 AS seq, t.step, t.name, t.attempt),
-e AS (
-  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
-  SELECT workflow_id, seq, CASE WHEN $3 = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END,
-         step, name,
-         CASE WHEN $3 = 'completed' THEN jsonb_build_object('result', $4::jsonb, 'attempts', attempt)
-              ELSE jsonb_build_object('error_type', $5, 'error_message', $6, 'attempts', attempt) END
-  FROM w),
+e AS (INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data) SELECT workflow_id, seq, {outcome_event} FROM w),
 n AS (SELECT pg_notify($8, '') FROM w)
 SELECT (SELECT count(*) FROM t) AS finished, (SELECT count(*) FROM n) AS notified)"},
 
@@ -370,8 +445,21 @@ SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules 
 void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   const std::string s = quoted(schema);
   const std::string now = "(SELECT " + s + ".db_now())";  // an InitPlan: once per statement
+  auto with_names = [&](const char* sql) {
+    return fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now));
+  };
+  const std::string insert_tasks = with_names(insert_tasks_sql);
+  const std::string finish_task = with_names(finish_task_sql);
+  const std::string outcome_event = with_names(outcome_event_sql);
+  const std::string fast = with_names(fast_sql);
   for (const auto& [name, sql] : statements) {
-    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now)));
+    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now),
+                                   fmt::arg("insert_tasks", fmt::format(fmt::runtime(insert_tasks), fmt::arg("from", "w"))),
+                                   fmt::arg("insert_tasks_after_k", fmt::format(fmt::runtime(insert_tasks), fmt::arg("from", "k"))),
+                                   fmt::arg("claimed_json", fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", "t"))),
+                                   fmt::arg("claimed_json_nt", fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", "nt"))),
+                                   fmt::arg("finish_task", finish_task), fmt::arg("outcome_event", outcome_event),
+                                   fmt::arg("fast", fast)));
   }
 }
 

@@ -20,6 +20,7 @@ inline constexpr const char* cancel_workflow = "cancel_workflow";
 inline constexpr const char* claim_tasks = "claim_tasks";
 inline constexpr const char* reclaim_tasks = "reclaim_tasks";
 inline constexpr const char* finish_task = "finish_task";
+inline constexpr const char* complete_step = "complete_step";
 inline constexpr const char* retry_task = "retry_task";
 inline constexpr const char* heartbeat = "heartbeat";
 inline constexpr const char* task_outcome = "task_outcome";

@@ -156,16 +156,103 @@ std::vector<JournalEvent> Store::read_journal(const std::string& id, int from_se
   return events;
 }
 
-std::optional<int> Store::commit_replay(const ReplayCommit& c) {
-  std::optional<int> base;
+namespace {
+ClaimedTask claimed_task(const pqxx::row& row) {
+  ClaimedTask t;
+  t.task_id = row[0].as<std::int64_t>();
+  t.workflow_id = row[1].as<std::string>();
+  t.step = row[2].as<int>();
+  t.name = row[3].as<std::string>();
+  t.input = Json::parse(row[4].as<std::string>());
+  t.options = options_from_json(Json::parse(row[5].as<std::string>()));
+  t.attempt = row[6].as<int>();
+  t.lease_token = row[7].as<std::int64_t>();
+  t.after_lease_expiry = row[8].as<std::string>() == "running";
+  if (!row[9].is_null()) t.last_heartbeat = Json::parse(row[9].as<std::string>());
+  t.claimed_at_us = row[10].as<std::int64_t>();
+  return t;
+}
+}  // namespace
+
+std::vector<ClaimedTask> Store::reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token) {
+  std::vector<ClaimedTask> tasks;
+  for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, claim_token)) tasks.push_back(claimed_task(row));
+  return tasks;
+}
+
+std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const pqxx::field& rows,
+                                               std::int64_t now_us) {
+  std::vector<ClaimedTask> tasks;
+  for (const auto& row : Json::parse(rows.as<std::string>())) {
+    const int step = row[1].get<int>();
+    for (const auto& spec : commit.tasks) {
+      if (spec["step"].get<int>() != step) continue;
+      ClaimedTask t;
+      t.task_id = row[0].get<std::int64_t>();
+      t.workflow_id = commit.workflow_id;
+      t.step = step;
+      t.name = spec["name"].get<std::string>();
+      t.input = spec["input"];
+      t.options = options_from_json(spec["options"]);
+      t.attempt = 1;
+      t.lease_token = row[2].get<std::int64_t>();
+      t.claimed_at_us = now_us;
+      tasks.push_back(std::move(t));
+    }
+  }
+  return tasks;
+}
+
+ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
+  ReplayOutcome outcome;
+  int tries = 0;
   pool_.run([&](pqxx::connection& conn) {
+    const bool is_retry = tries++ > 0;
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
                                  c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us,
-                                 c.tasks.dump(), tasks_channel_, ended_channel_);
-    if (!row[1].is_null()) base = row[1].as<int>();
+                                 c.tasks.dump(), tasks_channel_, ended_channel_, c.claim_owner,
+                                 c.lease_margin.count(), c.claim_token);
+    outcome.now_us = row[3].as<std::int64_t>();
+    if (!row[1].is_null()) {
+      outcome.base = row[1].as<int>();
+      outcome.claimed = leased_at_once(c, row[2], outcome.now_us);
+    } else if (is_retry && !c.claim_token.empty()) {
+      // An earlier try may have committed: its tasks leased at once are ours to run.
+      outcome.claimed = reclaim_tasks(tx, c.claim_token);
+    }
   });
-  return base;
+  return outcome;
+}
+
+StepOutcome Store::complete_step(const ClaimedTask& task, bool succeeded, const Json& result,
+                                 const std::string& error_type, const std::string& error_message, bool record_attempt,
+                                 const ReplayCommit& c, int expected_seq, const std::string& run_id) {
+  StepOutcome outcome;
+  int tries = 0;
+  pool_.run([&](pqxx::connection& conn) {
+    const bool is_retry = tries++ > 0;
+    pqxx::nontransaction tx(conn);
+    auto row = tx.exec_prepared1(stmt::complete_step, task.task_id, task.lease_token,
+                                 succeeded ? "completed" : "failed", result.dump(), error_type, error_message,
+                                 record_attempt, expected_seq, run_id, c.tasks.dump(), c.events.dump(), c.status,
+                                 c.claim_owner, c.lease_margin.count(), c.claim_token, c.result.dump(), c.error_type,
+                                 c.error_message, c.wake_at_us, workflows_channel_, tasks_channel_, ended_channel_);
+    outcome.now_us = row[4].as<std::int64_t>();
+    if (row[0].as<int>() == 1) {
+      outcome.finish = FinishOutcome::committed;
+      outcome.continued = row[1].as<bool>();
+      if (outcome.continued) {
+        outcome.base = row[2].as<int>();
+        outcome.claimed = leased_at_once(c, row[3], outcome.now_us);
+      }
+    } else if (is_retry && finished_earlier(tx, task, succeeded)) {
+      // Committed by an earlier try whose answer was lost: whatever it leased at once is ours.
+      outcome.finish = FinishOutcome::committed_earlier;
+      outcome.claimed = reclaim_tasks(tx, c.claim_token);
+    }
+  });
+  return outcome;
 }
 
 std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
@@ -175,20 +262,7 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
                            : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token);
     claimed.clear();
-    for (const auto& row : rows) {
-      ClaimedTask t;
-      t.task_id = row[0].as<std::int64_t>();
-      t.workflow_id = row[1].as<std::string>();
-      t.step = row[2].as<int>();
-      t.name = row[3].as<std::string>();
-      t.input = Json::parse(row[4].as<std::string>());
-      t.options = options_from_json(Json::parse(row[5].as<std::string>()));
-      t.attempt = row[6].as<int>();
-      t.lease_token = row[7].as<std::int64_t>();
-      t.after_lease_expiry = row[8].as<std::string>() == "running";
-      if (!row[9].is_null()) t.last_heartbeat = Json::parse(row[9].as<std::string>());
-      claimed.push_back(std::move(t));
-    }
+    for (const auto& row : rows) claimed.push_back(claimed_task(row));
     return !claimed.empty();
   });
   return claimed;
@@ -207,15 +281,19 @@ FinishOutcome Store::finish_task(const ClaimedTask& task, bool succeeded, const 
                                  error_message, record_attempt, workflows_channel_);
     if (row[0].as<int>() == 1) {
       outcome = FinishOutcome::committed;
-    } else if (is_retry) {
-      // An earlier try may have committed before the connection dropped: re-read, never redo.
-      auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
-      if (!check.empty() && check[0][0].as<std::string>() == status && check[0][1].as<bool>()) {
-        outcome = FinishOutcome::committed_earlier;
-      }
+    } else if (is_retry && finished_earlier(tx, task, succeeded)) {
+      outcome = FinishOutcome::committed_earlier;
     }
   });
   return outcome;
+}
+
+// After a fenced finish matched nothing on a retry: did an earlier try of this very lease commit
+// it before the connection dropped? Re-read, never redo.
+bool Store::finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded) {
+  auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
+  return !check.empty() && check[0][0].as<std::string>() == (succeeded ? "completed" : "failed") &&
+         check[0][1].as<bool>();
 }
 
 RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,

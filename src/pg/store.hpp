@@ -2,6 +2,7 @@
 // safe to retry on a fresh connection (fenced by lease tokens or insert-if-absent).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,6 +15,10 @@
 #include "pg/statements.hpp"
 
 namespace durable::pg {
+
+enum class FinishOutcome { committed, committed_earlier, fenced_off };
+enum class RetryOutcome { retried, past_horizon, fenced_off };
+enum class HeartbeatOutcome { kept, lease_lost, cancelled };
 
 struct ClaimedWorkflow {
   std::string workflow_id, run_id, name;
@@ -39,7 +44,10 @@ struct ReplayCommit {
   std::string error_type, error_message;
   int seen_seq = 0;             // the journal length the replay saw
   std::int64_t wake_at_us = -1; // earliest pending timer, -1 for none
-  Json tasks = Json::array();   // {step, name, input, options}
+  Json tasks = Json::array();   // {step, name, input, options, claim}: claim = lease it to claim_owner at once
+  std::string claim_owner;      // who runs the tasks marked claim (this engine)
+  std::string claim_token;      // marks them, so a retry after a lost answer finds them
+  Duration lease_margin{0};
 };
 
 struct ClaimedTask {
@@ -51,8 +59,26 @@ struct ClaimedTask {
   ResolvedActivityOptions options;
   int attempt = 0;
   std::int64_t lease_token = 0;
+  std::int64_t claimed_at_us = 0;   // the database clock when it was leased to this engine
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();  // ... and ours
   bool after_lease_expiry = false;  // the previous attempt's worker lost its lease
   Json last_heartbeat;              // details of the latest heartbeat of any earlier attempt, or null
+};
+
+// What a replay commit wrote.
+struct ReplayOutcome {
+  std::optional<int> base;          // seq of its first event; nullopt when its lease was lost (nothing written)
+  std::vector<ClaimedTask> claimed; // its tasks leased to this engine in the same commit
+  std::int64_t now_us = 0;          // the database clock at the commit
+};
+
+// What finishing a task together with the replay it unblocks wrote.
+struct StepOutcome {
+  FinishOutcome finish = FinishOutcome::fenced_off;
+  bool continued = false;           // the replay was committed too
+  std::optional<int> base;          // seq of the task's outcome event (when continued)
+  std::vector<ClaimedTask> claimed; // the replay's tasks leased to this engine
+  std::int64_t now_us = 0;
 };
 
 struct WorkflowRow {
@@ -61,9 +87,6 @@ struct WorkflowRow {
   std::string error_type, error_message;
 };
 
-enum class FinishOutcome { committed, committed_earlier, fenced_off };
-enum class RetryOutcome { retried, past_horizon, fenced_off };
-enum class HeartbeatOutcome { kept, lease_lost, cancelled };
 
 Json options_to_json(const ResolvedActivityOptions& options);
 ResolvedActivityOptions options_from_json(const Json& json);
@@ -83,8 +106,13 @@ class Store {
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
                                                Duration lease);
   std::vector<JournalEvent> read_journal(const std::string& id, int from_seq);
-  // The seq of the first event written; nullopt when the replay's lease was lost (nothing written).
-  std::optional<int> commit_replay(const ReplayCommit& commit);
+  ReplayOutcome commit_replay(const ReplayCommit& commit);
+  // Finishes `task` (as finish_task) and commits `replay`, computed for a journal of
+  // `expected_seq` events of run `run_id` plus this outcome, in one statement when the workflow
+  // is still as that replay saw it; otherwise only finishes the task.
+  StepOutcome complete_step(const ClaimedTask& task, bool succeeded, const Json& result, const std::string& error_type,
+                            const std::string& error_message, bool record_attempt, const ReplayCommit& replay,
+                            int expected_seq, const std::string& run_id);
 
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                        Duration lease_margin);
@@ -112,6 +140,11 @@ class Store {
  private:
   // Runs `claim(tx, token, recovering)`; returns whether it found rows.
   void claim_with_recovery(const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim);
+  // The tasks a commit leased at once: from its answer's [task_id, step, lease_token] rows, or,
+  // after a lost answer, re-read by the commit's claim token.
+  std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::field& rows, std::int64_t now_us);
+  std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token);
+  bool finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded);
   ConnectionPool& pool_;
   std::string workflows_channel_, tasks_channel_, ended_channel_;
 };

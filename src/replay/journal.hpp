@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct StepRecord {
 // Cached per workflow between replays; only the journal's new tail is read each time.
 struct JournalCache {
   std::string run_id;
+  std::string name;  // the workflow's registered name
+  std::mutex busy;   // held by whoever replays from it (a runner, or a dispatcher thread continuing in place)
   int next_seq = 0;  // events [0, next_seq) are applied
   Json input;
   Json schedule;  // the schedule fire that started the run, or null

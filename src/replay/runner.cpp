@@ -9,6 +9,8 @@
 #include "engine_core.hpp"
 #include "exceptions.hpp"
 #include "replay/replay.hpp"
+#include "dispatch/dispatcher.hpp"
+#include "uuid.hpp"
 
 namespace durable::detail {
 
@@ -45,13 +47,11 @@ void Runner::loop() {
 std::shared_ptr<JournalCache> Runner::cached(const pg::ClaimedWorkflow& claim) {
   std::lock_guard lock(cache_mutex_);
   auto it = cache_.find(claim.workflow_id);
-  // Reuse unless it is another run under the same id, or somehow ahead of the database.
-  if (it != cache_.end() && it->second->run_id == claim.run_id && it->second->next_seq <= claim.next_seq) {
-    return it->second;
-  }
+  if (it != cache_.end() && it->second->run_id == claim.run_id) return it->second;  // not another run under the id
   if (cache_.size() >= max_cached_) cache_.clear();  // crude bound: evicted journals reload from the database
   auto fresh = std::make_shared<JournalCache>();
   fresh->run_id = claim.run_id;
+  fresh->name = claim.name;
   cache_[claim.workflow_id] = fresh;
   return fresh;
 }
@@ -61,35 +61,31 @@ void Runner::forget(const std::string& workflow_id) {
   cache_.erase(workflow_id);
 }
 
-void Runner::process(const pg::ClaimedWorkflow& claim) {
-  ScopedLatency timed(core_.metrics.replay_latency);
-  auto journal = cached(claim);
-  if (journal->next_seq < claim.next_seq) {
-    for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq)) journal->apply(event);
-  }
-  const WorkflowDefinition& def = core_.registry.workflow(claim.name);
-
-  Replay replay(claim.workflow_id, claim.name, *journal, claim.now_us, core_.registry);
+Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us) {
+  const WorkflowDefinition& def = core_.registry.workflow(journal.name);
+  Replay replay(workflow_id, journal.name, journal, now_us, core_.registry);
   WorkflowContext ctx(replay);
-  pg::ReplayCommit commit;
-  commit.workflow_id = claim.workflow_id;
-  commit.lease_token = claim.lease_token;
-  commit.seen_seq = journal->next_seq;
+  Planned planned;
+  pg::ReplayCommit& commit = planned.commit;
+  commit.workflow_id = workflow_id;
+  commit.seen_seq = journal.next_seq;
+  // Unique per commit: marks the tasks it leases at once and a workflow continued in place, so a
+  // retry after a lost answer can tell what went in.
+  commit.claim_token = random_uuid();
 
-  bool ended = false;
   auto fail = [&](std::string type, std::string message) {
     commit.status = "failed";
     commit.error_type = std::move(type);
     commit.error_message = std::move(message);
-    ended = true;
+    planned.ended = true;
   };
   try {
-    Json result = def.run(ctx, journal->input);
+    Json result = def.run(ctx, journal.input);
     if (!replay.suspended() && !replay.nondeterminism()) {
-      check_payload(result, fmt::format("the result of workflow '{}'", claim.workflow_id));
+      check_payload(result, fmt::format("the result of workflow '{}'", workflow_id));
       commit.status = "completed";
       commit.result = std::move(result);
-      ended = true;
+      planned.ended = true;
     }
   } catch (const Suspend&) {
   } catch (...) {
@@ -103,7 +99,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   }
 
   commit.events = replay.events;
-  if (ended) {
+  if (planned.ended) {
     // An ended run starts no new activities: drop the ones it scheduled without awaiting.
     Json kept = Json::array();
     for (auto& e : commit.events) {
@@ -115,32 +111,134 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     } else {
       commit.events.push_back({{"kind", "workflow_failed"},
                                {"data", {{"error_type", commit.error_type}, {"error_message", commit.error_message}}}});
-      detail::logger().info("workflow '{}' failed: {}: {}", claim.workflow_id, commit.error_type, commit.error_message);
+      detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
     }
-  } else {
-    commit.tasks = replay.tasks;
-    commit.wake_at_us = replay.wake_at_us();
+    return planned;
   }
+  commit.tasks = replay.tasks;
+  commit.wake_at_us = replay.wake_at_us();
+  // Run at once: tasks of activities this engine runs take its free slots in the same commit,
+  // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
+  Dispatcher* dispatcher = core_.dispatcher();
+  if (!dispatcher || core_.stopping()) return planned;
+  int local = 0;
+  for (const auto& task : commit.tasks) local += core_.registry.activities.count(task["name"].get<std::string>()) ? 1 : 0;
+  planned.reserved = local > 0 ? dispatcher->reserve(local) : 0;
+  int marked = 0;
+  for (auto& task : commit.tasks) {
+    const bool claim = marked < planned.reserved && core_.registry.activities.count(task["name"].get<std::string>());
+    task["claim"] = claim;
+    marked += claim ? 1 : 0;
+  }
+  commit.claim_owner = core_.owner();
+  commit.lease_margin = core_.options.lease_margin;
+  return planned;
+}
 
-  const std::optional<int> base = core_.store.commit_replay(commit);
-  if (!base) {
-    detail::logger().debug("replay of '{}' lost its lease; discarded", claim.workflow_id);
-    forget(claim.workflow_id);
+void Runner::committed(JournalCache& journal, const Planned& planned, int first_seq) {
+  ++core_.metrics.replays;
+  if (planned.ended) {
+    ++(planned.commit.status == "completed" ? core_.metrics.workflows_completed : core_.metrics.workflows_failed);
+    forget(planned.commit.workflow_id);
+    core_.ended.notify();
     return;
   }
-  ++core_.metrics.replays;
-  if (ended) {
-    ++(commit.status == "completed" ? core_.metrics.workflows_completed : core_.metrics.workflows_failed);
-    forget(claim.workflow_id);
-    core_.ended.notify();
-  } else if (*base == journal->next_seq) {
+  if (first_seq == journal.next_seq) {
     // Nothing arrived in between: our events are the journal's tail, so keep the cache whole.
-    int seq = *base;
-    for (const auto& e : commit.events) {
-      journal->apply({seq++, e["kind"].get<std::string>(), e.value("step", -1), e.value("name", ""), e["data"]});
+    int seq = first_seq;
+    for (const auto& e : planned.commit.events) {
+      journal.apply({seq++, e["kind"].get<std::string>(), e.value("step", -1), e.value("name", ""), e["data"]});
     }
   }
-  if (!commit.tasks.empty()) core_.task_work.notify();  // a local dispatcher may run them at once
+  if (static_cast<int>(planned.commit.tasks.size()) > planned.reserved) core_.task_work.notify();  // for any dispatcher
+}
+
+void Runner::process(const pg::ClaimedWorkflow& claim) {
+  ScopedLatency timed(core_.metrics.replay_latency);
+  auto journal = cached(claim);
+  std::lock_guard busy(journal->busy);
+  if (journal->next_seq > claim.next_seq) {
+    throw Error(fmt::format("cached journal of '{}' is ahead of the database ({} > {} events)", claim.workflow_id,
+                            journal->next_seq, claim.next_seq));
+  }
+  if (journal->next_seq < claim.next_seq) {
+    for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq)) journal->apply(event);
+  }
+  Planned planned = plan(*journal, claim.workflow_id, claim.now_us);
+  planned.commit.lease_token = claim.lease_token;
+  pg::ReplayOutcome outcome;
+  try {
+    outcome = core_.store.commit_replay(planned.commit);
+  } catch (...) {
+    if (planned.reserved > 0) core_.dispatcher()->launch({}, planned.reserved);
+    throw;
+  }
+  if (outcome.base) {
+    committed(*journal, planned, *outcome.base);
+  } else {
+    detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke", claim.workflow_id);
+    forget(claim.workflow_id);
+  }
+  if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
+}
+
+std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
+                                                           const Json& result, const ErrorInfo& error,
+                                                           bool record_attempt) {
+  std::shared_ptr<JournalCache> journal;
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto it = cache_.find(task.workflow_id);
+    if (it == cache_.end()) return std::nullopt;
+    journal = it->second;
+  }
+  std::unique_lock busy(journal->busy, std::try_to_lock);
+  if (!busy.owns_lock() || task.step < 0 || task.step >= static_cast<int>(journal->steps.size())) return std::nullopt;
+
+  // The outcome's event as the statement journals it, applied to the cache for the replay and
+  // undone unless the replay commits with it.
+  const int expected_seq = journal->next_seq;
+  const StepRecord before = journal->steps[static_cast<std::size_t>(task.step)];
+  auto undo = [&] {
+    journal->next_seq = expected_seq;
+    journal->steps[static_cast<std::size_t>(task.step)] = before;
+  };
+  const Json data = succeeded ? Json{{"result", result}, {"attempts", task.attempt}}
+                              : Json{{"error_type", error.type}, {"error_message", error.message}, {"attempts", task.attempt}};
+  // The replay's clock: the database's at the claim, moved on by our own clock since (never ahead of the database's).
+  const std::int64_t now_us =
+      task.claimed_at_us +
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - task.received).count();
+
+  ScopedLatency timed(core_.metrics.replay_latency);
+  Planned planned;
+  try {
+    journal->apply({expected_seq, succeeded ? "activity_completed" : "activity_failed", task.step, task.name, data});
+    planned = plan(*journal, task.workflow_id, now_us);
+  } catch (const std::exception& e) {
+    undo();
+    detail::logger().debug("workflow '{}' cannot continue in place: {}", task.workflow_id, e.what());
+    return std::nullopt;
+  }
+  pg::StepOutcome outcome;
+  try {
+    outcome = core_.store.complete_step(task, succeeded, result, error.type, error.message, record_attempt,
+                                        planned.commit, expected_seq, journal->run_id);
+  } catch (...) {
+    undo();
+    if (planned.reserved > 0) core_.dispatcher()->launch({}, planned.reserved);
+    throw;
+  }
+  if (outcome.continued) {
+    committed(*journal, planned, *outcome.base + 1);
+  } else if (outcome.finish == pg::FinishOutcome::committed_earlier) {
+    forget(task.workflow_id);  // whether the replay went in with it is not known: reload next time
+  } else {
+    undo();
+  }
+  if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
+  outcome.claimed.clear();
+  return outcome;
 }
 
 }  // namespace durable::detail

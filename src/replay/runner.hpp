@@ -5,6 +5,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -15,12 +16,30 @@ namespace durable::detail {
 
 class EngineCore;
 
+struct ErrorInfo;
+
 class Runner {
  public:
   explicit Runner(EngineCore& core);
   void loop();  // one per runner thread, until the engine stops
 
+  // Continue in place: commits a finished task together with the replay its outcome unblocks,
+  // in one statement, when this engine has the workflow's journal cached and no one else is
+  // replaying it. nullopt when it cannot try (the caller finishes the task alone); `continued`
+  // says whether the replay went in too (if not, the workflow was only made runnable).
+  std::optional<pg::StepOutcome> finish_and_continue(const pg::ClaimedTask& task, bool succeeded, const Json& result,
+                                                     const ErrorInfo& error, bool record_attempt);
+
  private:
+  // A replay's outcome, ready to commit, and the slots reserved for the tasks it leases at once.
+  struct Planned {
+    pg::ReplayCommit commit;
+    bool ended = false;
+    int reserved = 0;
+  };
+  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us);
+  // After the commit: keep the cache in step and wake whoever waits. `first_seq`: its first event's seq.
+  void committed(JournalCache& journal, const Planned& planned, int first_seq);
   void process(const pg::ClaimedWorkflow& claim);
   std::shared_ptr<JournalCache> cached(const pg::ClaimedWorkflow& claim);
   void forget(const std::string& workflow_id);

@@ -45,8 +45,9 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
     register_all(engine);
     engine.start_workflow<HelloWorkflow>("from-v1", "y");
   }
-  // Back to what a version-1 build left: no schedules table.
-  db.query("DROP TABLE {s}.schedules; DELETE FROM {s}.schema_version WHERE version > 1");
+  // Back to what a version-1 build left: no schedules table, no per-name task indexes.
+  db.query("DROP TABLE {s}.schedules; DROP INDEX {s}.tasks_available_by_name, {s}.tasks_leased_by_name; "
+           "DELETE FROM {s}.schema_version WHERE version > 1");
   Engine engine(db.options());
   register_all(engine);
   engine.start();
