@@ -13,6 +13,17 @@
 
 namespace durable::detail {
 
+namespace {
+// 1 while a pool thread settles the task it ran: the slot it is about to free may go straight to
+// the next task of the same workflow (continue in place), so a chain of steps keeps its slot.
+thread_local int slot_to_hand_over = 0;
+
+struct HandOver {
+  HandOver() { slot_to_hand_over = 1; }
+  ~HandOver() { slot_to_hand_over = 0; }
+};
+}  // namespace
+
 Dispatcher::Dispatcher(EngineCore& core)
     : core_(core),
       names_json_(core.registry.activity_names_json()),
@@ -64,7 +75,9 @@ void Dispatcher::loop() {
 
 int Dispatcher::reserve(int wanted) {
   std::lock_guard lock(slots_mutex_);
-  const int granted = std::clamp(pool_.free_slots() - reserved_, 0, wanted);
+  const int free = std::max(pool_.free_slots() - reserved_, 0);
+  const int granted = std::min(free + slot_to_hand_over, wanted);
+  if (granted > free) slot_to_hand_over = 0;  // the caller's own slot, taken over once it returns
   reserved_ += granted;
   return granted;
 }
@@ -119,6 +132,7 @@ void Dispatcher::watch() {
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task) {
+  HandOver hand_over;
   failpoint("task.after_claim");
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);

@@ -166,10 +166,12 @@ CREATE TABLE {s}.schedules (
 CREATE INDEX schedules_due ON {s}.schedules (next_fire_at) WHERE NOT paused;
 )",
     // 3: claims and the queue age find an activity's oldest waiting tasks without walking past
-    // other activities' backlogs.
+    // other activities' backlogs: the task indexes lead with the activity name.
     R"(
 CREATE INDEX tasks_available_by_name ON {s}.tasks (name, available_at) WHERE status = 'pending';
 CREATE INDEX tasks_leased_by_name ON {s}.tasks (name, lease_until) WHERE status = 'running';
+DROP INDEX {s}.tasks_available;
+DROP INDEX {s}.tasks_leased;
 )",
 };
 

@@ -246,14 +246,20 @@ SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notifi
 
     // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms, $5 claim token.
     // A running task whose lease expired is claimable again; its lost attempt is recorded.
+    // Oldest first, searched per activity name, so other activities' backlogs are never walked.
     {stmt::claim_tasks, R"(
 WITH c AS (
-  SELECT task_id, status AS was, attempt AS old_attempt, attempt_started_at AS old_started FROM {s}.tasks
-  WHERE ((status = 'pending' AND available_at <= {now})
-         OR (status = 'running' AND lease_until < {now}))
-    AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
-  ORDER BY available_at LIMIT $2
-  FOR UPDATE SKIP LOCKED),
+  SELECT * FROM (
+    SELECT p.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
+      SELECT task_id, status AS was, attempt AS old_attempt, attempt_started_at AS old_started, available_at AS since
+      FROM {s}.tasks WHERE status = 'pending' AND name = n.name AND available_at <= {now}
+      ORDER BY available_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
+    UNION ALL
+    SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
+      SELECT task_id, status, attempt, attempt_started_at, lease_until
+      FROM {s}.tasks WHERE status = 'running' AND name = n.name AND lease_until < {now}
+      ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
+  ORDER BY since LIMIT $2),
 u AS (
   UPDATE {s}.tasks t
   SET status = 'running', attempt = t.attempt + 1, lease_token = nextval('{s}.lease_tokens'),

@@ -135,8 +135,10 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   return planned;
 }
 
-void Runner::committed(JournalCache& journal, const Planned& planned, int first_seq) {
+void Runner::committed(JournalCache& journal, const Planned& planned, int first_seq,
+                       std::chrono::steady_clock::time_point started) {
   ++core_.metrics.replays;
+  core_.metrics.replay_latency.observe(std::chrono::steady_clock::now() - started);
   if (planned.ended) {
     ++(planned.commit.status == "completed" ? core_.metrics.workflows_completed : core_.metrics.workflows_failed);
     forget(planned.commit.workflow_id);
@@ -154,7 +156,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
 }
 
 void Runner::process(const pg::ClaimedWorkflow& claim) {
-  ScopedLatency timed(core_.metrics.replay_latency);
+  const auto started = std::chrono::steady_clock::now();
   auto journal = cached(claim);
   std::lock_guard busy(journal->busy);
   if (journal->next_seq > claim.next_seq) {
@@ -174,7 +176,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     throw;
   }
   if (outcome.base) {
-    committed(*journal, planned, *outcome.base);
+    committed(*journal, planned, *outcome.base, started);
   } else {
     detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke", claim.workflow_id);
     forget(claim.workflow_id);
@@ -210,7 +212,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
       task.claimed_at_us +
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - task.received).count();
 
-  ScopedLatency timed(core_.metrics.replay_latency);
+  const auto started = std::chrono::steady_clock::now();
   Planned planned;
   try {
     journal->apply({expected_seq, succeeded ? "activity_completed" : "activity_failed", task.step, task.name, data});
@@ -230,7 +232,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
     throw;
   }
   if (outcome.continued) {
-    committed(*journal, planned, *outcome.base + 1);
+    committed(*journal, planned, *outcome.base + 1, started);
   } else if (outcome.finish == pg::FinishOutcome::committed_earlier) {
     forget(task.workflow_id);  // whether the replay went in with it is not known: reload next time
   } else {

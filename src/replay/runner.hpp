@@ -2,6 +2,7 @@
 // journal and commits the new events, tasks and status in one fenced statement.
 #pragma once
 
+#include <chrono>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -39,7 +40,8 @@ class Runner {
   };
   Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us);
   // After the commit: keep the cache in step and wake whoever waits. `first_seq`: its first event's seq.
-  void committed(JournalCache& journal, const Planned& planned, int first_seq);
+  void committed(JournalCache& journal, const Planned& planned, int first_seq,
+                 std::chrono::steady_clock::time_point started);
   void process(const pg::ClaimedWorkflow& claim);
   std::shared_ptr<JournalCache> cached(const pg::ClaimedWorkflow& claim);
   void forget(const std::string& workflow_id);
