@@ -1,7 +1,7 @@
 // Histogram::quantile_bound and the Prometheus text exposition (format 0.0.4), written by hand.
 //
 // Every metric family gets one `# HELP` and one `# TYPE` line, then one sample per instance,
-// labelled `schema` and `instance`. An empty list of instances renders as the empty string
+// labelled `schema` and `engine_instance` (not `instance`, which Prometheus sets to the scraped target). An empty list of instances renders as the empty string
 // (no HELP/TYPE lines either). The queue age sample of an instance whose queue read failed
 // is left out; its other series are still written.
 #include "durable/metrics.hpp"
@@ -50,9 +50,9 @@ std::string label_value(const std::string& raw) {
   return out;
 }
 
-// `schema="...",instance="..."`, without braces so histograms can append `le`.
+// `schema="...",engine_instance="..."`, without braces so histograms can append `le`.
 std::string labels_of(const EngineMetrics& m) {
-  return fmt::format("schema=\"{}\",instance=\"{}\"", label_value(m.schema), label_value(m.instance));
+  return fmt::format("schema=\"{}\",engine_instance=\"{}\"", label_value(m.schema), label_value(m.instance));
 }
 
 struct Gauge {

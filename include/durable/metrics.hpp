@@ -15,8 +15,8 @@ struct Histogram {
   std::uint64_t count = 0;                   // all observations
   double sum = 0;                            // their total, in seconds
 
-  // The smallest bound that at least `q` (0..1] of the observations fall under; nullopt when
-  // empty, +infinity when it is past the last bound.
+  // The smallest bound that at least `q` (clamped to 0..1) of the observations fall under;
+  // nullopt when empty, +infinity when it is past the last bound.
   std::optional<double> quantile_bound(double q) const;
 };
 
@@ -51,12 +51,13 @@ struct EngineMetrics {
   std::uint64_t workflows_completed = 0;
   std::uint64_t workflows_failed = 0;
 
-  Histogram claim_latency{};   // one claim round trip (activity tasks and workflows)
+  Histogram claim_latency{};   // one claim round trip that took work (activity tasks or workflows); empty polls are left out
   Histogram replay_latency{};  // one replay: read the journal's tail, run the code, commit
 };
 
 // The Prometheus text exposition (format 0.0.4) of one or more instances' snapshots, each
-// series labelled with schema and instance. Serve it as `text/plain; version=0.0.4`.
+// series labelled `schema` and `engine_instance` (Prometheus keeps `instance` for the scraped
+// target). Metric names are listed in docs/operations.md. Serve it as `text/plain; version=0.0.4`.
 std::string prometheus_text(const std::vector<EngineMetrics>& instances);
 
 }  // namespace durable

@@ -58,8 +58,9 @@ void Dispatcher::loop() {
     }
     std::vector<pg::ClaimedTask> tasks;
     try {
-      ScopedLatency timed(core_.metrics.claim_latency);
+      const auto started = std::chrono::steady_clock::now();
       tasks = core_.store.claim_tasks(names_json_, free, core_.owner(), core_.options.lease_margin);
+      if (!tasks.empty()) core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
     } catch (const std::exception& e) {
       logger().warn("claiming activity tasks failed: instance={} error={}", core_.options.instance, e.what());
     }

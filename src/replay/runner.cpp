@@ -22,8 +22,9 @@ void Runner::loop() {
     const auto seen = core_.workflow_work.generation();
     std::vector<pg::ClaimedWorkflow> claimed;
     try {
-      ScopedLatency timed(core_.metrics.claim_latency);
+      const auto started = std::chrono::steady_clock::now();
       claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
+      if (!claimed.empty()) core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
     } catch (const std::exception& e) {
       detail::logger().warn("claiming workflows failed: {}", e.what());
     }

@@ -22,19 +22,6 @@ class LatencyRecorder {
   Histogram histogram_;
 };
 
-// Observes the time from its construction to its destruction.
-class ScopedLatency {
- public:
-  explicit ScopedLatency(LatencyRecorder& recorder) : recorder_(recorder) {}
-  ~ScopedLatency() { recorder_.observe(std::chrono::steady_clock::now() - started_); }
-  ScopedLatency(const ScopedLatency&) = delete;
-  ScopedLatency& operator=(const ScopedLatency&) = delete;
-
- private:
-  LatencyRecorder& recorder_;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-};
-
 struct MetricsRecorder {
   using Counter = std::atomic<std::uint64_t>;
   Counter claims{0}, rejected_claims{0}, completions{0}, retries{0}, failures{0}, timeouts{0}, lease_expiries{0},
