@@ -170,12 +170,13 @@ void EngineCore::stop() {
 namespace {
 class WakeReceiver : public pqxx::notification_receiver {
  public:
-  WakeReceiver(pqxx::connection& conn, const std::string& channel, WakeSignal& signal)
-      : pqxx::notification_receiver(conn, channel), signal_(signal) {}
-  void operator()(const std::string&, int) override { signal_.notify(); }
+  WakeReceiver(pqxx::connection& conn, const std::string& channel, WakeSignal& signal, bool one = false)
+      : pqxx::notification_receiver(conn, channel), signal_(signal), one_(one) {}
+  void operator()(const std::string&, int) override { one_ ? signal_.notify_one() : signal_.notify(); }
 
  private:
   WakeSignal& signal_;
+  bool one_;  // wake one waiter: it passes the wake-up on when it found work
 };
 }  // namespace
 
@@ -186,7 +187,7 @@ void EngineCore::listen() {
     try {
       auto listening = pool.open();
       pqxx::connection& conn = *listening;
-      WakeReceiver workflows(conn, pg::wake_channel(options.schema, pg::Wake::workflows), workflow_work);
+      WakeReceiver workflows(conn, pg::wake_channel(options.schema, pg::Wake::workflows), workflow_work, true);
       WakeReceiver tasks(conn, pg::wake_channel(options.schema, pg::Wake::tasks), task_work);
       WakeReceiver endings(conn, pg::wake_channel(options.schema, pg::Wake::ended), ended);
       WakeReceiver schedules(conn, pg::wake_channel(options.schema, pg::Wake::schedules), schedule_work);
@@ -275,7 +276,7 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
       return {UntypedWorkflowHandle(core, workflow_id, existing->run_id), false, existing->status};
     }
   }
-  core->workflow_work.notify();
+  core->workflow_work.notify_one();
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
   return {UntypedWorkflowHandle(core, workflow_id, run_id), true, {}};
 }

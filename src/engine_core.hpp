@@ -50,7 +50,7 @@ class EngineCore {
   pg::Store store;
   pg::ScheduleStore schedule_store;
   // Each wakes only the loops it concerns, from a NOTIFY or a local write.
-  WakeSignal workflow_work;  // a workflow may be runnable: wakes the runners
+  WakeSignal workflow_work;  // a workflow may be runnable: wakes a runner (notify_one), which passes it on
   WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher
   WakeSignal ended;          // a workflow run ended: wakes result() waiters
   WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler

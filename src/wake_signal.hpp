@@ -15,11 +15,14 @@ class WakeSignal {
     return generation_;
   }
   void notify() {
-    {
-      std::lock_guard lock(mutex_);
-      ++generation_;
-    }
+    bump();
     changed_.notify_all();
+  }
+  // Wakes a single waiter: for work one thread takes, which it passes on (notify_one again)
+  // when it found some, so a single event does not send every thread to the database at once.
+  void notify_one() {
+    bump();
+    changed_.notify_one();
   }
   // Waits until the generation moves past `seen` or `timeout` passes; true if it moved.
   template <typename Rep, typename Period>
@@ -29,6 +32,10 @@ class WakeSignal {
   }
 
  private:
+  void bump() {
+    std::lock_guard lock(mutex_);
+    ++generation_;
+  }
   std::mutex mutex_;
   std::condition_variable changed_;
   std::uint64_t generation_ = 0;

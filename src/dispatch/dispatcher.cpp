@@ -94,7 +94,8 @@ void Dispatcher::launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool a
     std::lock_guard lock(slots_mutex_);  // after submitting, so the slots are never counted free twice
     reserved_ -= reserved;
   }
-  if (static_cast<int>(tasks.size()) < reserved) core_.task_work.notify();  // unused slots: claim with them
+  // Slots a replay reserved but did not use: the claim loop may want them (its own are no news to it).
+  if (at_once && static_cast<int>(tasks.size()) < reserved) core_.task_work.notify();
 }
 
 int Dispatcher::stuck_slots() const {
@@ -299,7 +300,7 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
       failpoint("task.after_commit");
       ++(succeeded ? core_.metrics.completions : core_.metrics.failures);
       // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
-      if (!(step && step->continued)) core_.workflow_work.notify();
+      if (!(step && step->continued)) core_.workflow_work.notify_one();
       break;
     case pg::FinishOutcome::fenced_off:
       logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,

@@ -30,6 +30,9 @@ std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
   auto conn = open();
+  // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
+  // execution (more than running them); their generic plans are as good, so plan them once.
+  pqxx::nontransaction(*conn).exec0("SET plan_cache_mode = force_generic_plan");
   prepare_statements(*conn, schema_);
   return conn;
 }

@@ -28,6 +28,7 @@ void Runner::loop() {
     } catch (const std::exception& e) {
       detail::logger().warn("claiming workflows failed: {}", e.what());
     }
+    if (!claimed.empty()) core_.workflow_work.notify_one();  // there may be more: pass the wake-up on
     for (const auto& claim : claimed) {
       try {
         process(claim);
