@@ -32,6 +32,7 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
   auto conn = open();
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
+  // Claims are the exception: their transactions ask for custom plans (stmt::claim_settings).
   pqxx::nontransaction(*conn).exec0("SET plan_cache_mode = force_generic_plan");
   prepare_statements(*conn, schema_);
   return conn;

@@ -442,8 +442,11 @@ WHERE schedule_id = $1)"},
 SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules WHERE NOT paused)"},
 
     // Claims only take leases: losing one in a server crash equals its lease running out, and
-    // every later write is fenced. So they need not wait for the WAL flush.
-    {stmt::async_commit, "SELECT set_config('synchronous_commit', 'off', true)"},
+    // every later write is fenced. So they need not wait for the WAL flush. And they are planned
+    // for their actual limit and names (custom plans): a generic plan guesses thousands of rows
+    // and hash-joins the whole table.
+    {stmt::claim_settings,
+     "SELECT set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'auto', true)"},
 };
 
 }  // namespace
