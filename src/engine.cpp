@@ -138,6 +138,7 @@ void EngineCore::start() {
   }
   if (runner_) {
     for (int i = 0; i < options.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
+    local_runner_ = runner_.get();
   }
   if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
@@ -152,6 +153,7 @@ void EngineCore::start() {
 
 void EngineCore::stop() {
   if (!started_.load() || stopping_.exchange(true)) return;
+  local_runner_ = nullptr;  // new starts are claimed by any engine; runners finish what was offered
   workflow_work.notify();
   task_work.notify();
   schedule_work.notify();
@@ -265,7 +267,12 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
   core->registry.workflow(workflow_name).check_input(input);
   core->ensure_schema();
   const std::string run_id = detail::random_uuid();
-  bool started = core->store.start_workflow(workflow_id, run_id, workflow_name, input) ||
+  // A running engine that runs this workflow leases the new run to itself and replays it at
+  // once, without a claim (another engine takes it over if this one dies before).
+  detail::Runner* runner = core->local_runner();
+  auto fresh = core->store.start_workflow(workflow_id, run_id, workflow_name, input,
+                                          runner ? core->owner() : std::string(), core->options.workflow_lease);
+  bool started = fresh.inserted ||
                  (options.id_reuse != IdReusePolicy::reject_duplicate &&
                   core->store.reuse_workflow_id(workflow_id, run_id, workflow_name, input, replaceable(options.id_reuse)));
   if (!started) {
@@ -276,7 +283,11 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
       return {UntypedWorkflowHandle(core, workflow_id, existing->run_id), false, existing->status};
     }
   }
-  core->workflow_work.notify_one();
+  if (fresh.leased) {
+    runner->offer(std::move(*fresh.leased));
+  } else {
+    core->workflow_work.notify_one();
+  }
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
   return {UntypedWorkflowHandle(core, workflow_id, run_id), true, {}};
 }

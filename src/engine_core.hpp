@@ -42,6 +42,8 @@ class EngineCore {
   // runs no activities (dispatcher) or no workflows (runner).
   Dispatcher* dispatcher() const { return dispatcher_.get(); }
   Runner* runner() const { return runner_.get(); }
+  // The runner while the engine runs (null before start() and once stop() began), for any thread.
+  Runner* local_runner() const { return local_runner_.load(); }
   MetricsRecorder metrics;
 
   EngineOptions options;
@@ -65,6 +67,7 @@ class EngineCore {
   mutable std::mutex lifecycle_mutex_;  // guards dispatcher_ against a snapshot during stop()
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<Runner> runner_;
+  std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::thread> threads_;
 };

@@ -79,21 +79,25 @@ const char* const fast_sql = R"((wf.next_seq = $8 AND wf.run_id = $9::uuid AND (
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
 // database's (plus the test offset), evaluated once per statement.
 const std::pair<const char*, const char*> statements[] = {
-    // $1 id, $2 run id, $3 name, $4 input, $5 channel
+    // $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
+    // $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms
     {stmt::start_workflow, R"(
 WITH w AS (
-  INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable)
-  VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true)
+  INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, lease_token, lease_owner,
+                             lease_until)
+  VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN nextval('{s}.lease_tokens') END,
+          nullif($7, ''), CASE WHEN $7 <> '' THEN {now} + $8::bigint * interval '1 millisecond' END)
   ON CONFLICT (workflow_id) DO NOTHING
-  RETURNING workflow_id),
+  RETURNING workflow_id, lease_token),
 e AS (
   INSERT INTO {s}.journal (workflow_id, seq, kind, data)
   SELECT workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
 r AS (
   INSERT INTO {s}.runs (run_id, workflow_id, name, status) SELECT $2::uuid, $1, $3, 'running' FROM w
   ON CONFLICT (run_id) DO NOTHING),
-n AS (SELECT pg_notify($5, '') FROM w)
-SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified)"},
+n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL)
+SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified,
+       (SELECT lease_token FROM w) AS lease_token, {s}.epoch_us({now}) AS now_us)"},
 
     // A new run under an id whose run has ended, when the id reuse policy allows it: the old
     // run's journal and tasks go (its row in `runs` stays). Runs in one transaction with begin_run.

@@ -62,15 +62,19 @@ Store::Store(ConnectionPool& pool)
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
       ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
 
-bool Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
-                           const Json& input) {
-  bool inserted = false;
+Store::Started Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
+                                    const Json& input, const std::string& owner, Duration lease) {
+  Started started;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    inserted = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}")[0]
-                   .as<int>() == 1;
+    auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}", owner,
+                                 lease.count());
+    started.inserted = row[0].as<int>() == 1;
+    if (started.inserted && !row[2].is_null()) {
+      started.leased = ClaimedWorkflow{id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>()};
+    }
   });
-  return inserted;
+  return started;
 }
 
 bool Store::reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,

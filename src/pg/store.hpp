@@ -95,8 +95,13 @@ class Store {
  public:
   explicit Store(ConnectionPool& pool);
 
-  // True when inserted; false when the id was taken (read it with read_workflow).
-  bool start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input);
+  struct Started {
+    bool inserted = false;                 // false: the id was taken (read it with read_workflow)
+    std::optional<ClaimedWorkflow> leased; // the new run, leased to `owner` when one was given
+  };
+  // With an owner, the new run is leased to it at once: its first replay needs no claim.
+  Started start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
+                         const std::string& owner = {}, Duration lease = Duration{0});
   // A new run in place of an ended one whose status is in `replaceable` (json array); false if none.
   bool reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
                          const std::string& replaceable);

@@ -16,17 +16,39 @@ namespace durable::detail {
 
 Runner::Runner(EngineCore& core) : core_(core), names_json_(core.registry.workflow_names_json()) {}
 
+void Runner::offer(pg::ClaimedWorkflow claim) {
+  {
+    std::lock_guard lock(offered_mutex_);
+    offered_.push_back(std::move(claim));
+  }
+  core_.workflow_work.notify_one();
+}
+
+std::optional<pg::ClaimedWorkflow> Runner::take_offered() {
+  std::lock_guard lock(offered_mutex_);
+  if (offered_.empty()) return std::nullopt;
+  auto claim = std::move(offered_.front());
+  offered_.pop_front();
+  return claim;
+}
+
 void Runner::loop() {
   std::mt19937 jitter{std::random_device{}()};
-  while (!core_.stopping()) {
+  for (;;) {
     const auto seen = core_.workflow_work.generation();
     std::vector<pg::ClaimedWorkflow> claimed;
-    try {
-      const auto started = std::chrono::steady_clock::now();
-      claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
-      if (!claimed.empty()) core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
-    } catch (const std::exception& e) {
-      detail::logger().warn("claiming workflows failed: {}", e.what());
+    if (auto offered = take_offered()) {
+      claimed.push_back(std::move(*offered));  // leased to us already: no claim
+    } else if (core_.stopping()) {
+      return;
+    } else {
+      try {
+        const auto started = std::chrono::steady_clock::now();
+        claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
+        if (!claimed.empty()) core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
+      } catch (const std::exception& e) {
+        detail::logger().warn("claiming workflows failed: {}", e.what());
+      }
     }
     if (!claimed.empty()) core_.workflow_work.notify_one();  // there may be more: pass the wake-up on
     for (const auto& claim : claimed) {

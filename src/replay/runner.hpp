@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -22,7 +23,9 @@ struct ErrorInfo;
 class Runner {
  public:
   explicit Runner(EngineCore& core);
-  void loop();  // one per runner thread, until the engine stops
+  void loop();  // one per runner thread, until the engine stops (then it replays what was offered)
+  // A run leased to this engine already (just started here): replayed by the next free runner thread.
+  void offer(pg::ClaimedWorkflow claim);
 
   // Continue in place: commits a finished task together with the replay its outcome unblocks,
   // in one statement, when this engine has the workflow's journal cached and no one else is
@@ -48,6 +51,9 @@ class Runner {
 
   EngineCore& core_;
   std::string names_json_;
+  std::mutex offered_mutex_;
+  std::deque<pg::ClaimedWorkflow> offered_;
+  std::optional<pg::ClaimedWorkflow> take_offered();
   std::mutex cache_mutex_;
   std::unordered_map<std::string, std::shared_ptr<JournalCache>> cache_;
   static constexpr std::size_t max_cached_ = 10000;
