@@ -182,7 +182,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
 void Runner::process(const pg::ClaimedWorkflow& claim) {
   const auto started = std::chrono::steady_clock::now();
   auto journal = cached(claim);
-  std::lock_guard busy(journal->busy);
+  std::unique_lock busy(journal->busy);
   if (journal->next_seq > claim.next_seq) {
     throw Error(fmt::format("cached journal of '{}' is ahead of the database ({} > {} events)", claim.workflow_id,
                             journal->next_seq, claim.next_seq));
@@ -205,6 +205,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke", claim.workflow_id);
     forget(claim.workflow_id);
   }
+  busy.unlock();  // before its tasks run: their completions continue in place with this journal
   if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
 }
 
@@ -262,6 +263,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
   } else {
     undo();
   }
+  busy.unlock();  // before its tasks run: their completions continue in place with this journal
   if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
   outcome.claimed.clear();
   return outcome;
