@@ -53,4 +53,8 @@ bool wait_until(F condition, std::chrono::milliseconds limit = std::chrono::seco
   return true;
 }
 
+// The engine's metrics once its activity slots are empty and `finished_runs` runs are counted.
+// Counters move just after the commits they count, so a run's result can be visible first.
+EngineMetrics settled_metrics(Engine& engine, std::uint64_t finished_runs);
+
 }  // namespace durable::test
