@@ -16,10 +16,11 @@ namespace durable::detail {
 namespace {
 // 1 while a pool thread settles the task it ran: the slot it is about to free may go straight to
 // the next task of the same workflow (continue in place), so a chain of steps keeps its slot.
+// Only `max_slot_handovers` times in a row, so that a long chain cannot starve the queue.
 thread_local int slot_to_hand_over = 0;
 
 struct HandOver {
-  HandOver() { slot_to_hand_over = 1; }
+  explicit HandOver(const pg::ClaimedTask& task) { slot_to_hand_over = task.handovers < max_slot_handovers ? 1 : 0; }
   ~HandOver() { slot_to_hand_over = 0; }
 };
 }  // namespace
@@ -27,7 +28,10 @@ struct HandOver {
 Dispatcher::Dispatcher(EngineCore& core)
     : core_(core),
       names_json_(core.registry.activity_names_json()),
-      pool_(core.activity_capacity(), [&core] { core.task_work.notify(); }) {}
+      // A slot handed over to the next step is not free: no need to wake the claim loop for it.
+      pool_(core.activity_capacity(), [this] {
+        if (has_free_slot()) core_.task_work.notify();
+      }) {}
 
 Dispatcher::~Dispatcher() { pool_.shutdown(); }
 
@@ -37,9 +41,12 @@ void Dispatcher::loop() {
   const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, core_.options.poll_interval);
   Duration backoff = first_backoff;
   bool saturated = false;
+  // After a claim that found nothing, the next one probes with one slot and leaves the others to
+  // replays that lease their tasks at once meanwhile; a probe that finds work claims in full next.
+  bool probe = true;
   while (!core_.stopping()) {
     const auto seen = core_.task_work.generation();
-    const int free = reserve(pool_.size());
+    const int free = reserve(probe ? 1 : pool_.size());
     if (free == 0) {
       ++core_.metrics.rejected_claims;
       if (!saturated) {
@@ -65,6 +72,7 @@ void Dispatcher::loop() {
       logger().warn("claiming activity tasks failed: instance={} error={}", core_.options.instance, e.what());
     }
     const std::size_t claimed = tasks.size();
+    probe = claimed == 0;
     launch(std::move(tasks), free, false);
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
@@ -72,6 +80,11 @@ void Dispatcher::loop() {
     const auto poll = core_.options.poll_interval;
     core_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
   }
+}
+
+bool Dispatcher::has_free_slot() {
+  std::lock_guard lock(slots_mutex_);
+  return pool_.free_slots() > reserved_;
 }
 
 int Dispatcher::reserve(int wanted) {
@@ -134,7 +147,7 @@ void Dispatcher::watch() {
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task) {
-  HandOver hand_over;
+  HandOver hand_over(task);
   failpoint("task.after_claim");
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);

@@ -18,6 +18,9 @@ namespace durable::detail {
 class EngineCore;
 struct AttemptState;
 
+// How many steps in a row of one workflow may pass a slot on to the next (see ClaimedTask::handovers).
+constexpr int max_slot_handovers = 32;
+
 class Dispatcher {
  public:
   explicit Dispatcher(EngineCore& core);
@@ -38,6 +41,7 @@ class Dispatcher {
  private:
   void run(const pg::ClaimedTask& task);
   int stuck_slots() const;
+  bool has_free_slot();
   void settle_success(const pg::ClaimedTask& task, const Json& result);
   void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error);
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,

@@ -63,6 +63,7 @@ struct ClaimedTask {
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();  // ... and ours
   bool after_lease_expiry = false;  // the previous attempt's worker lost its lease
   Json last_heartbeat;              // details of the latest heartbeat of any earlier attempt, or null
+  int handovers = 0;                // steps before it, in a row, that passed their slot on to the next
 };
 
 // What a replay commit wrote.

@@ -264,6 +264,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
     undo();
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
+  for (auto& next : outcome.claimed) next.handovers = task.handovers + 1;
   if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
   outcome.claimed.clear();
   return outcome;
