@@ -111,8 +111,8 @@ j AS (DELETE FROM {s}.journal WHERE workflow_id IN (SELECT workflow_id FROM old)
 t AS (DELETE FROM {s}.tasks WHERE workflow_id IN (SELECT workflow_id FROM old))
 UPDATE {s}.workflows
 SET run_id = $2::uuid, name = $3, status = 'running', input = $4::jsonb, result = NULL, error_type = NULL,
-    error_message = NULL, next_seq = 1, runnable = true, wake_at = NULL, lease_token = NULL, lease_owner = NULL,
-    claim_token = NULL, lease_until = NULL, created_at = now(), updated_at = now(), ended_at = NULL
+    error_message = NULL, next_seq = 1, runnable = true, runnable_since = now(), wake_at = NULL, lease_token = NULL,
+    lease_owner = NULL, claim_token = NULL, lease_until = NULL, created_at = now(), updated_at = now(), ended_at = NULL
 WHERE workflow_id IN (SELECT workflow_id FROM old)
 RETURNING workflow_id)"},
 
@@ -137,7 +137,7 @@ WITH c AS (
   WHERE status = 'running' AND (runnable OR wake_at <= {now})
     AND (lease_until IS NULL OR lease_until < {now})
     AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
-  ORDER BY updated_at LIMIT $2
+  ORDER BY runnable_since LIMIT $2
   FOR UPDATE SKIP LOCKED)
 UPDATE {s}.workflows w
 SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $5,
@@ -164,7 +164,8 @@ WITH w AS (
   UPDATE {s}.workflows
   SET next_seq = next_seq + jsonb_array_length($3::jsonb), status = $4, result = $5::jsonb,
       error_type = nullif($6, ''), error_message = nullif($7, ''),
-      runnable = (next_seq <> $8), wake_at = {s}.from_us(nullif($9::bigint, -1)),
+      runnable = (next_seq <> $8), runnable_since = CASE WHEN next_seq <> $8 THEN now() ELSE runnable_since END,
+      wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END
   WHERE workflow_id = $1 AND lease_token = $2 AND status = 'running'
@@ -208,7 +209,8 @@ w AS (
       lease_owner = CASE WHEN {fast} THEN NULL ELSE wf.lease_owner END,
       lease_until = CASE WHEN {fast} THEN NULL ELSE wf.lease_until END,
       claim_token = CASE WHEN {fast} THEN $15 ELSE wf.claim_token END,
-      runnable = NOT {fast}, updated_at = now()
+      runnable = NOT {fast}, updated_at = now(),
+      runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
   FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
   RETURNING wf.workflow_id, wf.run_id, t.step, t.name, t.attempt, wf.claim_token IS NOT DISTINCT FROM $15 AS fast,
             wf.next_seq - 1 - CASE WHEN wf.claim_token IS NOT DISTINCT FROM $15
@@ -296,7 +298,9 @@ FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_u
     {stmt::finish_task, R"(
 WITH t AS ({finish_task}),
 w AS (
-  UPDATE {s}.workflows wf SET next_seq = next_seq + 1, runnable = true, updated_at = now()
+  UPDATE {s}.workflows wf
+  SET next_seq = next_seq + 1, runnable = true, updated_at = now(),
+      runnable_since = CASE WHEN runnable THEN runnable_since ELSE now() END
   FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
   RETURNING wf.workflow_id, wf.next_seq - 1 AS seq, t.step, t.name, t.attempt),
 e AS (INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data) SELECT workflow_id, seq, {outcome_event} FROM w),
@@ -457,7 +461,9 @@ SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules 
 
 void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   const std::string s = quoted(schema);
-  const std::string now = "(SELECT " + s + ".db_now())";  // an InitPlan: once per statement
+  // db_now(), inlined: an InitPlan, once per statement. A call to the SQL function itself is
+  // planned again on every execution (about 50 us each, 170 us for the first in a statement).
+  const std::string now = "(SELECT now() + skew FROM " + s + ".clock)";
   auto with_names = [&](const char* sql) {
     return fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now));
   };
