@@ -33,7 +33,11 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
   // Claims are the exception: their transactions ask for custom plans (stmt::claim_settings).
-  pqxx::nontransaction(*conn).exec0("SET plan_cache_mode = force_generic_plan");
+  // Every statement finds its rows by key. Planned once while the tables are still small, a
+  // generic plan would scan a whole table (runs, workflows) at every step until the next
+  // ANALYZE: with sequential scans off, the planner takes the index whatever the sizes. JIT
+  // compiling (which the penalty on sequential scans would trigger) never pays off on key lookups.
+  pqxx::nontransaction(*conn).exec0("SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET jit = off");
   prepare_statements(*conn, schema_);
   return conn;
 }
