@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "durable/engine.hpp"
+#include "dispatch/step_committer.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/schedule_store.hpp"
 #include "pg/store.hpp"
@@ -51,6 +52,7 @@ class EngineCore {
   pg::ConnectionPool pool;
   pg::Store store;
   pg::ScheduleStore schedule_store;
+  StepCommitter steps{*this};  // every finished activity commits through it, in groups
   // Each wakes only the loops it concerns, from a NOTIFY or a local write.
   WakeSignal workflow_work;  // a workflow may be runnable: wakes a runner (notify_one), which passes it on
   WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher

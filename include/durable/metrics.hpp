@@ -45,6 +45,7 @@ struct EngineMetrics {
   std::uint64_t lease_expiries = 0;   // tasks this instance took over after another attempt's lease ran out
   std::uint64_t idempotency_input_mismatches = 0;  // results reused for a key given another input
   std::uint64_t run_at_once = 0;      // tasks started by the engine that scheduled them, without a claim
+  std::uint64_t outcome_commits = 0;  // statements that committed finished tasks' outcomes, in groups
 
   // Workflow replays.
   std::uint64_t replays = 0;            // replays committed (workflow code run against its journal)

@@ -305,15 +305,18 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
   Runner* runner = core_.runner();
   std::optional<pg::StepOutcome> step =
       runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt) : std::nullopt;
-  const pg::FinishOutcome outcome =
-      step ? step->finish : core_.store.finish_task(task, succeeded, result, error.type, error.message, record_attempt);
+  if (!step) {
+    const pg::StepCommit plain{&task, succeeded, result, error.type, error.message, record_attempt, nullptr, -1, {}};
+    step = core_.steps.commit(plain);
+  }
+  const pg::FinishOutcome outcome = step->finish;
   switch (outcome) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       failpoint("task.after_commit");
       ++(succeeded ? core_.metrics.completions : core_.metrics.failures);
       // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
-      if (!(step && step->continued)) core_.workflow_work.notify_one();
+      if (!step->continued) core_.workflow_work.notify_one();
       break;
     case pg::FinishOutcome::fenced_off:
       logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,

@@ -35,9 +35,12 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
   // Claims are the exception: their transactions ask for custom plans (stmt::claim_settings).
   // Every statement finds its rows by key. Planned once while the tables are still small, a
   // generic plan would scan a whole table (runs, workflows) at every step until the next
-  // ANALYZE: with sequential scans off, the planner takes the index whatever the sizes. JIT
-  // compiling (which the penalty on sequential scans would trigger) never pays off on key lookups.
-  pqxx::nontransaction(*conn).exec0("SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET jit = off");
+  // ANALYZE: with sequential scans off, the planner takes the index whatever the sizes; with hash
+  // and merge joins off, a join looks each row up by key (a hash join read every running task to
+  // finish a few). JIT compiling never pays off on key lookups.
+  pqxx::nontransaction(*conn).exec0(
+      "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_hashjoin = off; "
+      "SET enable_mergejoin = off; SET jit = off");
   prepare_statements(*conn, schema_);
   return conn;
 }

@@ -22,58 +22,31 @@ namespace {
 
 // Fragments shared by several statements (formatted with {s} and {now} first).
 
-// Inserts a replay's new tasks (json array $10) for the workflow in CTE `{from}`. Tasks marked
-// "claim" are leased at once to owner $13 with claim token $15 (run at once by this engine);
-// the others wait, pending, for any dispatcher.
+// Inserts the new tasks (json array `{tasks}`) of each workflow in CTE `{from}`. Tasks marked
+// "claim" are leased at once to owner `{owner}` with claim token `{token}` (run at once by this
+// engine); the others wait, pending, for any dispatcher.
 const char* const insert_tasks_sql = R"(
   INSERT INTO {s}.tasks (workflow_id, step, name, input, options, idempotency_key, status, available_at, attempt,
                          lease_token, lease_owner, claim_token, attempt_started_at, first_started_at, lease_until)
   SELECT f.workflow_id, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
          decode(y.v->'options'->>'idempotency_key_hex', 'hex'), CASE WHEN c.claim THEN 'running' ELSE 'pending' END,
          {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN nextval('{s}.lease_tokens') END,
-         CASE WHEN c.claim THEN $13 END, CASE WHEN c.claim THEN $15 END, CASE WHEN c.claim THEN {now} END,
+         CASE WHEN c.claim THEN {owner} END, CASE WHEN c.claim THEN {token} END, CASE WHEN c.claim THEN {now} END,
          CASE WHEN c.claim THEN {now} END,
-         CASE WHEN c.claim THEN {now} + ((y.v->'options'->>'timeout_ms')::bigint + $14::bigint) * interval '1 millisecond' END
-  FROM {{from}} f, jsonb_array_elements($10::jsonb) AS y(v),
+         CASE WHEN c.claim THEN {now} + ((y.v->'options'->>'timeout_ms')::bigint + {margin}::bigint) * interval '1 millisecond' END
+  FROM {from} f, jsonb_array_elements({tasks}) AS y(v),
        LATERAL (SELECT coalesce((y.v->>'claim')::boolean, false) AS claim) AS c
   ON CONFLICT (workflow_id, step) DO NOTHING
-  RETURNING task_id, step, lease_token, status)";
+  RETURNING workflow_id, task_id, step, lease_token, status)";
 
-// The tasks of CTE `{from}` that were leased at once, as a json array.
+// The tasks of workflow `{workflow}` in CTE `{from}` that were leased at once, as a json array.
 const char* const claimed_json_sql = R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
-   FROM {from} WHERE status = 'running'))";
+   FROM {from} WHERE status = 'running' AND workflow_id = {workflow}))";
 
-// Ends task $1 for good, fenced by its lease $2: status $3, result $4, error $5/$6, and records
-// the attempt when $7; keeps a success for its idempotency key and frees the key.
-const char* const finish_task_sql = R"(
-  UPDATE {s}.tasks
-  SET status = $3, result = $4::jsonb, error_type = nullif($5, ''), error_message = nullif($6, ''),
-      lease_until = NULL, updated_at = now()
-  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
-  RETURNING task_id, workflow_id, step, name, attempt, attempt_started_at, idempotency_key, md5(input::text) AS fp),
-a AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
-  SELECT task_id, attempt, attempt_started_at, {now}, $3, nullif($5, ''), nullif($6, '') FROM t WHERE $7::boolean
-  ON CONFLICT DO NOTHING),
-ir AS (
-  INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)
-  SELECT name, idempotency_key, $4::jsonb, fp, workflow_id, task_id FROM t
-  WHERE $3 = 'completed' AND idempotency_key IS NOT NULL
-  ON CONFLICT DO NOTHING),
-l AS (
-  DELETE FROM {s}.idempotency_locks
-  WHERE (activity, key) IN (SELECT name, idempotency_key FROM t WHERE idempotency_key IS NOT NULL)
-    AND task_id = $1 AND lease_token = $2)";
-
-// The journal event (kind, step, name, data) of a finished task, from a row with step, name, attempt.
-const char* const outcome_event_sql = R"(
-  CASE WHEN $3 = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step, name,
-  CASE WHEN $3 = 'completed' THEN jsonb_build_object('result', $4::jsonb, 'attempts', attempt)
-       ELSE jsonb_build_object('error_type', $5, 'error_message', $6, 'attempts', attempt) END)";
-
-// A workflow row `wf` that a step may continue in place: journal as long as the replay assumed,
+// A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
-const char* const fast_sql = R"((wf.next_seq = $8 AND wf.run_id = $9::uuid AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
+const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.run_id
+        AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
 // `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
@@ -183,57 +156,6 @@ d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
        {s}.epoch_us({now}) AS now_us, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
 
-    // Finishes a task (as finish_task) and, in the same statement, commits the replay that its
-    // outcome unblocks, computed beforehand by this engine from its cached journal. The replay part
-    // applies only while the journal is as long as that replay assumed ($8), it is the same run
-    // and no live replay holds the workflow ({fast}); otherwise the workflow is just made runnable.
-    // A continued workflow gets claim token $15, so a retry after a lost answer can tell.
-    // $1 task id, $2 lease token, $3 'completed' or 'failed', $4 result, $5 error type,
-    // $6 error message, $7 record this attempt, $8 journal length before the outcome, $9 run id,
-    // $10 tasks (json array), $11 replay events (json array, after the outcome's event),
-    // $12 workflow status, $13 owner, $14 lease margin ms, $15 claim token, $16 workflow result,
-    // $17 workflow error type, $18 workflow error message, $19 wake_at us (-1: none),
-    // $20 workflows channel, $21 tasks channel, $22 ended channel
-    {stmt::complete_step, R"(
-WITH t AS ({finish_task}),
-w AS (
-  UPDATE {s}.workflows wf
-  SET next_seq = wf.next_seq + 1 + CASE WHEN {fast} THEN jsonb_array_length($11::jsonb) ELSE 0 END,
-      status = CASE WHEN {fast} THEN $12 ELSE wf.status END,
-      result = CASE WHEN {fast} THEN $16::jsonb ELSE wf.result END,
-      error_type = CASE WHEN {fast} THEN nullif($17, '') ELSE wf.error_type END,
-      error_message = CASE WHEN {fast} THEN nullif($18, '') ELSE wf.error_message END,
-      wake_at = CASE WHEN {fast} THEN {s}.from_us(nullif($19::bigint, -1)) ELSE wf.wake_at END,
-      ended_at = CASE WHEN {fast} AND $12 <> 'running' THEN now() ELSE wf.ended_at END,
-      lease_token = CASE WHEN {fast} THEN NULL ELSE wf.lease_token END,
-      lease_owner = CASE WHEN {fast} THEN NULL ELSE wf.lease_owner END,
-      lease_until = CASE WHEN {fast} THEN NULL ELSE wf.lease_until END,
-      claim_token = CASE WHEN {fast} THEN $15 ELSE wf.claim_token END,
-      runnable = NOT {fast}, updated_at = now(),
-      runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
-  FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
-  RETURNING wf.workflow_id, wf.run_id, t.step, t.name, t.attempt, wf.claim_token IS NOT DISTINCT FROM $15 AS fast,
-            wf.next_seq - 1 - CASE WHEN wf.claim_token IS NOT DISTINCT FROM $15
-                                   THEN jsonb_array_length($11::jsonb) ELSE 0 END AS base),
-e AS (
-  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
-  SELECT workflow_id, base, {outcome_event} FROM w
-  UNION ALL
-  SELECT w.workflow_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
-         coalesce(x.v->'data', '{{}}')
-  FROM w, jsonb_array_elements($11::jsonb) WITH ORDINALITY AS x(v, ord) WHERE w.fast),
-r AS (
-  UPDATE {s}.runs SET status = $12, ended_at = now()
-  FROM w WHERE runs.run_id = w.run_id AND w.fast AND $12 <> 'running'),
-k AS (SELECT * FROM w WHERE w.fast),
-nt AS ({insert_tasks_after_k}),
-n AS (SELECT pg_notify($20, '') FROM w WHERE NOT w.fast),
-m AS (SELECT pg_notify($21, '') FROM k WHERE EXISTS (SELECT 1 FROM nt WHERE status = 'pending')),
-d AS (SELECT pg_notify($22, '') FROM k WHERE $12 <> 'running')
-SELECT (SELECT count(*) FROM t) AS finished, coalesce((SELECT fast FROM w), false) AS continued,
-       (SELECT base FROM w) AS base, {claimed_json_nt} AS claimed, {s}.epoch_us({now}) AS now_us,
-       (SELECT count(*) FROM n) + (SELECT count(*) FROM m) + (SELECT count(*) FROM d) AS notified)"},
-
     // $1 id, $2 channel
     {stmt::cancel_workflow, R"(
 WITH w AS (
@@ -292,20 +214,89 @@ SELECT t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text,
        t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us
 FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 
-    // Ends a task for good and journals the outcome for its workflow, fenced by the lease.
-    // $1 task id, $2 lease token, $3 status ('completed' or 'failed'), $4 result json,
-    // $5 error type, $6 error message, $7 record this attempt, $8 channel
-    {stmt::finish_task, R"(
-WITH t AS ({finish_task}),
+    // Finishes a batch of tasks, at most one per workflow ($1, json array of rows as
+    // jsonb_to_recordset below), each fenced by its lease. A finished task's outcome is journaled
+    // and its workflow made runnable; or, when the row carries the replay its outcome unblocks
+    // (computed by this engine from its cached journal, for a journal of `expected_seq` events of
+    // run `run_id`) and the workflow is still as that replay saw it ({fast}), the replay's events,
+    // tasks and status are committed with it and the workflow goes on without a claim. A continued
+    // workflow gets the row's claim token, so a retry after a lost answer can tell.
+    // $1 rows, $2 owner, $3 lease margin ms, $4 workflows channel, $5 tasks channel, $6 ended channel.
+    // One row per input row: task id, finished, continued, base seq, tasks leased at once, now.
+    {stmt::complete_steps, R"(
+WITH i AS MATERIALIZED (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+    task_id bigint, lease_token bigint, outcome text, result text, error_type text, error_message text, record boolean,
+    expected_seq int, run_id uuid, claim_token text, events jsonb, tasks jsonb, wf_status text, wf_result text,
+    wf_error_type text, wf_error_message text, wake_at_us bigint)),
+t AS (
+  UPDATE {s}.tasks k
+  SET status = i.outcome, result = i.result::jsonb, error_type = nullif(i.error_type, ''),
+      error_message = nullif(i.error_message, ''), lease_until = NULL, updated_at = now()
+  FROM i
+  WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token AND k.status = 'running' AND k.lease_until >= {now}
+  RETURNING k.task_id, k.lease_token, k.workflow_id, k.step, k.name, k.attempt, k.attempt_started_at, k.idempotency_key,
+            md5(k.input::text) AS fp, i.outcome, i.result, i.error_type, i.error_message, i.record, i.expected_seq,
+            i.run_id, i.claim_token, i.events, i.tasks, i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message,
+            i.wake_at_us),
+a AS (
+  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
+  SELECT task_id, attempt, attempt_started_at, {now}, outcome, nullif(error_type, ''), nullif(error_message, '')
+  FROM t WHERE record
+  ON CONFLICT DO NOTHING),
+ir AS (
+  INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)
+  SELECT name, idempotency_key, result::jsonb, fp, workflow_id, task_id FROM t
+  WHERE outcome = 'completed' AND idempotency_key IS NOT NULL
+  ON CONFLICT DO NOTHING),
+l AS (
+  DELETE FROM {s}.idempotency_locks o USING t
+  WHERE t.idempotency_key IS NOT NULL AND o.activity = t.name AND o.key = t.idempotency_key
+    AND o.task_id = t.task_id AND o.lease_token = t.lease_token),
 w AS (
   UPDATE {s}.workflows wf
-  SET next_seq = next_seq + 1, runnable = true, updated_at = now(),
-      runnable_since = CASE WHEN runnable THEN runnable_since ELSE now() END
+  SET next_seq = wf.next_seq + 1 + CASE WHEN {fast} THEN jsonb_array_length(t.events) ELSE 0 END,
+      status = CASE WHEN {fast} THEN t.wf_status ELSE wf.status END,
+      result = CASE WHEN {fast} THEN t.wf_result::jsonb ELSE wf.result END,
+      error_type = CASE WHEN {fast} THEN nullif(t.wf_error_type, '') ELSE wf.error_type END,
+      error_message = CASE WHEN {fast} THEN nullif(t.wf_error_message, '') ELSE wf.error_message END,
+      wake_at = CASE WHEN {fast} THEN {s}.from_us(nullif(t.wake_at_us, -1)) ELSE wf.wake_at END,
+      ended_at = CASE WHEN {fast} AND t.wf_status <> 'running' THEN now() ELSE wf.ended_at END,
+      lease_token = CASE WHEN {fast} THEN NULL ELSE wf.lease_token END,
+      lease_owner = CASE WHEN {fast} THEN NULL ELSE wf.lease_owner END,
+      lease_until = CASE WHEN {fast} THEN NULL ELSE wf.lease_until END,
+      claim_token = CASE WHEN {fast} THEN t.claim_token ELSE wf.claim_token END,
+      runnable = NOT {fast}, updated_at = now(),
+      runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
   FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
-  RETURNING wf.workflow_id, wf.next_seq - 1 AS seq, t.step, t.name, t.attempt),
-e AS (INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data) SELECT workflow_id, seq, {outcome_event} FROM w),
-n AS (SELECT pg_notify($8, '') FROM w)
-SELECT (SELECT count(*) FROM t) AS finished, (SELECT count(*) FROM n) AS notified)"},
+  RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.outcome, t.result, t.error_type,
+            t.error_message, t.events, t.tasks, t.wf_status, t.claim_token,
+            coalesce(wf.claim_token = t.claim_token, false) AS fast,
+            wf.next_seq - 1 - CASE WHEN coalesce(wf.claim_token = t.claim_token, false)
+                                   THEN jsonb_array_length(t.events) ELSE 0 END AS base),
+e AS (
+  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
+  SELECT workflow_id, base, CASE WHEN outcome = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step,
+         name, CASE WHEN outcome = 'completed' THEN jsonb_build_object('result', result::jsonb, 'attempts', attempt)
+                    ELSE jsonb_build_object('error_type', error_type, 'error_message', error_message,
+                                            'attempts', attempt) END
+  FROM w
+  UNION ALL
+  SELECT w.workflow_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
+         coalesce(x.v->'data', '{{}}')
+  FROM w, jsonb_array_elements(w.events) WITH ORDINALITY AS x(v, ord) WHERE w.fast),
+r AS (
+  UPDATE {s}.runs SET status = w.wf_status, ended_at = now()
+  FROM w WHERE runs.run_id = w.run_id AND w.fast AND w.wf_status <> 'running'),
+k AS (SELECT * FROM w WHERE w.fast),
+nt AS ({insert_tasks_of_steps}),
+n AS (SELECT pg_notify($4, '') FROM w WHERE NOT w.fast LIMIT 1),
+m AS (SELECT pg_notify($5, '') WHERE EXISTS (SELECT 1 FROM nt WHERE status = 'pending')),
+d AS (SELECT pg_notify($6, '') FROM k WHERE k.wf_status <> 'running' LIMIT 1)
+SELECT i.task_id, t.task_id IS NOT NULL AS finished, coalesce(w.fast, false) AS continued, w.base,
+       {claimed_json_of_steps} AS claimed, {s}.epoch_us({now}) AS now_us,
+       (SELECT count(*) FROM n) + (SELECT count(*) FROM m) + (SELECT count(*) FROM d) AS notified
+FROM i LEFT JOIN t ON t.task_id = i.task_id LEFT JOIN w ON w.task_id = i.task_id)"},
 
     // Schedules the next attempt after a failed one, fenced by the lease, unless it would start
     // past the retry horizon. $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
@@ -467,18 +458,22 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   auto with_names = [&](const char* sql) {
     return fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now));
   };
-  const std::string insert_tasks = with_names(insert_tasks_sql);
-  const std::string finish_task = with_names(finish_task_sql);
-  const std::string outcome_event = with_names(outcome_event_sql);
+  auto insert_tasks = [&](const char* from, const char* tasks, const char* owner, const char* margin,
+                          const char* token) {
+    return fmt::format(fmt::runtime(insert_tasks_sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("from", from),
+                       fmt::arg("tasks", tasks), fmt::arg("owner", owner), fmt::arg("margin", margin),
+                       fmt::arg("token", token));
+  };
+  auto claimed_json = [&](const char* from, const char* workflow) {
+    return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("workflow", workflow));
+  };
   const std::string fast = with_names(fast_sql);
   for (const auto& [name, sql] : statements) {
-    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now),
-                                   fmt::arg("insert_tasks", fmt::format(fmt::runtime(insert_tasks), fmt::arg("from", "w"))),
-                                   fmt::arg("insert_tasks_after_k", fmt::format(fmt::runtime(insert_tasks), fmt::arg("from", "k"))),
-                                   fmt::arg("claimed_json", fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", "t"))),
-                                   fmt::arg("claimed_json_nt", fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", "nt"))),
-                                   fmt::arg("finish_task", finish_task), fmt::arg("outcome_event", outcome_event),
-                                   fmt::arg("fast", fast)));
+    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
+                                   fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
+                                   fmt::arg("claimed_json", claimed_json("t", "$1")),
+                                   fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
+                                   fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id"))));
   }
 }
 

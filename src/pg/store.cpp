@@ -1,5 +1,7 @@
 #include "pg/store.hpp"
 
+#include <map>
+
 #include "failpoint.hpp"
 #include "pg/statements.hpp"
 #include "uuid.hpp"
@@ -229,36 +231,6 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   return outcome;
 }
 
-StepOutcome Store::complete_step(const ClaimedTask& task, bool succeeded, const Json& result,
-                                 const std::string& error_type, const std::string& error_message, bool record_attempt,
-                                 const ReplayCommit& c, int expected_seq, const std::string& run_id) {
-  StepOutcome outcome;
-  int tries = 0;
-  pool_.run([&](pqxx::connection& conn) {
-    const bool is_retry = tries++ > 0;
-    pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::complete_step, task.task_id, task.lease_token,
-                                 succeeded ? "completed" : "failed", result.dump(), error_type, error_message,
-                                 record_attempt, expected_seq, run_id, c.tasks.dump(), c.events.dump(), c.status,
-                                 c.claim_owner, c.lease_margin.count(), c.claim_token, c.result.dump(), c.error_type,
-                                 c.error_message, c.wake_at_us, workflows_channel_, tasks_channel_, ended_channel_);
-    outcome.now_us = row[4].as<std::int64_t>();
-    if (row[0].as<int>() == 1) {
-      outcome.finish = FinishOutcome::committed;
-      outcome.continued = row[1].as<bool>();
-      if (outcome.continued) {
-        outcome.base = row[2].as<int>();
-        outcome.claimed = leased_at_once(c, row[3], outcome.now_us);
-      }
-    } else if (is_retry && finished_earlier(tx, task, succeeded)) {
-      // Committed by an earlier try whose answer was lost: whatever it leased at once is ours.
-      outcome.finish = FinishOutcome::committed_earlier;
-      outcome.claimed = reclaim_tasks(tx, c.claim_token);
-    }
-  });
-  return outcome;
-}
-
 std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                             Duration lease_margin) {
   std::vector<ClaimedTask> claimed;
@@ -272,24 +244,60 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
   return claimed;
 }
 
-FinishOutcome Store::finish_task(const ClaimedTask& task, bool succeeded, const Json& result,
-                                 const std::string& error_type, const std::string& error_message,
-                                 bool record_attempt) {
-  const std::string status = succeeded ? "completed" : "failed";
-  FinishOutcome outcome = FinishOutcome::fenced_off;
+std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommit*>& steps, const std::string& owner,
+                                               Duration lease_margin) {
+  Json rows = Json::array();
+  std::map<std::int64_t, std::size_t> index;  // task id -> position
+  for (const StepCommit* c : steps) {
+    const ReplayCommit* r = c->replay;
+    index[c->task->task_id] = rows.size();
+    rows.push_back({{"task_id", c->task->task_id},
+                    {"lease_token", c->task->lease_token},
+                    {"outcome", c->succeeded ? "completed" : "failed"},
+                    {"result", c->result.dump()},
+                    {"error_type", c->error_type},
+                    {"error_message", c->error_message},
+                    {"record", c->record_attempt},
+                    {"expected_seq", r ? c->expected_seq : -1},
+                    {"run_id", r ? Json(c->run_id) : Json()},
+                    {"claim_token", r ? Json(r->claim_token) : Json()},
+                    {"events", r ? r->events : Json::array()},
+                    {"tasks", r ? r->tasks : Json::array()},
+                    {"wf_status", r ? r->status : std::string("running")},
+                    {"wf_result", r ? r->result.dump() : std::string("null")},
+                    {"wf_error_type", r ? r->error_type : std::string()},
+                    {"wf_error_message", r ? r->error_message : std::string()},
+                    {"wake_at_us", r ? r->wake_at_us : -1}});
+  }
+  const std::string rows_text = rows.dump();
+  std::vector<StepOutcome> outcomes;
   int tries = 0;
   pool_.run([&](pqxx::connection& conn) {
     const bool is_retry = tries++ > 0;
+    outcomes.assign(steps.size(), StepOutcome{});
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::finish_task, task.task_id, task.lease_token, status, result.dump(), error_type,
-                                 error_message, record_attempt, workflows_channel_);
-    if (row[0].as<int>() == 1) {
-      outcome = FinishOutcome::committed;
-    } else if (is_retry && finished_earlier(tx, task, succeeded)) {
-      outcome = FinishOutcome::committed_earlier;
+    const auto answer = tx.exec_prepared(stmt::complete_steps, rows_text, owner, lease_margin.count(),
+                                         workflows_channel_, tasks_channel_, ended_channel_);
+    for (const auto& row : answer) {
+      const std::size_t i = index.at(row[0].as<std::int64_t>());
+      const StepCommit& c = *steps[i];
+      StepOutcome& outcome = outcomes[i];
+      outcome.now_us = row[5].as<std::int64_t>();
+      if (row[1].as<bool>()) {
+        outcome.finish = FinishOutcome::committed;
+        outcome.continued = row[2].as<bool>();
+        if (outcome.continued) {
+          outcome.base = row[3].as<int>();
+          outcome.claimed = leased_at_once(*c.replay, row[4], outcome.now_us);
+        }
+      } else if (is_retry && finished_earlier(tx, *c.task, c.succeeded)) {
+        // Committed by an earlier try whose answer was lost: whatever it leased at once is ours.
+        outcome.finish = FinishOutcome::committed_earlier;
+        if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token);
+      }
     }
   });
-  return outcome;
+  return outcomes;
 }
 
 // After a fenced finish matched nothing on a retry: did an earlier try of this very lease commit

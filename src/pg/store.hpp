@@ -82,6 +82,18 @@ struct StepOutcome {
   std::int64_t now_us = 0;
 };
 
+// A finished task to commit with complete_steps, and the replay its outcome unblocks, if any.
+struct StepCommit {
+  const ClaimedTask* task = nullptr;
+  bool succeeded = false;
+  Json result;
+  std::string error_type, error_message;
+  bool record_attempt = true;             // false: the attempt was recorded already (a lost lease)
+  const ReplayCommit* replay = nullptr;   // computed for `expected_seq` events of run `run_id`, plus this outcome
+  int expected_seq = -1;
+  std::string run_id;
+};
+
 struct WorkflowRow {
   std::string run_id, name, status;
   Json result;
@@ -113,17 +125,14 @@ class Store {
                                                Duration lease);
   std::vector<JournalEvent> read_journal(const std::string& id, int from_seq);
   ReplayOutcome commit_replay(const ReplayCommit& commit);
-  // Finishes `task` (as finish_task) and commits `replay`, computed for a journal of
-  // `expected_seq` events of run `run_id` plus this outcome, in one statement when the workflow
-  // is still as that replay saw it; otherwise only finishes the task.
-  StepOutcome complete_step(const ClaimedTask& task, bool succeeded, const Json& result, const std::string& error_type,
-                            const std::string& error_message, bool record_attempt, const ReplayCommit& replay,
-                            int expected_seq, const std::string& run_id);
-
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                        Duration lease_margin);
-  FinishOutcome finish_task(const ClaimedTask& task, bool succeeded, const Json& result,
-                            const std::string& error_type, const std::string& error_message, bool record_attempt);
+  // Finishes each step's task, fenced by its lease, and journals its outcome; where a step
+  // carries a replay and its workflow is still as that replay saw it, commits the replay too, in
+  // the same statement (its tasks marked claim leased to `owner`). At most one step per workflow.
+  // One outcome per step, in order.
+  std::vector<StepOutcome> complete_steps(const std::vector<const StepCommit*>& steps, const std::string& owner,
+                                          Duration lease_margin);
   RetryOutcome retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
                           const std::string& error_message);
   // `details` empty keeps the previous details.

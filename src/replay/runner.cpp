@@ -249,8 +249,8 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
   }
   pg::StepOutcome outcome;
   try {
-    outcome = core_.store.complete_step(task, succeeded, result, error.type, error.message, record_attempt,
-                                        planned.commit, expected_seq, journal->run_id);
+    outcome = core_.steps.commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
+                                  expected_seq, journal->run_id});
   } catch (...) {
     undo();
     if (planned.reserved > 0) core_.dispatcher()->launch({}, planned.reserved);

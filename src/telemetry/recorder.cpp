@@ -40,6 +40,7 @@ void MetricsRecorder::fill(EngineMetrics& out) const {
   out.lease_expiries = lease_expiries.load();
   out.idempotency_input_mismatches = idempotency_input_mismatches.load();
   out.run_at_once = run_at_once.load();
+  out.outcome_commits = outcome_commits.load();
   out.replays = replays.load();
   out.workflows_completed = workflows_completed.load();
   out.workflows_failed = workflows_failed.load();

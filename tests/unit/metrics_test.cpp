@@ -29,6 +29,7 @@ std::vector<EngineMetrics> snapshot() {
   a.lease_expiries = 2;
   a.idempotency_input_mismatches = 0;
   a.run_at_once = 3;
+  a.outcome_commits = 4;
   a.replays = 20;
   a.workflows_completed = 5;
   a.workflows_failed = 1;
@@ -99,6 +100,10 @@ durable_activity_idempotency_input_mismatches_total{schema="billing",engine_inst
 # TYPE durable_activity_run_at_once_total counter
 durable_activity_run_at_once_total{schema="durable",engine_instance="api-1"} 3
 durable_activity_run_at_once_total{schema="billing",engine_instance="a\\b\"c\nd"} 0
+# HELP durable_activity_outcome_commits_total Statements that committed finished activity tasks' outcomes (several per statement under load)
+# TYPE durable_activity_outcome_commits_total counter
+durable_activity_outcome_commits_total{schema="durable",engine_instance="api-1"} 4
+durable_activity_outcome_commits_total{schema="billing",engine_instance="a\\b\"c\nd"} 0
 # HELP durable_workflow_replays_total Workflow replays committed (workflow code run against its journal)
 # TYPE durable_workflow_replays_total counter
 durable_workflow_replays_total{schema="durable",engine_instance="api-1"} 20

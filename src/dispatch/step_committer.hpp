@@ -1,0 +1,51 @@
+// Group commit of finished activities: while one batch of outcomes is in the database, the ones
+// that finish meanwhile queue up and go together in the next batch, in one statement and one
+// WAL flush. No thread of its own: the first waiting caller commits for everyone (the leader).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pg/store.hpp"
+
+namespace durable::detail {
+
+class EngineCore;
+
+class StepCommitter {
+ public:
+  explicit StepCommitter(EngineCore& core) : core_(core) {}
+
+  // Commits `step` in a batch with others; blocks until its batch has committed. Throws what the
+  // batch's statement threw (nothing of it was committed, or it is in doubt: see Store).
+  pg::StepOutcome commit(const pg::StepCommit& step);
+
+ private:
+  struct Waiting {
+    const pg::StepCommit* step;
+    std::optional<pg::StepOutcome> outcome;
+    std::exception_ptr error;
+  };
+  // The oldest waiting steps, at most one per workflow and none of a workflow in a batch in the
+  // database: a statement updates a workflow row once, and two batches of this engine never wait
+  // for each other's row locks.
+  std::vector<Waiting*> take_batch();
+  std::vector<pg::StepOutcome> run_batch(const std::vector<Waiting*>& batch);
+
+  static constexpr std::size_t max_batch_ = 64;
+  EngineCore& core_;
+  std::mutex mutex_;
+  std::condition_variable committed_;
+  std::deque<Waiting*> waiting_;
+  std::set<std::string> committing_;  // workflows of the steps in the batches in the database
+  int in_flight_ = 0;                 // batches in the database
+  static constexpr int max_in_flight_ = 1;  // like PostgreSQL's own group commit: one flush at a time
+};
+
+}  // namespace durable::detail
