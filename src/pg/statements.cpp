@@ -50,7 +50,7 @@ const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.
 
 // `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
-// database's (plus the test offset), evaluated once per statement.
+// database's (plus the test offset), read once per statement (with_clock below).
 const std::pair<const char*, const char*> statements[] = {
     // $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
     // $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms
@@ -73,7 +73,7 @@ SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notifie
        (SELECT lease_token FROM w) AS lease_token, {s}.epoch_us({now}) AS now_us)"},
 
     // A new run under an id whose run has ended, when the id reuse policy allows it: the old
-    // run's journal and tasks go (its row in `runs` stays). Runs in one transaction with begin_run.
+    // run's journal, tasks and attempts go (its row in `runs` stays). Runs in one transaction with begin_run.
     // $1 id, $2 run id, $3 name, $4 input, $5 statuses that may be replaced (json array)
     {stmt::reuse_workflow_id, R"(
 WITH old AS (
@@ -81,7 +81,8 @@ WITH old AS (
   WHERE workflow_id = $1 AND status IN (SELECT jsonb_array_elements_text($5::jsonb))
   FOR UPDATE),
 j AS (DELETE FROM {s}.journal WHERE workflow_id IN (SELECT workflow_id FROM old)),
-t AS (DELETE FROM {s}.tasks WHERE workflow_id IN (SELECT workflow_id FROM old))
+t AS (DELETE FROM {s}.tasks WHERE workflow_id IN (SELECT workflow_id FROM old) RETURNING task_id),
+a AS (DELETE FROM {s}.attempts WHERE task_id IN (SELECT task_id FROM t))
 UPDATE {s}.workflows
 SET run_id = $2::uuid, name = $3, status = 'running', input = $4::jsonb, result = NULL, error_type = NULL,
     error_message = NULL, next_seq = 1, runnable = true, runnable_since = now(), wake_at = NULL, lease_token = NULL,
@@ -452,9 +453,17 @@ SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules 
 
 void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   const std::string s = quoted(schema);
-  // db_now(), inlined: an InitPlan, once per statement. A call to the SQL function itself is
-  // planned again on every execution (about 50 us each, 170 us for the first in a statement).
-  const std::string now = "(SELECT now() + skew FROM " + s + ".clock)";
+  // db_now(), read once per statement into a first CTE; each use is a cheap scan of that one row.
+  // A call to the SQL function itself is planned again on every execution (about 50 us each), and
+  // a subquery on the clock table per use costs a table scan each (a step statement has ~20 uses).
+  const std::string now = "(SELECT now FROM clock_now)";
+  const std::string clock_cte = "clock_now AS MATERIALIZED (SELECT now() + skew AS now FROM " + s + ".clock)";
+  auto with_clock = [&](std::string sql) {
+    if (sql.find(now) == std::string::npos) return sql;
+    const auto first = sql.find_first_not_of(" \n");
+    if (sql.compare(first, 5, "WITH ") == 0) return sql.insert(first + 5, clock_cte + ",\n");
+    return "WITH " + clock_cte + "\n" + sql;
+  };
   auto with_names = [&](const char* sql) {
     return fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now));
   };
@@ -469,11 +478,11 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   };
   const std::string fast = with_names(fast_sql);
   for (const auto& [name, sql] : statements) {
-    conn.prepare(name, fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
+    conn.prepare(name, with_clock(fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
                                    fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
                                    fmt::arg("claimed_json", claimed_json("t", "$1")),
                                    fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
-                                   fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id"))));
+                                   fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")))));
   }
 }
 

@@ -34,6 +34,11 @@ TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's
   CHECK_THROWS_AS(failed.result(30s), WorkflowFailed);
   auto retried = engine.start_workflow<HelloWorkflow>("broken", "z", {.id_reuse = IdReusePolicy::allow_if_failed});
   CHECK(retried.result(30s) == "hello, z");
+  // A replaced run leaves nothing behind but its row in `runs`: one start event and one attempt per task.
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id IN ('done', 'broken') AND kind = "
+                 "'workflow_started'") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts a WHERE NOT EXISTS "
+                 "(SELECT 1 FROM {s}.tasks t WHERE t.task_id = a.task_id)") == 0);
 
   auto running = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
   CHECK_THROWS_AS(engine.start_workflow<SleepWorkflow>("napping", 1, {.id_reuse = IdReusePolicy::allow_if_ended}),
