@@ -14,14 +14,18 @@
 namespace durable::detail {
 
 namespace {
-// 1 while a pool thread settles the task it ran: the slot it is about to free may go straight to
-// the next task of the same workflow (continue in place), so a chain of steps keeps its slot.
-// Only `max_slot_handovers` times in a row, so that a long chain cannot starve the queue.
-thread_local int slot_to_hand_over = 0;
+// The slot of the task a pool thread settles: it may go straight to the next task of the same
+// workflow (continue in place), so a chain of steps keeps its slot. Only `max_slot_handovers`
+// times in a row, so that a long chain cannot starve the queue. It is busy already, so taking it
+// over reserves nothing: a step waiting for its commit holds one slot, not two.
+enum class OwnSlot { none, available, taken };
+thread_local OwnSlot own_slot = OwnSlot::none;
 
 struct HandOver {
-  explicit HandOver(const pg::ClaimedTask& task) { slot_to_hand_over = task.handovers < max_slot_handovers ? 1 : 0; }
-  ~HandOver() { slot_to_hand_over = 0; }
+  explicit HandOver(const pg::ClaimedTask& task) {
+    own_slot = task.handovers < max_slot_handovers ? OwnSlot::available : OwnSlot::none;
+  }
+  ~HandOver() { own_slot = OwnSlot::none; }
 };
 }  // namespace
 
@@ -88,12 +92,16 @@ bool Dispatcher::has_free_slot() {
 }
 
 int Dispatcher::reserve(int wanted) {
+  int own = 0;
+  if (wanted > 0 && own_slot == OwnSlot::available) {
+    own_slot = OwnSlot::taken;  // the caller's own slot first, taken over once it returns
+    own = 1;
+  }
   std::lock_guard lock(slots_mutex_);
   const int free = std::max(pool_.free_slots() - reserved_, 0);
-  const int granted = std::min(free + slot_to_hand_over, wanted);
-  if (granted > free) slot_to_hand_over = 0;  // the caller's own slot, taken over once it returns
+  const int granted = std::min(free, wanted - own);
   reserved_ += granted;
-  return granted;
+  return own + granted;
 }
 
 void Dispatcher::launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool at_once) {
@@ -103,9 +111,14 @@ void Dispatcher::launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool a
     if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
     pool_.submit([this, task = std::move(task)] { run(task); });
   }
+  int own = 0;
+  if (own_slot == OwnSlot::taken) {
+    own_slot = OwnSlot::none;
+    own = 1;  // never counted in reserved_
+  }
   {
     std::lock_guard lock(slots_mutex_);  // after submitting, so the slots are never counted free twice
-    reserved_ -= reserved;
+    reserved_ -= reserved - own;
   }
   // Slots a replay reserved but did not use: the claim loop may want them (its own are no news to it).
   if (at_once && static_cast<int>(tasks.size()) < reserved) core_.task_work.notify();
