@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
@@ -193,6 +194,47 @@ TEST_CASE("a long chain of steps passes its slot on a bounded number of times, s
   CHECK(steps_before_hello < 3 + 32 + 2);
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'long-chain' AND status = 'completed' "
                  "AND attempt = 1") == 150);
+}
+
+TEST_CASE("a step waiting for its commit holds one slot, so the other slots still run tasks",
+          "[pg][fast-path][dispatcher]") {
+  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; });
+  auto& db = env.db;
+  // A body that waits for the test to open the gate, and counts the bodies that got a slot.
+  static std::atomic<bool> gate_open{false};
+  static std::atomic<int> entered{0};
+  gate_open = false;
+  entered = 0;
+  const ActivityRef<int, int> gate{"gate"};
+  const WorkflowRef<int, int> gated{"gated"};
+  env.engine.add_activity(gate, [](ActivityContext&, const int& x) {
+    ++entered;
+    while (!gate_open) std::this_thread::sleep_for(5ms);
+    return x;
+  });
+  env.engine.add_workflow(gated, [&gate](WorkflowContext& ctx, const int& x) {
+    return ctx.call(gate, x) + ctx.call<AddActivity>(Pair{x, 0});
+  });
+  auto first = env.engine.start_workflow(gated, "first", 1);
+  REQUIRE(wait_until([&] { return entered == 1; }));
+  // Hold the first run's row, so the commit of its first step (which continues it in place, its
+  // next task leased to the slot the step ran on) waits.
+  pqxx::connection locker(db.url());
+  pqxx::work hold(locker);
+  hold.exec_params("SELECT 1 FROM " + pqxx::connection(db.url()).quote_name(db.schema()) +
+                       ".workflows WHERE workflow_id = $1 FOR UPDATE",
+                   "first");
+  gate_open = true;
+  REQUIRE(wait_until([&] {
+    return db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('" +
+                    db.schema() + "' in query) > 0") == 1;
+  }));
+  // The second slot is free: a new run's task takes it while the first step still waits.
+  auto second = env.engine.start_workflow(gated, "second", 2);
+  CHECK(wait_until([&] { return entered == 2; }, 5s));
+  hold.abort();
+  CHECK(first.result(30s) == 2);
+  CHECK(second.result(30s) == 4);
 }
 
 TEST_CASE("the engine's statements find rows by index, never by reading a whole table", "[pg][fast-path]") {
