@@ -43,6 +43,10 @@ const char* const insert_tasks_sql = R"(
 const char* const claimed_json_sql = R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
    FROM {from} WHERE status = 'running' AND workflow_id = {workflow}))";
 
+// The workflow_started event's data of claimed workflow `w` when that event is its whole journal.
+const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
+   (SELECT data::text FROM {s}.journal j WHERE j.workflow_id = w.workflow_id AND j.seq = 0) END AS start_data)";
+
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.run_id
@@ -118,12 +122,12 @@ SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $
     lease_until = {now} + $4::bigint * interval '1 millisecond'
 FROM c WHERE w.workflow_id = c.workflow_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
-          {s}.epoch_us({now}) AS now_us)"},
+          {s}.epoch_us({now}) AS now_us, {start_data})"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_workflows, R"(
-SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us
-FROM {s}.workflows WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
+SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us, {start_data}
+FROM {s}.workflows w WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
 
     {stmt::read_journal, R"(
 SELECT seq, kind, coalesce(step, -1), coalesce(name, ''), data::text
@@ -477,8 +481,10 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
     return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("workflow", workflow));
   };
   const std::string fast = with_names(fast_sql);
+  const std::string start_data = with_names(start_data_sql);
   for (const auto& [name, sql] : statements) {
     conn.prepare(name, with_clock(fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
+                                   fmt::arg("start_data", start_data),
                                    fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
                                    fmt::arg("claimed_json", claimed_json("t", "$1")),
                                    fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),

@@ -73,7 +73,8 @@ Store::Started Store::start_workflow(const std::string& id, const std::string& r
                                  lease.count());
     started.inserted = row[0].as<int>() == 1;
     if (started.inserted && !row[2].is_null()) {
-      started.leased = ClaimedWorkflow{id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>()};
+      started.leased = ClaimedWorkflow{id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>(),
+                                       Json{{"input", input}}};
     }
   });
   return started;
@@ -128,7 +129,8 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
     claimed.clear();
     for (const auto& row : rows) {
       claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
-                         row[3].as<int>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>()});
+                         row[3].as<int>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>(),
+                         row[6].is_null() ? std::nullopt : std::optional<Json>(Json::parse(row[6].as<std::string>()))});
     }
     return !claimed.empty();
   });

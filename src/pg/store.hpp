@@ -25,6 +25,9 @@ struct ClaimedWorkflow {
   int next_seq = 0;
   std::int64_t lease_token = 0;
   std::int64_t now_us = 0;  // the database clock at the claim
+  // The data of its workflow_started event when that is the whole journal (a fresh run), so the
+  // first replay needs no read of the journal.
+  std::optional<Json> start_data;
 };
 
 struct JournalEvent {

@@ -187,7 +187,9 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     throw Error(fmt::format("cached journal of '{}' is ahead of the database ({} > {} events)", claim.workflow_id,
                             journal->next_seq, claim.next_seq));
   }
-  if (journal->next_seq < claim.next_seq) {
+  if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
+    journal->apply({0, "workflow_started", -1, "", *claim.start_data});  // a fresh run: no read
+  } else if (journal->next_seq < claim.next_seq) {
     for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq)) journal->apply(event);
   }
   Planned planned = plan(*journal, claim.workflow_id, claim.now_us);
