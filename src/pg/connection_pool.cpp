@@ -32,7 +32,6 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
   auto conn = open();
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
-  // Claims are the exception: their transactions ask for custom plans (stmt::claim_settings).
   // Every statement finds its rows by key. Planned once while the tables are still small, a
   // generic plan would scan a whole table (runs, workflows) at every step until the next
   // ANALYZE: with sequential scans off, the planner takes the index whatever the sizes; with hash

@@ -47,6 +47,11 @@ const char* const claimed_json_sql = R"((SELECT coalesce(jsonb_agg(jsonb_build_a
 const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
    (SELECT data::text FROM {s}.journal j WHERE j.workflow_id = w.workflow_id AND j.seq = 0) END AS start_data)";
 
+// Claims only take leases: losing one in a server crash equals its lease running out, and every
+// later write is fenced. So a claim's transaction need not wait for the WAL flush; set by the
+// claim itself, in the rows it returns (a claim that took nothing writes nothing to flush).
+const char* const async_commit_sql = "set_config('synchronous_commit', 'off', true) AS async_commit";
+
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.run_id
@@ -122,7 +127,7 @@ SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $
     lease_until = {now} + $4::bigint * interval '1 millisecond'
 FROM c WHERE w.workflow_id = c.workflow_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
-          {s}.epoch_us({now}) AS now_us, {start_data})"},
+          {s}.epoch_us({now}) AS now_us, {start_data}, {async_commit})"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_workflows, R"(
@@ -202,7 +207,7 @@ u AS (
       updated_at = now()
   FROM c WHERE t.task_id = c.task_id
   RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
-            t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us),
+            t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us, {async_commit}),
 x AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
   SELECT task_id, old_attempt, old_started, {now}, 'lease_expired', 'durable::LeaseExpired',
@@ -445,12 +450,6 @@ WHERE schedule_id = $1)"},
     {stmt::next_schedule_in, R"(
 SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules WHERE NOT paused)"},
 
-    // Claims only take leases: losing one in a server crash equals its lease running out, and
-    // every later write is fenced. So they need not wait for the WAL flush. And they are planned
-    // for their actual limit and names (custom plans): a generic plan guesses thousands of rows
-    // and hash-joins the whole table.
-    {stmt::claim_settings,
-     "SELECT set_config('synchronous_commit', 'off', true), set_config('plan_cache_mode', 'auto', true)"},
 };
 
 }  // namespace
@@ -484,7 +483,7 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   const std::string start_data = with_names(start_data_sql);
   for (const auto& [name, sql] : statements) {
     conn.prepare(name, with_clock(fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
-                                   fmt::arg("start_data", start_data),
+                                   fmt::arg("start_data", start_data), fmt::arg("async_commit", async_commit_sql),
                                    fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
                                    fmt::arg("claimed_json", claimed_json("t", "$1")),
                                    fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),

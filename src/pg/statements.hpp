@@ -24,7 +24,6 @@ inline constexpr const char* retry_task = "retry_task";
 inline constexpr const char* heartbeat = "heartbeat";
 inline constexpr const char* task_outcome = "task_outcome";
 inline constexpr const char* release_task = "release_task";
-inline constexpr const char* claim_settings = "claim_settings";
 inline constexpr const char* lock_key = "lock_key";
 inline constexpr const char* reusable_result = "reusable_result";
 inline constexpr const char* queue_age = "queue_age";

@@ -144,7 +144,6 @@ void Store::claim_with_recovery(const std::function<bool(pqxx::transaction_base&
   int tries = 0;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::work tx(conn);
-    tx.exec_prepared(stmt::claim_settings);
     if (!(tries++ > 0 && claim(tx, token, true))) claim(tx, token, false);
     detail::failpoint("claim.before_commit");
     tx.commit();
