@@ -82,7 +82,8 @@ SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notifie
        (SELECT lease_token FROM w) AS lease_token, {s}.epoch_us({now}) AS now_us)"},
 
     // A new run under an id whose run has ended, when the id reuse policy allows it: the old
-    // run's journal, tasks and attempts go (its row in `runs` stays). Runs in one transaction with begin_run.
+    // run's journal, tasks and attempts go (its row in `runs` stays). Runs in one transaction
+    // with begin_run.
     // $1 id, $2 run id, $3 name, $4 input, $5 statuses that may be replaced (json array)
     {stmt::reuse_workflow_id, R"(
 WITH old AS (
@@ -449,7 +450,6 @@ WHERE schedule_id = $1)"},
     // Microseconds until the earliest active schedule is due (NULL when there is none).
     {stmt::next_schedule_in, R"(
 SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules WHERE NOT paused)"},
-
 };
 
 }  // namespace
@@ -482,12 +482,14 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   const std::string fast = with_names(fast_sql);
   const std::string start_data = with_names(start_data_sql);
   for (const auto& [name, sql] : statements) {
-    conn.prepare(name, with_clock(fmt::format(fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
-                                   fmt::arg("start_data", start_data), fmt::arg("async_commit", async_commit_sql),
-                                   fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
-                                   fmt::arg("claimed_json", claimed_json("t", "$1")),
-                                   fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
-                                   fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")))));
+    const std::string text = fmt::format(
+        fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
+        fmt::arg("start_data", start_data), fmt::arg("async_commit", async_commit_sql),
+        fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
+        fmt::arg("claimed_json", claimed_json("t", "$1")),
+        fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
+        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")));
+    conn.prepare(name, with_clock(text));
   }
 }
 
