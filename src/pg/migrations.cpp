@@ -195,6 +195,14 @@ ALTER TABLE {s}.journal DROP CONSTRAINT journal_workflow_id_fkey;
 ALTER TABLE {s}.tasks DROP CONSTRAINT tasks_workflow_id_fkey;
 ALTER TABLE {s}.attempts DROP CONSTRAINT attempts_task_id_fkey;
 )",
+    // 6: runnable and waking workflows are found per workflow name, as tasks are per activity
+    // name (3): a claim reads the head of its names' indexes, not every runnable workflow.
+    R"(
+CREATE INDEX workflows_runnable_by_name ON {s}.workflows (name, runnable_since) WHERE status = 'running' AND runnable;
+CREATE INDEX workflows_waking_by_name ON {s}.workflows (name, wake_at) WHERE status = 'running' AND wake_at IS NOT NULL;
+DROP INDEX {s}.workflows_runnable_since;
+DROP INDEX {s}.workflows_waking;
+)",
 };
 
 }  // namespace

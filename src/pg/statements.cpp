@@ -114,15 +114,23 @@ SELECT pg_notify($5, ''))"},
 SELECT run_id::text, name, status, result::text, coalesce(error_type, ''), coalesce(error_message, '')
 FROM {s}.workflows WHERE workflow_id = $1)"},
 
-    // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token
+    // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token.
+    // Oldest first: runnable since, or due to wake since. Searched per workflow name, so a claim
+    // reads only the head of each name's index, never the whole backlog (nor other services').
     {stmt::claim_workflows, R"(
 WITH c AS (
-  SELECT workflow_id FROM {s}.workflows
-  WHERE status = 'running' AND (runnable OR wake_at <= {now})
-    AND (lease_until IS NULL OR lease_until < {now})
-    AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
-  ORDER BY runnable_since LIMIT $2
-  FOR UPDATE SKIP LOCKED)
+  SELECT * FROM (
+    SELECT p.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
+      SELECT workflow_id, runnable_since AS since FROM {s}.workflows
+      WHERE status = 'running' AND runnable AND name = n.name AND (lease_until IS NULL OR lease_until < {now})
+      ORDER BY runnable_since LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
+    UNION ALL
+    SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
+      SELECT workflow_id, wake_at FROM {s}.workflows
+      WHERE status = 'running' AND wake_at <= {now} AND NOT runnable AND name = n.name
+        AND (lease_until IS NULL OR lease_until < {now})
+      ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
+  ORDER BY since LIMIT $2)
 UPDATE {s}.workflows w
 SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $5,
     lease_until = {now} + $4::bigint * interval '1 millisecond'
@@ -232,6 +240,9 @@ FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_u
     // run `run_id`) and the workflow is still as that replay saw it ({fast}), the replay's events,
     // tasks and status are committed with it and the workflow goes on without a claim. A continued
     // workflow gets the row's claim token, so a retry after a lost answer can tell.
+    // The live-lease test is one CASE so that no index on running tasks matches it: each row is
+    // found by primary key, not by walking every running task (the plan is made once, when the
+    // statistics may say there are none).
     // $1 rows, $2 owner, $3 lease margin ms, $4 workflows channel, $5 tasks channel, $6 ended channel.
     // One row per input row: task id, finished, continued, base seq, tasks leased at once, now.
     {stmt::complete_steps, R"(
@@ -245,7 +256,8 @@ t AS (
   SET status = i.outcome, result = i.result::jsonb, error_type = nullif(i.error_type, ''),
       error_message = nullif(i.error_message, ''), lease_until = NULL, updated_at = now()
   FROM i
-  WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token AND k.status = 'running' AND k.lease_until >= {now}
+  WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token
+    AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END
   RETURNING k.task_id, k.lease_token, k.workflow_id, k.step, k.name, k.attempt, k.attempt_started_at, k.idempotency_key,
             md5(k.input::text) AS fp, i.outcome, i.result, i.error_type, i.error_message, i.record, i.expected_seq,
             i.run_id, i.claim_token, i.events, i.tasks, i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message,

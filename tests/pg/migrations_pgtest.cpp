@@ -46,12 +46,14 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
     engine.start_workflow<HelloWorkflow>("from-v1", "y");
   }
   // Back to what a version-1 build left: no schedules table, no per-name task indexes, workflows
-  // claimed by updated_at, foreign keys.
+  // claimed by updated_at and found by wake time across names, foreign keys.
   db.query("DROP TABLE {s}.schedules; DROP INDEX {s}.tasks_available_by_name, {s}.tasks_leased_by_name; "
            "CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending'; "
            "CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running'; "
            "ALTER TABLE {s}.workflows DROP COLUMN runnable_since, RESET (fillfactor); "
            "CREATE INDEX workflows_runnable ON {s}.workflows (updated_at) WHERE status = 'running' AND runnable; "
+           "DROP INDEX {s}.workflows_waking_by_name; "
+           "CREATE INDEX workflows_waking ON {s}.workflows (wake_at) WHERE status = 'running' AND wake_at IS NOT NULL; "
            "ALTER TABLE {s}.journal ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
            "ALTER TABLE {s}.tasks ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
            "ALTER TABLE {s}.attempts ADD FOREIGN KEY (task_id) REFERENCES {s}.tasks ON DELETE CASCADE; "
