@@ -29,6 +29,16 @@ void register_retry_then_fail(Engine& engine) {
 // `n` steps in a row, each adding one: a chain that would keep its slot to the end if nothing stopped it.
 const WorkflowRef<int, int> long_chain{"long_chain"};
 
+// `count` chain runs on an engine of their own, to their results; the engine's sessions end with it.
+void run_chains(TestDb& db, const std::string& prefix, int count) {
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < count; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>(prefix + std::to_string(i), i));
+  for (int i = 0; i < count; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(30s) == i + 5);
+}
+
 }  // namespace
 
 TEST_CASE("each named instance gets its own activity concurrency, or the global default", "[pg][metrics][dispatcher]") {
@@ -255,14 +265,7 @@ TEST_CASE("the engine's statements find rows by index, never by reading a whole 
   REQUIRE(wait_until([&] { return sum("seq_scan") > 0; }));
   std::this_thread::sleep_for(300ms);
   const long long seq_before = sum("seq_scan"), idx_before = sum("idx_scan");
-  {
-    Engine engine(db.options());
-    register_all(engine);
-    engine.start();
-    std::vector<WorkflowHandle<int>> runs;
-    for (int i = 0; i < 20; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("by-index-" + std::to_string(i), i));
-    for (int i = 0; i < 20; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(30s) == i + 5);
-  }
+  run_chains(db, "by-index-", 20);
   REQUIRE(wait_until([&] { return sum("idx_scan") > idx_before; }));
   std::this_thread::sleep_for(300ms);
   CHECK(sum("seq_scan") - seq_before == 0);
@@ -292,14 +295,7 @@ TEST_CASE("claims and steps never read another service's backlog of runnable run
                     db.schema() + "' AND relname IN ('workflows', 'tasks')");
   };
   const long long before = entries_read();
-  {
-    Engine engine(db.options());
-    register_all(engine);
-    engine.start();
-    std::vector<WorkflowHandle<int>> runs;
-    for (int i = 0; i < 10; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("mine-" + std::to_string(i), i));
-    for (int i = 0; i < 10; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(30s) == i + 5);
-  }
+  run_chains(db, "mine-", 10);
   // Sessions report their counters as they end.
   REQUIRE(wait_until([&] { return entries_read() > before; }));
   std::this_thread::sleep_for(300ms);
