@@ -143,9 +143,12 @@ RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
 SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us, {start_data}
 FROM {s}.workflows w WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
 
+    // $1 id, $2 first seq. One row per event, each with the run and the workflow's name; one row
+    // with no event when there is none from $2 on.
     {stmt::read_journal, R"(
-SELECT seq, kind, coalesce(step, -1), coalesce(name, ''), data::text
-FROM {s}.journal WHERE workflow_id = $1 AND seq >= $2 ORDER BY seq)"},
+SELECT w.run_id::text, w.name, j.seq, j.kind, coalesce(j.step, -1), coalesce(j.name, ''), j.data::text
+FROM {s}.workflows w LEFT JOIN {s}.journal j ON j.workflow_id = w.workflow_id AND j.seq >= $2
+WHERE w.workflow_id = $1 ORDER BY j.seq)"},
 
     // One statement, one implicit transaction: fenced by the workflow lease. $1 id, $2 lease token,
     // $3 events (json array), $4 status, $5 result, $6 error type, $7 error message,

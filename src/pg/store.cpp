@@ -150,17 +150,20 @@ void Store::claim_with_recovery(const std::function<bool(pqxx::transaction_base&
   });
 }
 
-std::vector<JournalEvent> Store::read_journal(const std::string& id, int from_seq) {
-  std::vector<JournalEvent> events;
+JournalRead Store::read_journal(const std::string& id, int from_seq) {
+  JournalRead read;
   pool_.run([&](pqxx::connection& conn) {
-    events.clear();
+    read = {};
     pqxx::nontransaction tx(conn);
     for (const auto& row : tx.exec_prepared(stmt::read_journal, id, from_seq)) {
-      events.push_back({row[0].as<int>(), row[1].as<std::string>(), row[2].as<int>(), row[3].as<std::string>(),
-                        Json::parse(row[4].as<std::string>())});
+      read.run_id = row[0].as<std::string>();
+      read.name = row[1].as<std::string>();
+      if (row[2].is_null()) continue;  // the workflow, without events from `from_seq` on
+      read.events.push_back({row[2].as<int>(), row[3].as<std::string>(), row[4].as<int>(), row[5].as<std::string>(),
+                             Json::parse(row[6].as<std::string>())});
     }
   });
-  return events;
+  return read;
 }
 
 namespace {

@@ -38,6 +38,14 @@ struct JournalEvent {
   Json data;
 };
 
+// A workflow's journal from some event on, with the run and workflow name it belongs to (read in
+// one snapshot). `run_id` is empty when there is no such workflow.
+struct JournalRead {
+  std::string run_id;
+  std::string name;
+  std::vector<JournalEvent> events;
+};
+
 struct ReplayCommit {
   std::string workflow_id;
   std::int64_t lease_token = 0;
@@ -126,7 +134,7 @@ class Store {
 
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
                                                Duration lease);
-  std::vector<JournalEvent> read_journal(const std::string& id, int from_seq);
+  JournalRead read_journal(const std::string& id, int from_seq);
   ReplayOutcome commit_replay(const ReplayCommit& commit);
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                        Duration lease_margin);

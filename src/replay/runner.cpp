@@ -85,6 +85,45 @@ void Runner::forget(const std::string& workflow_id) {
   cache_.erase(workflow_id);
 }
 
+std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
+  {
+    std::lock_guard lock(cache_mutex_);
+    auto it = cache_.find(task.workflow_id);
+    if (it != cache_.end()) return it->second;
+  }
+  if (core_.registry.workflows.empty()) return nullptr;  // an activity-only engine replays nothing
+  try {
+    pg::JournalRead read = core_.store.read_journal(task.workflow_id, 0);
+    if (read.run_id.empty() || !core_.registry.workflows.count(read.name)) return nullptr;
+    auto fresh = std::make_shared<JournalCache>();
+    fresh->run_id = std::move(read.run_id);
+    fresh->name = std::move(read.name);
+    for (const auto& event : read.events) fresh->apply(event);
+    std::lock_guard lock(cache_mutex_);
+    if (cache_.size() >= max_cached_) cache_.clear();  // as in cached()
+    return cache_.try_emplace(task.workflow_id, std::move(fresh)).first->second;  // or whoever was first
+  } catch (const std::exception& e) {
+    detail::logger().debug("journal of workflow '{}' not loaded: {}", task.workflow_id, e.what());
+    return nullptr;
+  }
+}
+
+bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
+  if (task.step < 0) return false;
+  if (task.step < static_cast<int>(journal.steps.size())) return true;
+  // The step was scheduled after the journal was cached (by another engine): read the new events.
+  try {
+    pg::JournalRead read = core_.store.read_journal(task.workflow_id, journal.next_seq);
+    if (read.run_id != journal.run_id) return false;  // the id has a new run now
+    for (const auto& event : read.events) journal.apply(event);
+  } catch (const std::exception& e) {
+    detail::logger().debug("journal of workflow '{}' not brought up to date: {}", task.workflow_id, e.what());
+    forget(task.workflow_id);
+    return false;
+  }
+  return task.step < static_cast<int>(journal.steps.size());
+}
+
 Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us) {
   const WorkflowDefinition& def = core_.registry.workflow(journal.name);
   Replay replay(workflow_id, journal.name, journal, now_us, core_.registry);
@@ -183,14 +222,15 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   const auto started = std::chrono::steady_clock::now();
   auto journal = cached(claim);
   std::unique_lock busy(journal->busy);
-  if (journal->next_seq > claim.next_seq) {
-    throw Error(fmt::format("cached journal of '{}' is ahead of the database ({} > {} events)", claim.workflow_id,
-                            journal->next_seq, claim.next_seq));
-  }
+  // The cache may hold more events than the claim saw: a dispatcher thread may have read the
+  // journal after the claim (outcomes are journaled under a live replay lease too). Newer, not
+  // wrong: the commit compares the length the replay saw with the database's.
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, "workflow_started", -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
-    for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq)) journal->apply(event);
+    for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq).events) {
+      journal->apply(event);
+    }
   }
   Planned planned = plan(*journal, claim.workflow_id, claim.now_us);
   planned.commit.lease_token = claim.lease_token;
@@ -214,15 +254,10 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
 std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
                                                            const Json& result, const ErrorInfo& error,
                                                            bool record_attempt) {
-  std::shared_ptr<JournalCache> journal;
-  {
-    std::lock_guard lock(cache_mutex_);
-    auto it = cache_.find(task.workflow_id);
-    if (it == cache_.end()) return std::nullopt;
-    journal = it->second;
-  }
+  std::shared_ptr<JournalCache> journal = journal_of(task);
+  if (!journal) return std::nullopt;
   std::unique_lock busy(journal->busy, std::try_to_lock);
-  if (!busy.owns_lock() || task.step < 0 || task.step >= static_cast<int>(journal->steps.size())) return std::nullopt;
+  if (!busy.owns_lock() || !knows_step(*journal, task)) return std::nullopt;
 
   // The outcome's event as the statement journals it, applied to the cache for the replay and
   // undone unless the replay commits with it.

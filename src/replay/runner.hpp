@@ -28,9 +28,10 @@ class Runner {
   void offer(pg::ClaimedWorkflow claim);
 
   // Continue in place: commits a finished task together with the replay its outcome unblocks,
-  // in one statement, when this engine has the workflow's journal cached and no one else is
-  // replaying it. nullopt when it cannot try (the caller finishes the task alone); `continued`
-  // says whether the replay went in too (if not, the workflow was only made runnable).
+  // in one statement, when no one else is replaying the workflow here. The journal is this
+  // engine's cached copy, or read from the database when it has none. nullopt when it cannot try
+  // (the caller finishes the task alone); `continued` says whether the replay went in too (if
+  // not, the workflow was only made runnable).
   std::optional<pg::StepOutcome> finish_and_continue(const pg::ClaimedTask& task, bool succeeded, const Json& result,
                                                      const ErrorInfo& error, bool record_attempt);
 
@@ -47,6 +48,11 @@ class Runner {
                  std::chrono::steady_clock::time_point started);
   void process(const pg::ClaimedWorkflow& claim);
   std::shared_ptr<JournalCache> cached(const pg::ClaimedWorkflow& claim);
+  // This engine's journal of a finished task's workflow, read from the database when it has none
+  // (the task was claimed here, the workflow replayed elsewhere); null if it cannot replay it.
+  std::shared_ptr<JournalCache> journal_of(const pg::ClaimedTask& task);
+  // Whether the journal (held busy) knows the task's step, after reading the events it lacks.
+  bool knows_step(JournalCache& journal, const pg::ClaimedTask& task);
   void forget(const std::string& workflow_id);
 
   EngineCore& core_;

@@ -206,6 +206,46 @@ TEST_CASE("a long chain of steps passes its slot on a bounded number of times, s
                  "AND attempt = 1") == 150);
 }
 
+TEST_CASE("an engine that claims a task of a workflow replayed elsewhere continues that workflow in place",
+          "[pg][fast-path]") {
+  TestDb db;
+  // The replaying engine's one slot is held by a gated activity, so each run it replays leaves
+  // its first task pending, for any engine to claim.
+  static std::atomic<bool> gate_open{false};
+  gate_open = false;
+  const ActivityRef<int, int> gate{"gate"};
+  const WorkflowRef<int, int> gated{"gated"};
+  EngineOptions one_slot = db.options();
+  one_slot.activity_max_concurrency = 1;
+  Engine replayer(one_slot);
+  register_all(replayer);
+  replayer.add_activity(gate, [](ActivityContext&, const int& x) {
+    while (!gate_open) std::this_thread::sleep_for(5ms);
+    return x;
+  });
+  replayer.add_workflow(gated, [&gate](WorkflowContext& ctx, const int& x) { return ctx.call(gate, x); });
+  replayer.start();
+  auto holder = replayer.start_workflow(gated, "holder", 7);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
+  for (int i = 0; i < 5; ++i) replayer.start_workflow<ChainWorkflow>("elsewhere-" + std::to_string(i), i);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending'") == 5; }));
+
+  // This engine has none of their journals. It claims the five tasks and reads each journal as it
+  // finishes one, so every later step goes on in place: no run is made runnable and claimed again.
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  for (int i = 0; i < 5; ++i) {
+    CHECK(engine.workflow<ChainWorkflow>("elsewhere-" + std::to_string(i)).result(30s) == i + 5);
+  }
+  const auto m = settled_metrics(engine, 5);
+  CHECK(m.claims == 25);             // five steps of five runs, each run here once
+  CHECK(m.run_at_once == 20);        // all but the first of each run, without a claim
+  CHECK(m.claim_latency.count < 5);  // claims that took work: the five tasks, at once or in a few; no run
+  gate_open = true;
+  CHECK(holder.result(30s) == 7);
+}
+
 TEST_CASE("a step waiting for its commit holds one slot, so the other slots still run tasks",
           "[pg][fast-path][dispatcher]") {
   RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; });
