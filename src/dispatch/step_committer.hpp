@@ -3,6 +3,7 @@
 // WAL flush. No thread of its own: the first waiting caller commits for everyone (the leader).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -19,6 +20,8 @@ namespace durable::detail {
 class EngineCore;
 
 class StepCommitter {
+  using Clock = std::chrono::steady_clock;
+
  public:
   explicit StepCommitter(EngineCore& core) : core_(core) {}
 
@@ -46,6 +49,14 @@ class StepCommitter {
   std::set<std::string> committing_;  // workflows of the steps in the batches in the database
   int in_flight_ = 0;                 // batches in the database
   static constexpr int max_in_flight_ = 1;  // like PostgreSQL's own group commit: one flush at a time
+  // Steps of the last batch that went on in place with a task leased at once: their next
+  // outcomes come back soon when the activities are short. Each caller that arrives counts one down.
+  int coming_ = 0;
+  Clock::time_point coming_since_{};  // when that batch committed
+  Clock::duration come_back_{};       // how long they take to come back, averaged over batches
+  Clock::duration last_batch_{};      // how long the last batch took in the database
+  bool gathering_ = false;            // a leader waits for them before taking its batch
+  void came_back(Clock::duration took);
 };
 
 }  // namespace durable::detail
