@@ -114,7 +114,10 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
   // The step was scheduled after the journal was cached (by another engine): read the new events.
   try {
     pg::JournalRead read = core_.store.read_journal(task.workflow_id, journal.next_seq);
-    if (read.run_id != journal.run_id) return false;  // the id has a new run now
+    if (read.run_id != journal.run_id) {  // the id has a new run now: this cache is of no use
+      forget(task.workflow_id);
+      return false;
+    }
     for (const auto& event : read.events) journal.apply(event);
   } catch (const std::exception& e) {
     detail::logger().debug("journal of workflow '{}' not brought up to date: {}", task.workflow_id, e.what());
