@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include "log.hpp"
 
+#include <mutex>
 #include <thread>
 
 #include "durable/errors.hpp"
@@ -20,12 +21,23 @@ ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, st
 
 ConnectionPool::~ConnectionPool() = default;
 
-std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
+std::unique_ptr<pqxx::connection> ConnectionPool::open_session() const {
   auto conn = std::make_unique<pqxx::connection>(url_);
   pqxx::nontransaction tx(*conn);  // one round trip; a name given in the URL or PGAPPNAME stays
   tx.exec_params("SELECT set_config('application_name', $1, false) WHERE current_setting('application_name') = ''",
                  application_name_.substr(0, 63));
   return conn;
+}
+
+std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
+  // libpqxx fills a table of encodings at its first query, as a function-local static. That is
+  // thread-safe, but libpqxx is not built for ThreadSanitizer, which then reports two engines
+  // opening their first connections at once as a race. The process's first connection is opened
+  // alone, behind a once-flag ThreadSanitizer understands; every later one is ordered after it.
+  static std::once_flag first_connection;
+  std::unique_ptr<pqxx::connection> conn;
+  std::call_once(first_connection, [&] { conn = open_session(); });
+  return conn ? std::move(conn) : open_session();
 }
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {

@@ -38,6 +38,7 @@ class ConnectionPool {
  private:
   std::unique_ptr<pqxx::connection> acquire();
   void release(std::unique_ptr<pqxx::connection> conn);
+  std::unique_ptr<pqxx::connection> open_session() const;
 
   std::string url_;
   std::string schema_;
