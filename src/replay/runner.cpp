@@ -24,6 +24,11 @@ void Runner::offer(pg::ClaimedWorkflow claim) {
   core_.workflow_work.notify_one();
 }
 
+int Runner::offered_count() {
+  std::lock_guard lock(offered_mutex_);
+  return static_cast<int>(offered_.size());
+}
+
 std::optional<pg::ClaimedWorkflow> Runner::take_offered() {
   std::lock_guard lock(offered_mutex_);
   if (offered_.empty()) return std::nullopt;
@@ -36,31 +41,34 @@ void Runner::loop() {
   std::mt19937 jitter{std::random_device{}()};
   for (;;) {
     const auto seen = core_.workflow_work.generation();
-    std::vector<pg::ClaimedWorkflow> claimed;
-    if (auto offered = take_offered()) {
-      claimed.push_back(std::move(*offered));  // leased to us already: no claim
-    } else if (core_.stopping()) {
-      return;
-    } else {
+    std::optional<pg::ClaimedWorkflow> claim = take_offered();  // leased to us already: no claim
+    if (!claim && core_.stopping()) return;
+    if (!claim) {
+      // Up to one run per runner thread in one claim: the others are handed theirs, or take them
+      // as soon as they are free (a wait of one replay at most, well within the lease).
+      const int limit = std::max(1, core_.options.workflow_max_concurrency - offered_count());
       try {
         const auto started = std::chrono::steady_clock::now();
-        claimed = core_.store.claim_workflows(names_json_, 1, core_.owner(), core_.options.workflow_lease);
-        if (!claimed.empty()) core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
+        auto claimed = core_.store.claim_workflows(names_json_, limit, core_.owner(), core_.options.workflow_lease);
+        if (!claimed.empty()) {
+          core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
+          claim = std::move(claimed.front());
+          for (std::size_t i = 1; i < claimed.size(); ++i) offer(std::move(claimed[i]));
+        }
       } catch (const std::exception& e) {
         detail::logger().warn("claiming workflows failed: {}", e.what());
       }
     }
-    if (!claimed.empty()) core_.workflow_work.notify_one();  // there may be more: pass the wake-up on
-    for (const auto& claim : claimed) {
+    if (claim) {
+      core_.workflow_work.notify_one();  // there may be more: pass the wake-up on
       try {
-        process(claim);
+        process(*claim);
       } catch (const std::exception& e) {
         // Nothing was committed; the lease runs out and the workflow is replayed again.
-        detail::logger().warn("replay of workflow '{}' failed and will be retried: {}", claim.workflow_id, e.what());
-        forget(claim.workflow_id);
+        detail::logger().warn("replay of workflow '{}' failed and will be retried: {}", claim->workflow_id, e.what());
+        forget(claim->workflow_id);
       }
-    }
-    if (claimed.empty()) {
+    } else {
       const auto poll = core_.options.poll_interval;
       const auto spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(jitter);
       core_.workflow_work.wait_for(seen, poll + std::chrono::milliseconds{spread});

@@ -60,6 +60,7 @@ class Runner {
   std::mutex offered_mutex_;
   std::deque<pg::ClaimedWorkflow> offered_;
   std::optional<pg::ClaimedWorkflow> take_offered();
+  int offered_count();
   std::mutex cache_mutex_;
   std::unordered_map<std::string, std::shared_ptr<JournalCache>> cache_;
   static constexpr std::size_t max_cached_ = 10000;
