@@ -61,7 +61,7 @@ int main() {
   // [metrics-endpoint]
   httplib::Server svr;
   svr.Get("/metrics", [&engine](const httplib::Request&, httplib::Response& res) {
-    // A fresh snapshot per scrape; it reads the queue age from the database.
+    // A fresh snapshot per scrape; it reads the queue ages from the database.
     res.set_content(durable::prometheus_text({engine.metrics()}), "text/plain; version=0.0.4; charset=utf-8");
   });
   const int port = svr.bind_to_any_port("127.0.0.1");  // loopback only; -1 when binding failed
@@ -89,6 +89,7 @@ int main() {
   const std::string series[] = {"durable_activity_completions_total", "durable_activity_retries_total",
                                 "durable_workflow_completions_total", "durable_activity_slots{",
                                 "durable_activity_saturation",        "durable_queue_age_seconds",
+                                "durable_workflow_queue_age_seconds",
                                 "durable_claim_latency_seconds_count"};
   std::istringstream body(res->body);
   for (std::string line; std::getline(body, line);) {
@@ -100,7 +101,8 @@ int main() {
   for (const auto& expected : {"durable_activity_completions_total" + labels + " 3\n",
                                      "durable_activity_retries_total" + labels + " 1\n",
                                      "durable_workflow_completions_total" + labels + " 3\n",
-                                     "durable_activity_slots" + labels + " 4\n"}) {
+                                     "durable_activity_slots" + labels + " 4\n",
+                                     "durable_workflow_queue_age_seconds" + labels + " 0\n"}) {
     if (res->body.find(expected) == std::string::npos) {
       fmt::print("missing from /metrics: {}", expected);
       ok = false;

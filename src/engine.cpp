@@ -119,10 +119,12 @@ EngineMetrics EngineCore::snapshot() {
     if (dispatcher_) dispatcher_->add_gauges(m);
   }
   m.saturation = static_cast<double>(m.activity_busy) / m.activity_capacity;
-  try {
+  try {  // the second read is skipped when the first failed: the database is likely out of reach
     m.queue_age_seconds = registry.activities.empty() ? 0.0 : store.queue_age(registry.activity_names_json());
+    m.workflow_queue_age_seconds =
+        registry.workflows.empty() ? 0.0 : store.workflow_queue_age(registry.workflow_names_json());
   } catch (const std::exception& e) {
-    logger().debug("metrics: reading the queue age failed: {}", e.what());
+    logger().debug("metrics: reading the queue ages failed: {}", e.what());
   }
   return m;
 }

@@ -77,6 +77,12 @@ const Gauge gauges[] = {
        if (!m.queue_age_seconds) return std::nullopt;
        return number(*m.queue_age_seconds);
      }},
+    {"durable_workflow_queue_age_seconds",
+     "Age of the oldest workflow waiting for a replay that this instance could claim now (0 when none is waiting)",
+     [](const EngineMetrics& m) -> std::optional<std::string> {
+       if (!m.workflow_queue_age_seconds) return std::nullopt;
+       return number(*m.workflow_queue_age_seconds);
+     }},
 };
 
 struct Counter {

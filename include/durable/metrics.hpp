@@ -31,9 +31,11 @@ struct EngineMetrics {
   int stuck_slots = 0;        // bodies still running after their attempt timed out: their slots stay taken
   double saturation = 0;      // activity_busy / activity_capacity
 
-  // The queue, read from the database when the snapshot is taken: the age of the oldest task
-  // this instance could claim now (0 when none is waiting). Empty when the read failed.
+  // The queues, read from the database when the snapshot is taken: the age of the oldest task
+  // this instance could claim now, and of the oldest workflow waiting for a replay that its
+  // runners could claim now (0 when none is waiting). Empty when the read failed.
   std::optional<double> queue_age_seconds{};
+  std::optional<double> workflow_queue_age_seconds{};
 
   // Activity tasks.
   std::uint64_t claims = 0;           // tasks this instance took to run (claimed or run at once)

@@ -405,6 +405,22 @@ LATERAL (
           WHERE status = 'running' AND name = n.name AND lease_until < {now}
           ORDER BY lease_until LIMIT 1)) AS oldest)"},
 
+    // The same for runnable workflows of these workflow names ($1, json array): claimable since
+    // they became runnable (stamped by the server's own clock), or since their timer came due.
+    {stmt::workflow_queue_age, R"(
+SELECT coalesce(extract(epoch FROM max(age)), 0)::float8
+FROM jsonb_array_elements_text($1::jsonb) AS n(name),
+LATERAL (
+  SELECT now() - (SELECT runnable_since FROM {s}.workflows
+                  WHERE status = 'running' AND runnable AND name = n.name
+                    AND (lease_until IS NULL OR lease_until < {now})
+                  ORDER BY runnable_since LIMIT 1) AS age
+  UNION ALL
+  SELECT {now} - (SELECT wake_at FROM {s}.workflows
+                  WHERE status = 'running' AND wake_at <= {now} AND NOT runnable AND name = n.name
+                    AND (lease_until IS NULL OR lease_until < {now})
+                  ORDER BY wake_at LIMIT 1)) AS oldest)"},
+
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
     {stmt::db_now_us, "SELECT {s}.epoch_us({now})"},
 

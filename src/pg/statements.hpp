@@ -27,6 +27,7 @@ inline constexpr const char* release_task = "release_task";
 inline constexpr const char* lock_key = "lock_key";
 inline constexpr const char* reusable_result = "reusable_result";
 inline constexpr const char* queue_age = "queue_age";
+inline constexpr const char* workflow_queue_age = "workflow_queue_age";
 inline constexpr const char* db_now_us = "db_now_us";
 inline constexpr const char* create_schedule = "create_schedule";
 inline constexpr const char* update_schedule = "update_schedule";

@@ -370,11 +370,17 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
   return found;
 }
 
-double Store::queue_age(const std::string& names_json) {
+double Store::queue_age(const std::string& names_json) { return read_age(stmt::queue_age, names_json); }
+
+double Store::workflow_queue_age(const std::string& names_json) {
+  return read_age(stmt::workflow_queue_age, names_json);
+}
+
+double Store::read_age(const char* statement, const std::string& names_json) {
   double age = 0;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    age = tx.exec_prepared1(stmt::queue_age, names_json)[0].as<double>();
+    age = tx.exec_prepared1(statement, names_json)[0].as<double>();
   });
   return age;
 }

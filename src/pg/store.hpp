@@ -161,6 +161,8 @@ class Store {
   std::optional<ReusableResult> reusable_result(const ClaimedTask& task);
   // Seconds since the oldest task of these activities (json array of names) became claimable; 0 if none.
   double queue_age(const std::string& names_json);
+  // Seconds since the oldest runnable workflow of these names (json array) became claimable; 0 if none.
+  double workflow_queue_age(const std::string& names_json);
 
 
  private:
@@ -171,6 +173,7 @@ class Store {
   std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::field& rows, std::int64_t now_us);
   std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token);
   bool finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded);
+  double read_age(const char* statement, const std::string& names_json);
   ConnectionPool& pool_;
   std::string workflows_channel_, tasks_channel_, ended_channel_;
 };

@@ -114,6 +114,36 @@ TEST_CASE("a saturated dispatcher claims no more than its free slots and counts 
   CHECK(done.replay_latency.count == done.replays);
 }
 
+TEST_CASE("the workflow queue age is how long the oldest claimable workflow has waited for a runner",
+          "[pg][metrics]") {
+  TestDb db;
+  Engine client(db.options());  // never started: the runs it starts wait for any runner
+  register_all(client);
+  client.start_workflow<StepsWorkflow>("waiting", StepsInput{});
+  std::this_thread::sleep_for(300ms);
+  const auto waiting = client.metrics();
+  REQUIRE(waiting.workflow_queue_age_seconds.has_value());
+  CHECK(*waiting.workflow_queue_age_seconds >= 0.25);
+  CHECK(*waiting.workflow_queue_age_seconds < 30);
+  CHECK(*waiting.queue_age_seconds == 0.0);  // no activity task waits
+
+  {
+    Engine runner(db.options());
+    register_all(runner);
+    runner.start();
+    CHECK(runner.workflow<StepsWorkflow>("waiting").result(30s) == 0);
+    // A run sleeping on a timer is not claimable until the timer is due.
+    runner.start_workflow<SleepWorkflow>("sleeper", 60'000);
+    REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE wake_at IS NOT NULL") == 1; }));
+    CHECK(*runner.metrics().workflow_queue_age_seconds == 0.0);
+  }
+  // No runner now; the timer came due 10 s ago by the database's clock.
+  testing::advance_clock(db.url(), db.schema(), 70s);
+  const auto due = client.metrics();
+  CHECK(*due.workflow_queue_age_seconds >= 10);
+  CHECK(*due.workflow_queue_age_seconds < 40);
+}
+
 TEST_CASE("retries and failures are counted", "[pg][metrics]") {
   TestDb db;
   Engine engine(db.options());

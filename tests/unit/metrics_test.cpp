@@ -20,6 +20,7 @@ std::vector<EngineMetrics> snapshot() {
   a.stuck_slots = 1;
   a.saturation = 0.75;
   a.queue_age_seconds = 2.5;
+  a.workflow_queue_age_seconds = 0.5;
   a.claims = 10;
   a.rejected_claims = 7;
   a.completions = 8;
@@ -64,6 +65,9 @@ durable_activity_saturation{schema="billing",engine_instance="a\\b\"c\nd"} 0
 # HELP durable_queue_age_seconds Age of the oldest activity task this instance could claim now (0 when none is waiting)
 # TYPE durable_queue_age_seconds gauge
 durable_queue_age_seconds{schema="durable",engine_instance="api-1"} 2.5
+# HELP durable_workflow_queue_age_seconds Age of the oldest workflow waiting for a replay that this instance could claim now (0 when none is waiting)
+# TYPE durable_workflow_queue_age_seconds gauge
+durable_workflow_queue_age_seconds{schema="durable",engine_instance="api-1"} 0.5
 # HELP durable_activity_claims_total Activity tasks this instance took to run (claimed or run at once)
 # TYPE durable_activity_claims_total counter
 durable_activity_claims_total{schema="durable",engine_instance="api-1"} 10
