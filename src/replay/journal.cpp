@@ -15,6 +15,10 @@ std::string describe(StepKind kind, const std::string& name) {
   return "?";
 }
 
+void JournalCache::apply(const std::vector<pg::JournalEvent>& events) {
+  for (const auto& event : events) apply(event);
+}
+
 void JournalCache::apply(const pg::JournalEvent& e) {
   if (e.seq != next_seq) {
     throw Error(fmt::format("journal gap: expected event {} but read {}", next_seq, e.seq));

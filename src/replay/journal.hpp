@@ -35,6 +35,7 @@ struct JournalCache {
   std::vector<StepRecord> steps;
 
   void apply(const pg::JournalEvent& event);
+  void apply(const std::vector<pg::JournalEvent>& events);  // in order
 };
 
 // Describes a step for error messages: "activity 'charge_card'", "a timer", "now()".

@@ -106,7 +106,7 @@ std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
     auto fresh = std::make_shared<JournalCache>();
     fresh->run_id = std::move(read.run_id);
     fresh->name = std::move(read.name);
-    for (const auto& event : read.events) fresh->apply(event);
+    fresh->apply(read.events);
     std::lock_guard lock(cache_mutex_);
     if (cache_.size() >= max_cached_) cache_.clear();  // as in cached()
     return cache_.try_emplace(task.workflow_id, std::move(fresh)).first->second;  // or whoever was first
@@ -126,7 +126,7 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
       forget(task.workflow_id);
       return false;
     }
-    for (const auto& event : read.events) journal.apply(event);
+    journal.apply(read.events);
   } catch (const std::exception& e) {
     detail::logger().debug("journal of workflow '{}' not brought up to date: {}", task.workflow_id, e.what());
     forget(task.workflow_id);
@@ -239,9 +239,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, "workflow_started", -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
-    for (const auto& event : core_.store.read_journal(claim.workflow_id, journal->next_seq).events) {
-      journal->apply(event);
-    }
+    journal->apply(core_.store.read_journal(claim.workflow_id, journal->next_seq).events);
   }
   Planned planned = plan(*journal, claim.workflow_id, claim.now_us);
   planned.commit.lease_token = claim.lease_token;
