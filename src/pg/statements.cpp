@@ -262,9 +262,9 @@ t AS (
   WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token
     AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END
   RETURNING k.task_id, k.lease_token, k.workflow_id, k.step, k.name, k.attempt, k.attempt_started_at, k.idempotency_key,
-            md5(k.input::text) AS fp, i.outcome, i.result, i.error_type, i.error_message, i.record, i.expected_seq,
-            i.run_id, i.claim_token, i.events, i.tasks, i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message,
-            i.wake_at_us),
+            CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
+            i.error_type, i.error_message, i.record, i.expected_seq, i.run_id, i.claim_token, i.events, i.tasks,
+            i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us),
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
   SELECT task_id, attempt, attempt_started_at, {now}, outcome, nullif(error_type, ''), nullif(error_message, '')
