@@ -414,8 +414,8 @@ std::vector<ChainHandle> start_runs(durable::Engine& client, const std::string& 
   return runs;
 }
 
-// A client engine sees runs end in other processes by polling (every 100 ms), which bounds
-// how late the last result is noticed.
+// The client hears of each end in the worker processes from their NOTIFY (its engine LISTENs
+// from its first wait on), so the last result is noticed as soon as it is committed.
 void wait_for_all(const std::vector<ChainHandle>& runs, int steps) {
   for (const auto& run : runs) check_sum(run.result(result_timeout), steps);
 }

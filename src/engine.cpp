@@ -148,19 +148,30 @@ void EngineCore::start() {
   }
   scheduler_ = std::make_unique<Scheduler>(*this);  // every engine fires schedules; row locks keep it once
   threads_.emplace_back([this] { scheduler_->loop(); });
-  threads_.emplace_back([this] { listen(); });
+  listen_once();
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
                registry.workflows.size(), registry.activities.size(), options.schema);
 }
 
+void EngineCore::listen_once() {
+  std::call_once(listener_once_, [&] { listener_ = std::thread([this] { listen(); }); });
+}
+
 void EngineCore::stop() {
-  if (!started_.load() || stopping_.exchange(true)) return;
+  // A thin client has no threads but its listener, if it waited for a result.
+  std::call_once(listener_once_, [] {});  // none starts from now on; one that started is joinable
+  if (!started_.load()) {
+    if (listener_.joinable() && !stopping_.exchange(true)) listener_.join();
+    return;
+  }
+  if (stopping_.exchange(true)) return;
   local_runner_ = nullptr;  // new starts are claimed by any engine; runners finish what was offered
   workflow_work.notify();
   task_work.notify();
   schedule_work.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
+  listener_.join();
   if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
   {
     std::lock_guard lock(lifecycle_mutex_);
@@ -195,9 +206,10 @@ void EngineCore::listen() {
       WakeReceiver tasks(conn, pg::wake_channel(options.schema, pg::Wake::tasks), task_work);
       WakeReceiver endings(conn, pg::wake_channel(options.schema, pg::Wake::ended), ended);
       WakeReceiver schedules(conn, pg::wake_channel(options.schema, pg::Wake::schedules), schedule_work);
-      workflow_work.notify();  // anything added while we were not listening
+      workflow_work.notify();  // anything added or ended while we were not listening
       task_work.notify();
       schedule_work.notify();
+      ended.notify();
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {
       detail::logger().debug("notification listener reconnecting: {}", e.what());

@@ -31,6 +31,9 @@ class EngineCore {
 
   void start();
   void stop();
+  // Starts the one LISTEN session, once: at start(), or at a thin client's (never started) first
+  // wait for a result, so it hears of runs ended elsewhere as soon as an engine does.
+  void listen_once();
   // Migrates the schema once per engine (also for engines used only to start workflows).
   void ensure_schema();
   // Lease owner name: "<instance>@<host>:<pid>".
@@ -72,6 +75,8 @@ class EngineCore {
   std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::thread> threads_;
+  std::once_flag listener_once_;
+  std::thread listener_;
 };
 
 }  // namespace durable::detail

@@ -57,9 +57,10 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
                                 "status() later",
                                 id_, timeout.count()));
     }
-    // Runs ended in this process wake us at once; others are seen by polling.
-    core_->ended.wait_for(seen, std::min<std::chrono::steady_clock::duration>(deadline - now,
-                                                                              std::chrono::milliseconds{100}));
+    // Runs that end anywhere wake us (the LISTEN session, or this process's own ends); polling is
+    // only the safety net.
+    core_->listen_once();
+    core_->ended.wait_for(seen, std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options.poll_interval));
   }
 }
 

@@ -31,6 +31,20 @@ TEST_CASE_METHOD(RunningEngine, "a handle found by id from another engine reads 
   CHECK_THROWS_AS(client.workflow("no-such-run"), WorkflowNotFound);
 }
 
+TEST_CASE("a thin client waiting for a result hears at once of its end in another engine", "[pg][workflow][wake]") {
+  RunningEngine worker;
+  EngineOptions options = worker.db.options();
+  options.poll_interval = std::chrono::seconds{30};  // a result seen by polling would take this long
+  Engine client(options);                          // never started: it only starts runs and waits
+  register_all(client);
+  for (int i = 0; i < 2; ++i) {  // the first wait opens the LISTEN session, the second reuses it
+    auto run = client.start_workflow<ParallelSlowWorkflow>("thin-" + std::to_string(i), 1);  // one 300 ms activity
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(run.result(60s) == 300);
+    CHECK(std::chrono::steady_clock::now() - started < 10s);
+  }
+}
+
 TEST_CASE("activities started before waiting run in parallel", "[pg][workflow][parallel]") {
   RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 4; });
   auto& db = env.db;
