@@ -171,7 +171,7 @@ void EngineCore::stop() {
   schedule_work.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
-  listener_.join();
+  if (listener_.joinable()) listener_.join();  // not when start() failed before it
   if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
   {
     std::lock_guard lock(lifecycle_mutex_);
