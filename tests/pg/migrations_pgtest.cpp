@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "pg/migrations.hpp"
+#include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -64,4 +65,20 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
   CHECK(engine.workflow<HelloWorkflow>("from-v1").result(30s) == "hello, y");
   CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
   CHECK(engine.schedules().list().empty());
+}
+
+TEST_CASE("an engine on a schema newer than this build refuses to start and is destroyed cleanly",
+          "[pg][migrations]") {
+  TestDb db;
+  {
+    Engine first(db.options());
+    first.start();  // creates the schema
+  }
+  db.query("INSERT INTO {s}.schema_version (version) VALUES (" + std::to_string(pg::latest_schema_version() + 1) + ")");
+  {
+    Engine engine(db.options());
+    register_all(engine);
+    expect_throw<DatabaseError>([&] { engine.start(); }, "newer than this build knows", "upgrade durable");
+  }  // its destructor stops an engine whose start() failed before any thread ran
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version() + 1);
 }
