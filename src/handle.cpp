@@ -60,7 +60,8 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
     // Runs that end anywhere wake us (the LISTEN session, or this process's own ends); polling is
     // only the safety net.
     core_->listen_once();
-    core_->ended.wait_for(seen, std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options.poll_interval));
+    core_->ended.wait_for(seen,
+                          std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options.poll_interval));
   }
 }
 
