@@ -57,6 +57,16 @@ const char* const async_commit_sql = "set_config('synchronous_commit', 'off', tr
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.run_id
         AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
+// What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
+// the same, so they measure what a claim would find.
+const char* const claimable_pending_task_sql = "status = 'pending' AND name = n.name AND available_at <= {now}";
+const char* const claimable_expired_task_sql = "status = 'running' AND name = n.name AND lease_until < {now}";
+const char* const claimable_runnable_workflow_sql =
+    "status = 'running' AND runnable AND name = n.name AND (lease_until IS NULL OR lease_until < {now})";
+const char* const claimable_waking_workflow_sql =
+    "status = 'running' AND wake_at <= {now} AND NOT runnable AND name = n.name AND (lease_until IS NULL OR "
+    "lease_until < {now})";
+
 // `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
 // database's (plus the test offset), read once per statement (with_clock below).
@@ -121,14 +131,11 @@ FROM {s}.workflows WHERE workflow_id = $1)"},
 WITH c AS (
   SELECT * FROM (
     SELECT p.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
-      SELECT workflow_id, runnable_since AS since FROM {s}.workflows
-      WHERE status = 'running' AND runnable AND name = n.name AND (lease_until IS NULL OR lease_until < {now})
+      SELECT workflow_id, runnable_since AS since FROM {s}.workflows WHERE {runnable_workflow}
       ORDER BY runnable_since LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
     UNION ALL
     SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
-      SELECT workflow_id, wake_at FROM {s}.workflows
-      WHERE status = 'running' AND wake_at <= {now} AND NOT runnable AND name = n.name
-        AND (lease_until IS NULL OR lease_until < {now})
+      SELECT workflow_id, wake_at FROM {s}.workflows WHERE {waking_workflow}
       ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
   ORDER BY since LIMIT $2)
 UPDATE {s}.workflows w
@@ -202,12 +209,12 @@ WITH c AS (
   SELECT * FROM (
     SELECT p.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
       SELECT task_id, status AS was, attempt AS old_attempt, attempt_started_at AS old_started, available_at AS since
-      FROM {s}.tasks WHERE status = 'pending' AND name = n.name AND available_at <= {now}
+      FROM {s}.tasks WHERE {pending_task}
       ORDER BY available_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
     UNION ALL
     SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
       SELECT task_id, status, attempt, attempt_started_at, lease_until
-      FROM {s}.tasks WHERE status = 'running' AND name = n.name AND lease_until < {now}
+      FROM {s}.tasks WHERE {expired_task}
       ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
   ORDER BY since LIMIT $2),
 u AS (
@@ -397,13 +404,9 @@ WHERE t.task_id = $1)"},
 SELECT coalesce(extract(epoch FROM {now} - min(since)), 0)::float8
 FROM jsonb_array_elements_text($1::jsonb) AS n(name),
 LATERAL (
-  SELECT (SELECT available_at FROM {s}.tasks
-          WHERE status = 'pending' AND name = n.name AND available_at <= {now}
-          ORDER BY available_at LIMIT 1) AS since
+  SELECT (SELECT available_at FROM {s}.tasks WHERE {pending_task} ORDER BY available_at LIMIT 1) AS since
   UNION ALL
-  SELECT (SELECT lease_until FROM {s}.tasks
-          WHERE status = 'running' AND name = n.name AND lease_until < {now}
-          ORDER BY lease_until LIMIT 1)) AS oldest)"},
+  SELECT (SELECT lease_until FROM {s}.tasks WHERE {expired_task} ORDER BY lease_until LIMIT 1)) AS oldest)"},
 
     // The same for runnable workflows of these workflow names ($1, json array): claimable since
     // they became runnable (stamped by the server's own clock), or since their timer came due.
@@ -411,15 +414,10 @@ LATERAL (
 SELECT coalesce(extract(epoch FROM max(age)), 0)::float8
 FROM jsonb_array_elements_text($1::jsonb) AS n(name),
 LATERAL (
-  SELECT now() - (SELECT runnable_since FROM {s}.workflows
-                  WHERE status = 'running' AND runnable AND name = n.name
-                    AND (lease_until IS NULL OR lease_until < {now})
+  SELECT now() - (SELECT runnable_since FROM {s}.workflows WHERE {runnable_workflow}
                   ORDER BY runnable_since LIMIT 1) AS age
   UNION ALL
-  SELECT {now} - (SELECT wake_at FROM {s}.workflows
-                  WHERE status = 'running' AND wake_at <= {now} AND NOT runnable AND name = n.name
-                    AND (lease_until IS NULL OR lease_until < {now})
-                  ORDER BY wake_at LIMIT 1)) AS oldest)"},
+  SELECT {now} - (SELECT wake_at FROM {s}.workflows WHERE {waking_workflow} ORDER BY wake_at LIMIT 1)) AS oldest)"},
 
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
     {stmt::db_now_us, "SELECT {s}.epoch_us({now})"},
@@ -512,6 +510,10 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   };
   const std::string fast = with_names(fast_sql);
   const std::string start_data = with_names(start_data_sql);
+  const std::string pending_task = with_names(claimable_pending_task_sql);
+  const std::string expired_task = with_names(claimable_expired_task_sql);
+  const std::string runnable_workflow = with_names(claimable_runnable_workflow_sql);
+  const std::string waking_workflow = with_names(claimable_waking_workflow_sql);
   for (const auto& [name, sql] : statements) {
     const std::string text = fmt::format(
         fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
@@ -519,7 +521,9 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
         fmt::arg("claimed_json", claimed_json("t", "$1")),
         fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
-        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")));
+        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")),
+        fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
+        fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow));
     conn.prepare(name, with_clock(text));
   }
 }
