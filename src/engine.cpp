@@ -13,6 +13,7 @@
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 #include "printable.hpp"
+#include "resolved_options.hpp"
 #include "replay/runner.hpp"
 #include "schedule/scheduler.hpp"
 #include "uuid.hpp"
@@ -231,8 +232,20 @@ const EngineOptions& Engine::options() const { return core_->options; }
 
 EngineMetrics Engine::metrics() const { return core_->snapshot(); }
 
+namespace {
+// The registry is read by the engine's threads once it runs: it is frozen at start().
+void check_not_started(const detail::EngineCore& core, const std::string& what) {
+  if (core.started()) {
+    throw RegistrationError(fmt::format("cannot register {} after Engine::start(): register every workflow, activity "
+                                        "and trigger first, then start the engine",
+                                        what));
+  }
+}
+}  // namespace
+
 Engine& Engine::add_definition(detail::ActivityDefinition definition) {
-  validate(resolve({}, definition.options), definition.name);  // a bad declared policy fails registration
+  check_not_started(*core_, fmt::format("activity '{}'", detail::printable(definition.name)));
+  detail::validate(detail::resolve({}, definition.options), definition.name);  // a bad declared policy fails registration
   if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
     throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
   }
@@ -242,6 +255,7 @@ Engine& Engine::add_definition(detail::ActivityDefinition definition) {
 }
 
 Engine& Engine::add_definition(detail::WorkflowDefinition definition) {
+  check_not_started(*core_, fmt::format("workflow '{}'", detail::printable(definition.name)));
   if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
     throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
   }
@@ -322,6 +336,7 @@ StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const
 }
 
 Engine& Engine::add_trigger(const std::string& trigger, const std::string& workflow_name) {
+  check_not_started(*core_, fmt::format("trigger '{}'", detail::printable(trigger)));
   core_->registry.workflow(workflow_name);  // throws UnknownWorkflow
   if (trigger.empty() || trigger.find(':') != std::string::npos || trigger.find('\0') != std::string::npos) {
     throw RegistrationError(fmt::format("trigger name '{}' is invalid: use a non-empty name without ':' or NUL "

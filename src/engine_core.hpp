@@ -39,6 +39,7 @@ class EngineCore {
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
   bool stopping() const { return stopping_.load(); }
+  bool started() const { return started_.load(); }  // start() was called (even if it failed or stopped since)
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
   int activity_capacity() const;
   EngineMetrics snapshot();

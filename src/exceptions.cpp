@@ -19,6 +19,10 @@ std::string demangle(const char* mangled) {
 }
 }  // namespace
 
+ErrorInfo error_info(const std::exception& e) {
+  return {demangle(typeid(e).name()), e.what(), dynamic_cast<const NonRetryableError*>(&e) != nullptr};
+}
+
 ErrorInfo current_error() {
   try {
     throw;

@@ -13,5 +13,7 @@ struct ErrorInfo {
 
 // Call only inside a catch block.
 ErrorInfo current_error();
+// The journaled form of an error the engine records itself (a timeout, a lost lease, ...).
+ErrorInfo error_info(const std::exception& error);
 
 }  // namespace durable::detail

@@ -1,16 +1,21 @@
 // Failpoints: named places where the fault-injection suite makes this process fail for real.
 // Compiled in always and off unless $DURABLE_FAILPOINTS names them, so tests exercise the
 // shipped code. Format: comma-separated `name=action`, action `kill` (SIGKILL this process),
-// `kill@N` (at the Nth hit), `sleep:MS` (every hit) or `sleep:MS/N` (every Nth hit), e.g.
+// `kill@N` (at the Nth hit), `sleep:MS` (every hit), `sleep:MS/N` (every Nth hit), or `fail` /
+// `fail@N` (failpoint() returns true, at every or at the Nth hit: the caller fails there), e.g.
 //   DURABLE_FAILPOINTS="task.before_commit=kill@3"
 // Names: task.after_claim, task.before_commit (the body returned, its outcome not committed),
-// task.after_commit (committed, not yet acted on), claim.before_commit (inside a claim's transaction).
+// task.after_commit (committed, not yet acted on), claim.before_commit (inside a claim's transaction),
+// lost_answer.<write> (fail: a store write committed, its answer is lost; see ConnectionPool::write).
 #pragma once
 
 #include <string_view>
 
 namespace durable::detail {
 
-void failpoint(std::string_view name);
+// True when a `fail` action fires here.
+bool failpoint(std::string_view name);
+// Replaces the configuration from $DURABLE_FAILPOINTS (tests in one process); same format.
+void configure_failpoints(std::string_view spec);
 
 }  // namespace durable::detail

@@ -1,4 +1,4 @@
-#include "durable/options.hpp"
+#include "resolved_options.hpp"
 
 #include <fmt/format.h>
 
@@ -23,6 +23,8 @@ Duration RetryPolicy::with_max_jitter(Duration delay) const {
   if (scaled >= static_cast<double>(Duration::max().count())) return Duration::max();
   return Duration{static_cast<Duration::rep>(scaled)};
 }
+
+namespace detail {
 
 ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared) {
   ResolvedActivityOptions out;
@@ -88,5 +90,7 @@ void validate(const ResolvedActivityOptions& o, const std::string& activity) {
                         r.max_attempts, ms(o.timeout), ms(worst)));
   }
 }
+
+}  // namespace detail
 
 }  // namespace durable

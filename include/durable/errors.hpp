@@ -21,12 +21,20 @@
 //       ├── ScheduleAlreadyExists      a schedule with that id exists
 //       ├── ScheduleNotFound           no schedule with that id
 //       ├── NonRetryableError          thrown by an activity: fail now, skip the remaining attempts
+//       │   └── IdempotencyKeyConflict   journaled: a key reused with another input (strict engines)
+//       ├── ActivityTimeout            journaled: an attempt ran past its timeout (retried under the policy)
+//       ├── LeaseExpired               journaled: an attempt's worker stopped renewing its lease (retried)
 //       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
 //       ├── NonDeterminismError        workflow code asked for something else than its journal holds
 //       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
 //       ├── WorkflowCancelled          from result(): the run was cancelled
 //       ├── Timeout                    from result(): the wait ran out; the run goes on
 //       └── DatabaseError              PostgreSQL could not be reached or refused a statement
+//           ├── DatabaseUnavailable    connection lost, server down or restarting, after retrying: try later
+//           └── DatabaseRefused        the server refused a statement (names the SQLSTATE): retrying won't help
+//
+// "journaled" errors are the attempt failures the engine records itself: an activity's caller
+// sees them as ActivityFailed::error_type() ("durable::ActivityTimeout", ...), the names of these types.
 #pragma once
 
 #include <stdexcept>
@@ -144,6 +152,23 @@ class NonRetryableError : public Error {
   using Error::Error;
 };
 
+// A key reused with another input than the one that produced its result, on an engine with
+// EngineOptions::idempotency_input_mismatch_fails.
+class IdempotencyKeyConflict : public NonRetryableError {
+ public:
+  using NonRetryableError::NonRetryableError;
+};
+
+class ActivityTimeout : public Error {
+ public:
+  using Error::Error;
+};
+
+class LeaseExpired : public Error {
+ public:
+  using Error::Error;
+};
+
 class NonDeterminismError : public Error {
  public:
   using Error::Error;
@@ -173,6 +198,14 @@ class Timeout : public Error {
 class DatabaseError : public Error {
  public:
   using Error::Error;
+};
+class DatabaseUnavailable : public DatabaseError {
+ public:
+  using DatabaseError::DatabaseError;
+};
+class DatabaseRefused : public DatabaseError {
+ public:
+  using DatabaseError::DatabaseError;
 };
 
 }  // namespace durable

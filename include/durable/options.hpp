@@ -47,18 +47,4 @@ inline constexpr std::size_t max_idempotency_key_bytes = 512;
 inline constexpr Duration default_activity_timeout = std::chrono::seconds{30};
 inline constexpr Duration max_activity_timeout = std::chrono::hours{24};
 
-// The options an activity task runs with, after resolution (call site, then the
-// activity's declared options, then the defaults), option by option.
-struct ResolvedActivityOptions {
-  RetryPolicy retry;
-  Duration timeout = default_activity_timeout;
-  std::optional<std::string> idempotency_key;
-};
-
-ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared);
-
-// Throws InvalidOptions naming the field, the value and the rule it breaks, and
-// InvalidIdempotencyKey for an empty or oversized key.
-void validate(const ResolvedActivityOptions& options, const std::string& activity_name);
-
 }  // namespace durable

@@ -149,8 +149,8 @@ void Dispatcher::watch() {
       logger().warn("activity '{}' (task {}, attempt {}) passed its {} ms timeout; failing the attempt",
                     r.task.name, r.task.task_id, r.task.attempt, timeout);
       try {
-        settle_failure(r.task, {"durable::ActivityTimeout",
-                                fmt::format("attempt {} ran past its timeout of {} ms", r.task.attempt, timeout)});
+        settle_failure(r.task, error_info(ActivityTimeout(
+                                   fmt::format("attempt {} ran past its timeout of {} ms", r.task.attempt, timeout))));
       } catch (const std::exception& e) {
         logger().warn("could not fail timed-out task {} ({}); its lease will expire", r.task.task_id, e.what());
       }
@@ -164,14 +164,7 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
   failpoint("task.after_claim");
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);
-    if (task.after_lease_expiry && task.attempt > task.options.retry.max_attempts) {
-      // The lost attempt was the last one: the task fails without running again.
-      finish(task, false, {},
-             {"durable::LeaseExpired",
-              "the worker running the last attempt stopped renewing its lease (crashed, hung or cut off)"},
-             false);
-      return;
-    }
+    if (task.after_lease_expiry && !due_after_lost_lease(task)) return;
     if (task.options.idempotency_key && !run_once_per_key(task)) return;
     auto state = std::make_shared<AttemptState>();
     state->workflow_id = task.workflow_id;
@@ -223,15 +216,49 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
   }
 }
 
-// For a keyed task: true when this attempt should run the body. Otherwise the task was
-// settled with the committed result of an earlier task with the same key, or handed back to
-// wait while another attempt with the same key runs (so at most one body runs at a time).
-bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
-  if (!core_.store.lock_key(task)) {
-    core_.store.release_task(task, key_wait_);
+// A lost lease (a crashed, frozen or cut-off worker) is a failed attempt like any other: the
+// next attempt waits the policy's delay after the lease ran out, within attempts and horizon.
+// True when this attempt may run now; otherwise the task failed for good or was handed back
+// until it is due (the attempt not counted: the lost one was, by the claim).
+bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task) {
+  constexpr const char* lost = "the worker running attempt {} stopped renewing its lease (crashed, hung or cut off)";
+  const RetryPolicy& retry = task.options.retry;
+  const auto& listed = retry.non_retryable_errors;
+  const bool retryable = std::find(listed.begin(), listed.end(), error_info(LeaseExpired("")).type) == listed.end();
+  if (task.attempt > retry.max_attempts || !retryable) {
+    finish(task, false, {}, error_info(LeaseExpired(fmt::format(lost, task.attempt - 1))), false);
     return false;
   }
-  auto reused = core_.store.reusable_result(task);
+  using us = std::chrono::microseconds;
+  const std::int64_t due_us =
+      task.lease_lost_at_us +
+      std::chrono::duration_cast<us>(jittered(retry, retry.delay_after(task.attempt - 1))).count();
+  if (due_us > task.first_started_at_us + std::chrono::duration_cast<us>(retry.max_retry_horizon).count()) {
+    finish(task, false, {},
+           error_info(LeaseExpired(fmt::format("{} (not retried: the next attempt would start past max_retry_horizon "
+                                               "of {} ms)",
+                                               fmt::format(lost, task.attempt - 1), retry.max_retry_horizon.count()))),
+           false);
+    return false;
+  }
+  if (due_us <= task.claimed_at_us) return true;
+  const auto wait = std::chrono::ceil<Duration>(us{due_us - task.claimed_at_us});
+  logger().debug("activity '{}' (task {}): attempt {} waits {} ms after its lost lease, as its policy says", task.name,
+                 task.task_id, task.attempt, wait.count());
+  core_.store.release_task(task, wait);
+  return false;
+}
+
+// For a keyed task: true when this attempt should run the body. Otherwise the task was
+// settled with the committed result of an earlier task with the same key, or handed back to
+// wait while another attempt with the same key runs (so at most one body runs at a time), until
+// the holder lets go of the key (which wakes it) or its lease runs out (it crashed).
+bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
+  auto reused = core_.store.reusable_result(task);  // a committed result needs no lock
+  if (!reused) {
+    if (!core_.store.lock_key_or_wait(task)) return false;
+    reused = core_.store.reusable_result(task);  // committed while we took the lock
+  }
   if (!reused) return true;
   if (!reused->same_input) {
     ++core_.metrics.idempotency_input_mismatches;
@@ -240,11 +267,10 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
                   task.name, task.workflow_id, reused->workflow_id);
     if (core_.options.idempotency_input_mismatch_fails) {
       finish(task, false, {},
-             {"durable::IdempotencyKeyConflict",
-              fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
-                          "'{}'); use a key that identifies the input",
-                          task.name, reused->workflow_id),
-              true});
+             error_info(IdempotencyKeyConflict(
+                 fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
+                             "'{}'); use a key that identifies the input",
+                             task.name, reused->workflow_id))));
       return false;
     }
   }

@@ -47,8 +47,8 @@ class Dispatcher {
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
               bool record_attempt = true);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
+  bool due_after_lost_lease(const pg::ClaimedTask& task);
   bool run_once_per_key(const pg::ClaimedTask& task);
-  static constexpr Duration key_wait_ = std::chrono::milliseconds{100};  // recheck of a busy key
   Duration jittered(const RetryPolicy& policy, Duration delay);
   // A random wait in [low, high], from the shared generator.
   Duration uniform(Duration low, Duration high);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "durable/errors.hpp"
+#include "failpoint.hpp"
 #include "pg/statements.hpp"
 
 namespace durable::pg {
@@ -88,8 +89,18 @@ void ConnectionPool::release(std::unique_ptr<pqxx::connection> conn) {
 
 void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
                          std::chrono::milliseconds give_up_after) {
+  run_tries([&](pqxx::connection& conn, bool) { work(conn); }, {}, give_up_after);
+}
+
+void ConnectionPool::write(std::string_view name, const Write& work, std::chrono::milliseconds give_up_after) {
+  run_tries(work, name, give_up_after);
+}
+
+void ConnectionPool::run_tries(const Write& work, std::string_view name, std::chrono::milliseconds give_up_after) {
   const auto deadline = std::chrono::steady_clock::now() + give_up_after;
   auto pause = std::chrono::milliseconds{20};
+  bool maybe_committed = false;  // an earlier try's statement may have committed
+  const std::string lost_answer = name.empty() ? std::string() : fmt::format("lost_answer.{}", name);
   for (int attempt = 1;; ++attempt) {
     std::unique_ptr<pqxx::connection> conn;
     bool keep = true;  // false when the connection itself is no longer trustworthy
@@ -99,15 +110,20 @@ void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
     };
     try {
       conn = acquire();
-      work(*conn);
+      work(*conn, maybe_committed);
+      if (!lost_answer.empty() && detail::failpoint(lost_answer)) {
+        throw pqxx::broken_connection("failpoint " + lost_answer + ": the answer of a committed write is lost");
+      }
       give_back();
       return;
     } catch (const pqxx::broken_connection& e) {
       retry_reason = fmt::format("connection lost: {}", e.what());
       keep = false;
+      maybe_committed = maybe_committed || conn != nullptr;  // not when it could not even connect
     } catch (const pqxx::in_doubt_error& e) {
       retry_reason = fmt::format("commit outcome unknown, re-checking: {}", e.what());
       keep = false;
+      maybe_committed = true;
     } catch (const pqxx::serialization_failure& e) {
       retry_reason = fmt::format("serialization failure: {}", e.what());
     } catch (const pqxx::deadlock_detected& e) {
@@ -121,12 +137,13 @@ void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
       if (state.rfind("57P", 0) == 0 || state.rfind("08", 0) == 0) {
         retry_reason = fmt::format("server unavailable ({}): {}", state, e.what());
         keep = false;
+        maybe_committed = true;  // a server shutting down may have committed before it said so
       } else if (state == "57014" || state == "25P03") {
         retry_reason = fmt::format("statement cancelled or session timed out ({}): {}", state, e.what());
         keep = state == "57014";
       } else {
         give_back();
-        throw DatabaseError(fmt::format("database error ({}): {}", state, e.what()));
+        throw DatabaseRefused(fmt::format("database error ({}): {}", state, e.what()));
       }
     } catch (...) {
       give_back();
@@ -134,7 +151,7 @@ void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
     }
     give_back();
     if (std::chrono::steady_clock::now() + pause > deadline) {
-      throw DatabaseError(fmt::format("giving up after {} attempts: {}", attempt, retry_reason));
+      throw DatabaseUnavailable(fmt::format("giving up after {} attempts: {}", attempt, retry_reason));
     }
     detail::logger().debug("retrying database work (attempt {}): {}", attempt, retry_reason);
     std::this_thread::sleep_for(pause);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace durable::pg {
@@ -28,14 +29,25 @@ class ConnectionPool {
   // unknown, a serialization failure or a deadlock is retried on a fresh connection until
   // `give_up_after`; `work` must therefore be safe to run again: every statement we run is
   // fenced (lease tokens) or insert-if-absent, so a repeat of a committed change matches nothing.
-  // Anything else becomes a durable::DatabaseError.
+  // Giving up on those throws durable::DatabaseUnavailable; any other statement error is
+  // durable::DatabaseRefused at once.
   void run(const std::function<void(pqxx::connection&)>& work,
            std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
+
+  // The one policy for a write whose outcome is unknown. Like run, but `work` is told whether an
+  // earlier try may have committed (the connection broke or the commit was in doubt after the
+  // statement was sent): a fenced write that then matches nothing must re-read what it wrote and
+  // decide (committed earlier, or fenced off), never assume nothing happened. `name` names the
+  // write for the failpoint `lost_answer.<name>`, which drops the answer of a try that committed.
+  using Write = std::function<void(pqxx::connection&, bool maybe_committed)>;
+  void write(std::string_view name, const Write& work,
+             std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
 
   const std::string& url() const { return url_; }
   const std::string& schema() const { return schema_; }
 
  private:
+  void run_tries(const Write& work, std::string_view name, std::chrono::milliseconds give_up_after);
   std::unique_ptr<pqxx::connection> acquire();
   void release(std::unique_ptr<pqxx::connection> conn);
   std::unique_ptr<pqxx::connection> open_session() const;

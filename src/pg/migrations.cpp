@@ -203,6 +203,15 @@ CREATE INDEX workflows_waking_by_name ON {s}.workflows (name, wake_at) WHERE sta
 DROP INDEX {s}.workflows_runnable_since;
 DROP INDEX {s}.workflows_waking;
 )",
+    // 7: a task that finds its idempotency key held waits, handed back, until the holder lets
+    // go: it marks the lock row `waiting` in the statement that hands it back, so the holder's
+    // release (which must lock that row) learns of it, and the waiters are found by (activity,
+    // key) and made claimable at once instead of at a poll.
+    R"(
+ALTER TABLE {s}.idempotency_locks ADD COLUMN waiting boolean NOT NULL DEFAULT false;
+CREATE INDEX tasks_waiting_for_key ON {s}.tasks (name, idempotency_key)
+  WHERE status = 'pending' AND idempotency_key IS NOT NULL;
+)",
 };
 
 }  // namespace

@@ -52,6 +52,13 @@ const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
 // claim itself, in the rows it returns (a claim that took nothing writes nothing to flush).
 const char* const async_commit_sql = "set_config('synchronous_commit', 'off', true) AS async_commit";
 
+// In lock_key's ON CONFLICT: the existing lock row (its latest version, locked by the statement)
+// is held by a live attempt of another task than $1.
+const char* const holder_live_sql = R"(EXISTS (
+    SELECT 1 FROM {s}.tasks x
+    WHERE x.task_id = idempotency_locks.task_id AND x.lease_token = idempotency_locks.lease_token
+      AND x.status = 'running' AND x.lease_until >= {now} AND x.task_id <> $1))";
+
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.run_id
@@ -226,7 +233,9 @@ u AS (
       updated_at = now()
   FROM c WHERE t.task_id = c.task_id
   RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
-            t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us, {async_commit}),
+            t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
+            {s}.epoch_us(t.first_started_at) AS first_started_us,
+            CASE WHEN c.was = 'running' THEN {s}.epoch_us(c.since) END AS lease_lost_us, {async_commit}),
 x AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
   SELECT task_id, old_attempt, old_started, {now}, 'lease_expired', 'durable::LeaseExpired',
@@ -238,10 +247,12 @@ SELECT * FROM u)"},
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_tasks, R"(
 SELECT t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
-       CASE WHEN EXISTS (SELECT 1 FROM {s}.attempts a WHERE a.task_id = t.task_id AND a.attempt = t.attempt - 1
-                         AND a.outcome = 'lease_expired') THEN 'running' ELSE 'pending' END AS was,
-       t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us
-FROM {s}.tasks t WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
+       CASE WHEN l.ended_at IS NOT NULL THEN 'running' ELSE 'pending' END AS was,
+       t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
+       {s}.epoch_us(t.first_started_at) AS first_started_us, {s}.epoch_us(l.ended_at) AS lease_lost_us
+FROM {s}.tasks t
+LEFT JOIN {s}.attempts l ON l.task_id = t.task_id AND l.attempt = t.attempt - 1 AND l.outcome = 'lease_expired'
+WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 
     // Finishes a batch of tasks, at most one per workflow ($1, json array of rows as
     // jsonb_to_recordset below), each fenced by its lease. A finished task's outcome is journaled
@@ -268,7 +279,9 @@ t AS (
   FROM i
   WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token
     AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END
-  RETURNING k.task_id, k.lease_token, k.workflow_id, k.step, k.name, k.attempt, k.attempt_started_at, k.idempotency_key,
+  RETURNING k.task_id, k.lease_token, k.workflow_id, k.step, k.name,
+            k.attempt - CASE WHEN i.record THEN 0 ELSE 1 END AS attempt,  -- a lost lease's claim ran nothing
+            k.attempt_started_at, k.idempotency_key,
             CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
             i.error_type, i.error_message, i.record, i.expected_seq, i.run_id, i.claim_token, i.events, i.tasks,
             i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us),
@@ -285,7 +298,8 @@ ir AS (
 l AS (
   DELETE FROM {s}.idempotency_locks o USING t
   WHERE t.idempotency_key IS NOT NULL AND o.activity = t.name AND o.key = t.idempotency_key
-    AND o.task_id = t.task_id AND o.lease_token = t.lease_token),
+    AND o.task_id = t.task_id AND o.lease_token = t.lease_token
+  RETURNING o.task_id, o.waiting),
 w AS (
   UPDATE {s}.workflows wf
   SET next_seq = wf.next_seq + 1 + CASE WHEN {fast} THEN jsonb_array_length(t.events) ELSE 0 END,
@@ -328,11 +342,13 @@ m AS (SELECT pg_notify($5, '') WHERE EXISTS (SELECT 1 FROM nt WHERE status = 'pe
 d AS (SELECT pg_notify($6, '') FROM k WHERE k.wf_status <> 'running' LIMIT 1)
 SELECT i.task_id, t.task_id IS NOT NULL AS finished, coalesce(w.fast, false) AS continued, w.base,
        {claimed_json_of_steps} AS claimed, {s}.epoch_us({now}) AS now_us,
-       (SELECT count(*) FROM n) + (SELECT count(*) FROM m) + (SELECT count(*) FROM d) AS notified
+       (SELECT count(*) FROM n) + (SELECT count(*) FROM m) + (SELECT count(*) FROM d) AS notified,
+       coalesce((SELECT bool_or(l.waiting) FROM l WHERE l.task_id = i.task_id), false) AS key_waiters
 FROM i LEFT JOIN t ON t.task_id = i.task_id LEFT JOIN w ON w.task_id = i.task_id)"},
 
     // Schedules the next attempt after a failed one, fenced by the lease, unless it would start
-    // past the retry horizon. $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
+    // past the retry horizon; it lets go of its idempotency key meanwhile (and says whether
+    // tasks wait for it). $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
     {stmt::retry_task, R"(
 WITH t AS (
   SELECT task_id, attempt, attempt_started_at, {now} + $3::bigint * interval '1 millisecond' AS retry_at,
@@ -354,8 +370,10 @@ a AS (
 l AS (
   DELETE FROM {s}.idempotency_locks
   WHERE (activity, key) IN (SELECT name, idempotency_key FROM {s}.tasks WHERE task_id = $1 AND idempotency_key IS NOT NULL)
-    AND task_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM u))
-SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried)"},
+    AND task_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM u)
+  RETURNING waiting)
+SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried,
+       coalesce((SELECT bool_or(waiting) FROM l), false) AS key_waiters)"},
 
     // Extends a running attempt's lease and keeps its latest details ('' keeps the previous ones).
     // $1 task id, $2 lease token, $3 lease ms (timeout + margin), $4 details json or ''
@@ -371,6 +389,10 @@ RETURNING 1)"},
     {stmt::task_outcome, R"(
 SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WHERE task_id = $1)"},
 
+    // Whether attempt $2 of task $1 failed and had its retry scheduled (by retry_task).
+    {stmt::attempt_retried, R"(
+SELECT 1 FROM {s}.attempts WHERE task_id = $1 AND attempt = $2 AND outcome = 'failed' AND retry_at IS NOT NULL)"},
+
     // Hands a running task back without counting the attempt, claimable again after $3 ms
     // (graceful shutdown; a task waiting for another holder of its idempotency key).
     {stmt::release_task, R"(
@@ -380,17 +402,44 @@ SET status = 'pending', attempt = attempt - 1, available_at = {now} + $3::bigint
     lease_owner = NULL, lease_until = NULL, updated_at = now()
 WHERE task_id = $1 AND lease_token = $2 AND status = 'running')"},
 
-    // Takes the right to run the body for (activity, key), unless a live attempt holds it.
-    // $1 task id, $2 lease token
+    // Takes the right to run the body for (activity, key) unless a live attempt of another task
+    // holds it. Then the task waits instead, in the same statement: handed back (the attempt not
+    // counted) until the holder's lease runs out, and the lock row marked `waiting`, so that the
+    // holder's release, which has to wait for this statement's row lock, wakes it sooner.
+    // $1 task id, $2 lease token. One row: locked, and whether the lease was still ours (not after
+    // a retry whose first try committed the wait).
     {stmt::lock_key, R"(
-INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token)
-SELECT name, idempotency_key, task_id, $2 FROM {s}.tasks WHERE task_id = $1
-ON CONFLICT (activity, key) DO UPDATE SET task_id = excluded.task_id, lease_token = excluded.lease_token
-WHERE NOT EXISTS (
-  SELECT 1 FROM {s}.tasks h
-  WHERE h.task_id = idempotency_locks.task_id AND h.lease_token = idempotency_locks.lease_token
-    AND h.status = 'running' AND h.lease_until >= {now})
-RETURNING 1)"},
+WITH k AS (
+  INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token)
+  SELECT name, idempotency_key, task_id, $2 FROM {s}.tasks WHERE task_id = $1
+  ON CONFLICT (activity, key) DO UPDATE
+  SET task_id = CASE WHEN {holder_live} THEN idempotency_locks.task_id ELSE excluded.task_id END,
+      lease_token = CASE WHEN {holder_live} THEN idempotency_locks.lease_token ELSE excluded.lease_token END,
+      waiting = {holder_live} OR idempotency_locks.waiting
+  RETURNING task_id = $1 AND lease_token = $2 AS locked,
+            (SELECT x.lease_until FROM {s}.tasks x
+             WHERE x.task_id = idempotency_locks.task_id AND x.lease_token = idempotency_locks.lease_token)
+              AS holder_until),
+r AS (
+  UPDATE {s}.tasks
+  SET status = 'pending', attempt = attempt - 1, available_at = (SELECT holder_until FROM k), lease_token = NULL,
+      lease_owner = NULL, lease_until = NULL, updated_at = now()
+  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND NOT (SELECT locked FROM k)
+  RETURNING 1)
+SELECT (SELECT locked FROM k) AS locked,
+       EXISTS (SELECT 1 FROM {s}.tasks WHERE task_id = $1 AND lease_token = $2 AND status = 'running') AS owned)"},
+
+    // Makes the tasks that wait for the idempotency keys of these tasks ($1, json array of task
+    // ids, which just let go of their keys) claimable at once. $2 tasks channel.
+    {stmt::wake_key_waiters, R"(
+WITH w AS (
+  UPDATE {s}.tasks q SET available_at = {now}
+  FROM {s}.tasks h
+  WHERE h.task_id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND h.idempotency_key IS NOT NULL
+    AND q.status = 'pending' AND q.idempotency_key IS NOT NULL AND q.name = h.name
+    AND q.idempotency_key = h.idempotency_key AND q.available_at > {now}
+  RETURNING q.task_id)
+SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM w)) n))"},
 
     // A committed result for the task's (activity, key), and whether it came from the same input.
     {stmt::reusable_result, R"(
@@ -509,6 +558,7 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
     return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("workflow", workflow));
   };
   const std::string fast = with_names(fast_sql);
+  const std::string holder_live = with_names(holder_live_sql);
   const std::string start_data = with_names(start_data_sql);
   const std::string pending_task = with_names(claimable_pending_task_sql);
   const std::string expired_task = with_names(claimable_expired_task_sql);
@@ -522,7 +572,7 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("claimed_json", claimed_json("t", "$1")),
         fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
         fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")),
-        fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
+        fmt::arg("holder_live", holder_live), fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
         fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow));
     conn.prepare(name, with_clock(text));
   }

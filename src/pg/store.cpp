@@ -30,7 +30,7 @@ std::string from_hex(const std::string& hex) {
 }
 }  // namespace
 
-Json options_to_json(const ResolvedActivityOptions& o) {
+Json options_to_json(const detail::ResolvedActivityOptions& o) {
   Json key = o.idempotency_key ? Json(to_hex(*o.idempotency_key)) : Json();
   return {{"idempotency_key_hex", key},{"max_attempts", o.retry.max_attempts},
           {"backoff", o.retry.backoff == Backoff::exponential ? "exponential" : "constant"},
@@ -42,8 +42,8 @@ Json options_to_json(const ResolvedActivityOptions& o) {
           {"timeout_ms", o.timeout.count()}};
 }
 
-ResolvedActivityOptions options_from_json(const Json& j) {
-  ResolvedActivityOptions o;
+detail::ResolvedActivityOptions options_from_json(const Json& j) {
+  detail::ResolvedActivityOptions o;
   o.retry.max_attempts = j.at("max_attempts").get<int>();
   o.retry.backoff = j.at("backoff").get<std::string>() == "exponential" ? Backoff::exponential : Backoff::constant;
   o.retry.base = Duration{j.at("base_ms").get<std::int64_t>()};
@@ -141,10 +141,9 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
 // what the first one took until its lease ran out. So a retry first recovers by claim token.
 void Store::claim_with_recovery(const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim) {
   const std::string token = detail::random_uuid();
-  int tries = 0;
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.write("claim", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    if (!(tries++ > 0 && claim(tx, token, true))) claim(tx, token, false);
+    if (!(maybe_committed && claim(tx, token, true))) claim(tx, token, false);
     detail::failpoint("claim.before_commit");
     tx.commit();
   });
@@ -180,6 +179,8 @@ ClaimedTask claimed_task(const pqxx::row& row) {
   t.after_lease_expiry = row[8].as<std::string>() == "running";
   if (!row[9].is_null()) t.last_heartbeat = Json::parse(row[9].as<std::string>());
   t.claimed_at_us = row[10].as<std::int64_t>();
+  t.first_started_at_us = row[11].as<std::int64_t>();
+  if (t.after_lease_expiry && !row[12].is_null()) t.lease_lost_at_us = row[12].as<std::int64_t>();
   return t;
 }
 }  // namespace
@@ -207,6 +208,7 @@ std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const
       t.attempt = 1;
       t.lease_token = row[2].get<std::int64_t>();
       t.claimed_at_us = now_us;
+      t.first_started_at_us = now_us;
       tasks.push_back(std::move(t));
     }
   }
@@ -215,9 +217,8 @@ std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const
 
 ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   ReplayOutcome outcome;
-  int tries = 0;
-  pool_.run([&](pqxx::connection& conn) {
-    const bool is_retry = tries++ > 0;
+  pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
+    outcome = {};
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
                                  c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us,
@@ -227,7 +228,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
     if (!row[1].is_null()) {
       outcome.base = row[1].as<int>();
       outcome.claimed = leased_at_once(c, row[2], outcome.now_us);
-    } else if (is_retry && !c.claim_token.empty()) {
+    } else if (maybe_committed && !c.claim_token.empty()) {
       // An earlier try may have committed: its tasks leased at once are ours to run.
       outcome.claimed = reclaim_tasks(tx, c.claim_token);
     }
@@ -275,10 +276,10 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
   }
   const std::string rows_text = rows.dump();
   std::vector<StepOutcome> outcomes;
-  int tries = 0;
-  pool_.run([&](pqxx::connection& conn) {
-    const bool is_retry = tries++ > 0;
+  std::vector<std::int64_t> key_waited;  // tasks whose idempotency keys others wait for
+  pool_.write("complete_steps", [&](pqxx::connection& conn, bool maybe_committed) {
     outcomes.assign(steps.size(), StepOutcome{});
+    key_waited.clear();
     pqxx::nontransaction tx(conn);
     const auto answer = tx.exec_prepared(stmt::complete_steps, rows_text, owner, lease_margin.count(),
                                          workflows_channel_, tasks_channel_, ended_channel_);
@@ -287,6 +288,7 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
       const StepCommit& c = *steps[i];
       StepOutcome& outcome = outcomes[i];
       outcome.now_us = row[5].as<std::int64_t>();
+      if (row[7].as<bool>()) key_waited.push_back(c.task->task_id);
       if (row[1].as<bool>()) {
         outcome.finish = FinishOutcome::committed;
         outcome.continued = row[2].as<bool>();
@@ -294,14 +296,23 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
           outcome.base = row[3].as<int>();
           outcome.claimed = leased_at_once(*c.replay, row[4], outcome.now_us);
         }
-      } else if (is_retry && finished_earlier(tx, *c.task, c.succeeded)) {
-        // Committed by an earlier try whose answer was lost: whatever it leased at once is ours.
+      } else if (maybe_committed && finished_earlier(tx, *c.task, c.succeeded)) {
+        // Committed by an earlier try whose answer was lost: whatever it leased at once is ours,
+        // and whoever waited for its key may have missed the wake-up.
         outcome.finish = FinishOutcome::committed_earlier;
         if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token);
+        if (c.task->options.idempotency_key) key_waited.push_back(c.task->task_id);
       }
     }
   });
+  wake_key_waiters(key_waited);
   return outcomes;
+}
+
+// After a fenced retry matched nothing on a retry: did an earlier try of this attempt schedule it?
+// Its attempt row says so (written by that statement only, with the time of the next attempt).
+bool Store::retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task) {
+  return !tx.exec_prepared(stmt::attempt_retried, task.task_id, task.attempt).empty();
 }
 
 // After a fenced finish matched nothing on a retry: did an earlier try of this very lease commit
@@ -315,16 +326,25 @@ bool Store::finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task
 RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
                               const std::string& error_message) {
   RetryOutcome outcome = RetryOutcome::fenced_off;
-  pool_.run([&](pqxx::connection& conn) {
+  bool key_waiters = false;
+  pool_.write("retry_task", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type,
                                  error_message);
+    key_waiters = row[2].as<bool>();
     if (row[1].as<int>() == 1) {
       outcome = RetryOutcome::retried;
     } else if (row[0].as<int>() == 1) {
       outcome = RetryOutcome::past_horizon;
+    } else if (maybe_committed && retried_earlier(tx, task)) {
+      // An earlier try scheduled the retry and its answer was lost: the retry is ours.
+      outcome = RetryOutcome::retried;
+      key_waiters = task.options.idempotency_key.has_value();
+    } else {
+      outcome = RetryOutcome::fenced_off;
     }
   });
+  if (key_waiters) wake_key_waiters({task.task_id});
   return outcome;
 }
 
@@ -349,13 +369,23 @@ void Store::release_task(const ClaimedTask& task, Duration delay) {
   });
 }
 
-bool Store::lock_key(const ClaimedTask& task) {
+bool Store::lock_key_or_wait(const ClaimedTask& task) {
   bool locked = false;
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    locked = !tx.exec_prepared(stmt::lock_key, task.task_id, task.lease_token).empty();
+    auto row = tx.exec_prepared1(stmt::lock_key, task.task_id, task.lease_token);
+    locked = row[0].as<bool>() && row[1].as<bool>();
   });
   return locked;
+}
+
+void Store::wake_key_waiters(const std::vector<std::int64_t>& task_ids) {
+  if (task_ids.empty()) return;
+  const std::string ids = Json(task_ids).dump();
+  pool_.run([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared1(stmt::wake_key_waiters, ids, tasks_channel_);
+  });
 }
 
 std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& task) {

@@ -11,6 +11,7 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
+#include "resolved_options.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/statements.hpp"
 
@@ -67,12 +68,14 @@ struct ClaimedTask {
   int step = 0;
   std::string name;
   Json input;
-  ResolvedActivityOptions options;
+  detail::ResolvedActivityOptions options;
   int attempt = 0;
   std::int64_t lease_token = 0;
   std::int64_t claimed_at_us = 0;   // the database clock when it was leased to this engine
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();  // ... and ours
-  bool after_lease_expiry = false;  // the previous attempt's worker lost its lease
+  std::int64_t first_started_at_us = 0;  // when its first attempt started (the retry horizon counts from it)
+  bool after_lease_expiry = false;  // the previous attempt's worker lost its lease ...
+  std::int64_t lease_lost_at_us = 0;  // ... at this time (the database clock)
   Json last_heartbeat;              // details of the latest heartbeat of any earlier attempt, or null
   int handovers = 0;                // steps before it, in a row, that passed their slot on to the next
 };
@@ -112,8 +115,8 @@ struct WorkflowRow {
 };
 
 
-Json options_to_json(const ResolvedActivityOptions& options);
-ResolvedActivityOptions options_from_json(const Json& json);
+Json options_to_json(const detail::ResolvedActivityOptions& options);
+detail::ResolvedActivityOptions options_from_json(const Json& json);
 
 class Store {
  public:
@@ -150,9 +153,10 @@ class Store {
   HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details);
   // Hands the task back without counting the attempt; claimable again after `delay`.
   void release_task(const ClaimedTask& task, Duration delay = Duration{0});
-  // The right to run the body for the task's (activity, idempotency key); false while another
-  // live attempt holds it.
-  bool lock_key(const ClaimedTask& task);
+  // The right to run the body for the task's (activity, idempotency key). False while another
+  // live attempt holds it: the task was handed back to wait (not counted), until the holder lets
+  // go of the key (its release wakes the waiters) or its lease runs out.
+  bool lock_key_or_wait(const ClaimedTask& task);
   struct ReusableResult {
     Json result;
     bool same_input = true;
@@ -173,7 +177,10 @@ class Store {
   std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::field& rows, std::int64_t now_us);
   std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token);
   bool finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded);
+  bool retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task);
   double read_age(const char* statement, const std::string& names_json);
+  // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
+  void wake_key_waiters(const std::vector<std::int64_t>& task_ids);
   ConnectionPool& pool_;
   std::string workflows_channel_, tasks_channel_, ended_channel_;
 };

@@ -276,8 +276,9 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
     journal->next_seq = expected_seq;
     journal->steps[static_cast<std::size_t>(task.step)] = before;
   };
-  const Json data = succeeded ? Json{{"result", result}, {"attempts", task.attempt}}
-                              : Json{{"error_type", error.type}, {"error_message", error.message}, {"attempts", task.attempt}};
+  const int attempts = record_attempt ? task.attempt : task.attempt - 1;  // as complete_steps journals it
+  const Json data = succeeded ? Json{{"result", result}, {"attempts", attempts}}
+                              : Json{{"error_type", error.type}, {"error_message", error.message}, {"attempts", attempts}};
   // The replay's clock: the database's at the claim, moved on by our own clock since (never ahead of the database's).
   const std::int64_t now_us =
       task.claimed_at_us +

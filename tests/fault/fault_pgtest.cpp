@@ -545,7 +545,7 @@ TEST_CASE("fault 9: hostile input is refused with a typed error, writes nothing 
   Workload w(durable::testing::database_url());
   auto options = durable::fault::workload_options(w.url, w.schema, "bad-input");
   durable::Engine engine(options);
-  engine.add<JsonEcho>().add<JsonFlow>();
+  engine.add<JsonEcho>().add<JsonFlow>().add_trigger<JsonFlow>("t");
   engine.start();
   auto rows = [&] { return w.count("SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.tasks)"); };
   const std::string utf8_invalid = "caf\xC3";  // a truncated two-byte sequence
@@ -575,7 +575,7 @@ TEST_CASE("fault 9: hostile input is refused with a typed error, writes nothing 
         },
         "the input of schedule 'bad'", bad.message);
     durable::test::expect_throw<durable::PayloadError>(
-        [&] { engine.add_trigger<JsonFlow>("t-" + std::to_string(refused)).deliver("t-" + std::to_string(refused), durable::Event{"e1", bad.input}); },
+        [&] { engine.deliver("t", durable::Event{"e" + std::to_string(refused), bad.input}); },
         bad.message);
     ++refused;
   }

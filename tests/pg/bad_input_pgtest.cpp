@@ -137,3 +137,17 @@ TEST_CASE("a registered activity with an invalid declared policy fails registrat
   expect_throw<InvalidOptions>([&] { engine.add<BadTimeout>(); }, "timeout = 90000000ms");
   CHECK_THROWS_AS(engine.add<EchoActivity>().add<EchoActivity>(), RegistrationError);
 }
+
+TEST_CASE("registering after start() throws RegistrationError and changes nothing", "[pg][bad-input]") {
+  TestDb db;
+  Engine engine(db.options());
+  engine.add<EchoActivity>();
+  engine.start();
+  expect_throw<RegistrationError>([&] { engine.add<HelloWorkflow>(); }, "cannot register workflow 'hello' after Engine::start()",
+                                  "register every workflow, activity and trigger first");
+  expect_throw<RegistrationError>([&] { engine.add<AddActivity>(); }, "cannot register activity 'add'");
+  expect_throw<RegistrationError>([&] { engine.add_trigger<HelloWorkflow>("signup"); }, "cannot register trigger 'signup'");
+  // Nothing was registered: the workflow cannot be started by this engine.
+  expect_throw<UnknownWorkflow>([&] { engine.start_workflow<HelloWorkflow>("after-start", "x"); }, "hello");
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+}

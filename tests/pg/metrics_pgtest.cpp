@@ -28,6 +28,13 @@ void register_retry_then_fail(Engine& engine) {
 
 // `n` steps in a row, each adding one: a chain that would keep its slot to the end if nothing stopped it.
 const WorkflowRef<int, int> long_chain{"long_chain"};
+void add_long_chain(Engine& engine) {
+  engine.add_workflow(long_chain, [](WorkflowContext& ctx, const int& n) {
+    int x = 0;
+    for (int i = 0; i < n; ++i) x = ctx.call<AddActivity>(Pair{x, 1});
+    return x;
+  });
+}
 
 // `count` chain runs on an engine of their own, to their results; the engine's sessions end with it.
 void run_chains(TestDb& db, const std::string& prefix, int count) {
@@ -212,13 +219,8 @@ TEST_CASE("a sequential workflow on one engine runs its steps at once, each comm
 
 TEST_CASE("a long chain of steps passes its slot on a bounded number of times, so queued tasks still run",
           "[pg][metrics][fast-path][dispatcher]") {
-  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 1; });
+  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 1; }, add_long_chain);
   auto& db = env.db;
-  env.engine.add_workflow(long_chain, [](WorkflowContext& ctx, const int& n) {
-    int x = 0;
-    for (int i = 0; i < n; ++i) x = ctx.call<AddActivity>(Pair{x, 1});
-    return x;
-  });
   auto chain = env.engine.start_workflow(long_chain, "long-chain", 150);
   REQUIRE(wait_until([&] {
     return db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'long-chain' AND status = 'completed'") >= 3;
@@ -295,23 +297,24 @@ TEST_CASE("a runner claims runnable workflows in batches, up to one for each of 
 
 TEST_CASE("a step waiting for its commit holds one slot, so the other slots still run tasks",
           "[pg][fast-path][dispatcher]") {
-  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; });
-  auto& db = env.db;
   // A body that waits for the test to open the gate, and counts the bodies that got a slot.
   static std::atomic<bool> gate_open{false};
   static std::atomic<int> entered{0};
   gate_open = false;
   entered = 0;
-  const ActivityRef<int, int> gate{"gate"};
+  static const ActivityRef<int, int> gate{"gate"};
   const WorkflowRef<int, int> gated{"gated"};
-  env.engine.add_activity(gate, [](ActivityContext&, const int& x) {
-    ++entered;
-    while (!gate_open) std::this_thread::sleep_for(5ms);
-    return x;
+  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; }, [&](Engine& engine) {
+    engine.add_activity(gate, [](ActivityContext&, const int& x) {
+      ++entered;
+      while (!gate_open) std::this_thread::sleep_for(5ms);
+      return x;
+    });
+    engine.add_workflow(gated, [](WorkflowContext& ctx, const int& x) {
+      return ctx.call(gate, x) + ctx.call<AddActivity>(Pair{x, 0});
+    });
   });
-  env.engine.add_workflow(gated, [&gate](WorkflowContext& ctx, const int& x) {
-    return ctx.call(gate, x) + ctx.call<AddActivity>(Pair{x, 0});
-  });
+  auto& db = env.db;
   auto first = env.engine.start_workflow(gated, "first", 1);
   REQUIRE(wait_until([&] { return entered == 1; }));
   // Hold the first run's row, so the commit of its first step (which continues it in place, its
@@ -392,12 +395,7 @@ TEST_CASE("claims and steps never read another service's backlog of runnable run
 
 TEST_CASE("short steps of many workflows go on in batches of all of them, not in alternating halves",
           "[pg][metrics][fast-path]") {
-  RunningEngine env;  // ten slots
-  env.engine.add_workflow(long_chain, [](WorkflowContext& ctx, const int& n) {
-    int x = 0;
-    for (int i = 0; i < n; ++i) x = ctx.call<AddActivity>(Pair{x, 1});
-    return x;
-  });
+  RunningEngine env({}, add_long_chain);  // ten slots
   // Ten runs of thirty steps on ten slots. After a batch commits, its steps' next activities run
   // at once and are back within a fraction of a batch's time: the next batch waits for them.
   std::vector<WorkflowHandle<int>> runs;

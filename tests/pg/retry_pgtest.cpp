@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "failpoint.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -20,13 +21,18 @@ struct PolicyInput {
   long timeout_ms = 30000;
   double jitter = 0;
   std::string error = "runtime";  // runtime | invalid_argument | non_retryable
+  long hang_ms = 0;                // attempt 1 runs this long instead (its lease taken from it meanwhile)
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PolicyInput, fail_times, max_attempts, backoff, base_ms, max_backoff_ms, horizon_ms,
-                                   timeout_ms, jitter, error)
+                                   timeout_ms, jitter, error, hang_ms)
 
 struct FlakyActivity {
   static constexpr auto name = "flaky";
   int operator()(ActivityContext& ctx, const PolicyInput& in) const {
+    if (ctx.attempt() == 1 && in.hang_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{in.hang_ms});
+      return ctx.attempt();
+    }
     if (ctx.attempt() > in.fail_times) return ctx.attempt();
     const std::string what = "flaky failure on attempt " + std::to_string(ctx.attempt());
     if (in.error == "invalid_argument") throw std::invalid_argument(what);
@@ -259,6 +265,59 @@ TEST_CASE_METHOD(RetryEngine, "a retry that would start past the horizon is not 
   CHECK_THAT(result["message"].get<std::string>(), Catch::Contains("past max_retry_horizon of 180000 ms"));
 }
 
+namespace {
+// Takes the lease of the run's running first attempt away, as if its worker had frozen; `also`
+// is more SQL for the SET clause. Returns when the lease ran out, by the database clock (us).
+std::int64_t take_lease_away(TestDb& db, const std::string& id, const std::string& also = "") {
+  const std::string where = " WHERE workflow_id = '" + id + "' AND status = 'running' AND attempt = 1";
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks" + where) == 1; }));
+  return db.query("UPDATE {s}.tasks SET lease_until = {s}.db_now() - interval '1 ms'" + also + where +
+                  " RETURNING {s}.epoch_us(lease_until)")[0][0]
+      .as<std::int64_t>();
+}
+}  // namespace
+
+TEST_CASE_METHOD(RetryEngine, "a lost lease is a failed attempt: the next one waits the policy's delay after it",
+                 "[pg][retry][lease]") {
+  const std::string id = "lost-lease-delay";
+  auto run = engine.start_workflow<RetryWorkflow>(id, {.max_attempts = 3, .base_ms = 2000, .hang_ms = 3000});
+  const std::int64_t lost_us = take_lease_away(db, id);
+  CHECK(run.result(30s)["attempt"] == 2);
+  const auto second = db.query("SELECT {s}.epoch_us(attempt_started_at) FROM {s}.tasks WHERE workflow_id = '" + id + "'");
+  const auto waited_ms = (second[0][0].as<std::int64_t>() - lost_us) / 1000;
+  INFO("attempt 2 started " << waited_ms << " ms after the lease of attempt 1 ran out");
+  CHECK(waited_ms >= 2000);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'lease_expired'") == 1);
+}
+
+TEST_CASE_METHOD(RetryEngine, "a lost lease is not retried when the next attempt would start past the horizon",
+                 "[pg][retry][lease]") {
+  const std::string id = "lost-lease-horizon";
+  // The horizon covers two on-time attempts and the delay; the lost attempt took far longer.
+  auto run = engine.start_workflow<RetryWorkflow>(
+      id, {.max_attempts = 2, .base_ms = 1000, .horizon_ms = 5000, .timeout_ms = 2000, .hang_ms = 3000});
+  take_lease_away(db, id, ", first_started_at = {s}.db_now() - interval '10 s'");
+  const auto result = run.result(30s);
+  CHECK(result["failed"] == "durable::LeaseExpired");
+  CHECK_THAT(result["message"].get<std::string>(), Catch::Contains("past max_retry_horizon of 5000 ms"));
+  CHECK(result["attempts"] == 1);  // the one that ran and lost its lease
+}
+
+TEST_CASE("a retry whose answer was lost is counted once and runs its next attempt", "[pg][retry][faults]") {
+  // The statement that schedules the retry commits, and its answer is dropped: the write is
+  // tried again, finds its own retry, and must not take it for a lost lease.
+  detail::configure_failpoints("lost_answer.retry_task=fail@1");
+  struct Reset {
+    ~Reset() { detail::configure_failpoints(""); }
+  } reset;
+  RetryEngine env;
+  auto result = env.run_skipping_time({.fail_times = 1, .max_attempts = 3, .base_ms = 100}, "lost-answer");
+  CHECK(result["attempt"] == 2);
+  const auto m = settled_metrics(env.engine, 1);
+  CHECK(m.retries == 1);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'failed' AND retry_at IS NOT NULL") == 1);
+}
+
 TEST_CASE_METHOD(RetryEngine, "invalid call-site policies fail the run with their own message and write no task",
                  "[pg][retry][bad-input]") {
   const std::vector<std::pair<PolicyInput, std::string>> cases{
@@ -301,7 +360,7 @@ TEST_CASE_METHOD(RetryEngine, "options resolve call site first, then the activit
   CHECK(options[3][1].as<int>() == 30000);
 }
 
-TEST_CASE_METHOD(RetryEngine, "an attempt past its timeout is failed and retried; its late result is discarded",
+TEST_CASE_METHOD(RetryEngine, "an attempt past its timeout is failed and retried, and its late result is discarded",
                  "[pg][retry][timeout]") {
   auto run = engine.start_workflow(overrun_workflow, "overrun", 1500);
   // While attempt 1 overruns, its slot is reported stuck.

@@ -46,8 +46,11 @@ EngineOptions adjusted(const TestDb& db, const std::function<void(EngineOptions&
 }
 }  // namespace
 
-RunningEngine::RunningEngine(const std::function<void(EngineOptions&)>& adjust) : engine(adjusted(db, adjust)) {
+RunningEngine::RunningEngine(const std::function<void(EngineOptions&)>& adjust,
+                             const std::function<void(Engine&)>& register_more)
+    : engine(adjusted(db, adjust)) {
   register_all(engine);
+  if (register_more) register_more(engine);
   engine.start();
 }
 

@@ -35,9 +35,11 @@ class TestDb {
 };
 
 // A started engine with every test definition registered, on a fresh schema.
-// Use as a Catch2 fixture (TEST_CASE_METHOD) or construct one with adjusted options.
+// Use as a Catch2 fixture (TEST_CASE_METHOD) or construct one with adjusted options and more
+// definitions (`register_more`, called before start(): registering after it throws).
 struct RunningEngine {
-  explicit RunningEngine(const std::function<void(EngineOptions&)>& adjust = {});
+  explicit RunningEngine(const std::function<void(EngineOptions&)>& adjust = {},
+                         const std::function<void(Engine&)>& register_more = {});
   TestDb db;
   Engine engine;
 };

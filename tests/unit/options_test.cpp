@@ -3,7 +3,12 @@
 #include "support/expect.hpp"
 #include <durable/durable.hpp>
 
+#include "resolved_options.hpp"
+
 using namespace durable;
+using durable::detail::resolve;
+using durable::detail::ResolvedActivityOptions;
+using durable::detail::validate;
 using durable::test::expect_throw;
 using namespace std::chrono_literals;
 
