@@ -23,14 +23,14 @@ namespace {
 // Fragments shared by several statements (formatted with {s} and {now} first).
 
 // Inserts the new tasks (json array `{tasks}`) of each workflow in CTE `{from}`. Tasks marked
-// "claim" are leased at once to owner `{owner}` with claim token `{token}` (run at once by this
-// engine); the others wait, pending, for any dispatcher.
+// "claim" are leased at once to owner `{owner}` with claim token `{token}` and their own
+// "lease_token" (run at once by this engine); the others wait, pending, for any dispatcher.
 const char* const insert_tasks_sql = R"(
   INSERT INTO {s}.tasks (workflow_id, step, name, input, options, idempotency_key, status, available_at, attempt,
                          lease_token, lease_owner, claim_token, attempt_started_at, first_started_at, lease_until)
   SELECT f.workflow_id, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
          decode(y.v->'options'->>'idempotency_key_hex', 'hex'), CASE WHEN c.claim THEN 'running' ELSE 'pending' END,
-         {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN nextval('{s}.lease_tokens') END,
+         {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN (y.v->>'lease_token')::bigint END,
          CASE WHEN c.claim THEN {owner} END, CASE WHEN c.claim THEN {token} END, CASE WHEN c.claim THEN {now} END,
          CASE WHEN c.claim THEN {now} END,
          CASE WHEN c.claim THEN {now} + ((y.v->'options'->>'timeout_ms')::bigint + {margin}::bigint) * interval '1 millisecond' END
@@ -79,12 +79,13 @@ const char* const claimable_waking_workflow_sql =
 // database's (plus the test offset), read once per statement (with_clock below).
 const std::pair<const char*, const char*> statements[] = {
     // $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
-    // $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms
+    // $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms,
+    // $9 its lease token
     {stmt::start_workflow, R"(
 WITH w AS (
   INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, lease_token, lease_owner,
                              lease_until)
-  VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN nextval('{s}.lease_tokens') END,
+  VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN $9::bigint END,
           nullif($7, ''), CASE WHEN $7 <> '' THEN {now} + $8::bigint * interval '1 millisecond' END)
   ON CONFLICT (workflow_id) DO NOTHING
   RETURNING workflow_id, lease_token),
@@ -131,7 +132,7 @@ SELECT pg_notify($5, ''))"},
 SELECT run_id::text, name, status, result::text, coalesce(error_type, ''), coalesce(error_message, '')
 FROM {s}.workflows WHERE workflow_id = $1)"},
 
-    // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token.
+    // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token, $6 first of $2 lease tokens.
     // Oldest first: runnable since, or due to wake since. Searched per workflow name, so a claim
     // reads only the head of each name's index, never the whole backlog (nor other services').
     {stmt::claim_workflows, R"(
@@ -144,11 +145,12 @@ WITH c AS (
     SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
       SELECT workflow_id, wake_at FROM {s}.workflows WHERE {waking_workflow}
       ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
-  ORDER BY since LIMIT $2)
+  ORDER BY since LIMIT $2),
+n AS (SELECT workflow_id, row_number() OVER () - 1 AS rn FROM c)
 UPDATE {s}.workflows w
-SET lease_token = nextval('{s}.lease_tokens'), lease_owner = $3, claim_token = $5,
+SET lease_token = $6::bigint + n.rn, lease_owner = $3, claim_token = $5,
     lease_until = {now} + $4::bigint * interval '1 millisecond'
-FROM c WHERE w.workflow_id = c.workflow_id
+FROM n WHERE w.workflow_id = n.workflow_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
           {s}.epoch_us({now}) AS now_us, {start_data}, {async_commit})"},
 
@@ -208,8 +210,8 @@ t AS (
 n AS (SELECT pg_notify($2, '') FROM w)
 SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
 
-    // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms, $5 claim token.
-    // A running task whose lease expired is claimable again; its lost attempt is recorded.
+    // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms, $5 claim token, $6 first of $2
+    // lease tokens. A running task whose lease expired is claimable again; its lost attempt is recorded.
     // Oldest first, searched per activity name, so other activities' backlogs are never walked.
     {stmt::claim_tasks, R"(
 WITH c AS (
@@ -224,14 +226,15 @@ WITH c AS (
       FROM {s}.tasks WHERE {expired_task}
       ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
   ORDER BY since LIMIT $2),
+n AS (SELECT task_id, row_number() OVER () - 1 AS rn FROM c),
 u AS (
   UPDATE {s}.tasks t
-  SET status = 'running', attempt = t.attempt + 1, lease_token = nextval('{s}.lease_tokens'),
+  SET status = 'running', attempt = t.attempt + 1, lease_token = $6::bigint + n.rn,
       lease_owner = $3, claim_token = $5, attempt_started_at = {now},
       first_started_at = coalesce(t.first_started_at, {now}),
       lease_until = {now} + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
       updated_at = now()
-  FROM c WHERE t.task_id = c.task_id
+  FROM c JOIN n USING (task_id) WHERE t.task_id = c.task_id
   RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
             t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
             {s}.epoch_us(t.first_started_at) AS first_started_us,
@@ -470,6 +473,9 @@ LATERAL (
 
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
     {stmt::db_now_us, "SELECT {s}.epoch_us({now})"},
+
+    // A block of $1 lease tokens, never handed out before; the first one. Committed synchronously.
+    {stmt::reserve_lease_tokens, "UPDATE {s}.lease_token_blocks SET next = next + $1 RETURNING next - $1"},
 
     // $1 id, $2 workflow, $3 input, $4 cron, $5 zone, $6 policy, $7 limit, $8 grace ms, $9 next fire,
     // $10 previous fire, $11 revision, $12 channel. The revision read is the one before this

@@ -31,6 +31,7 @@ inline constexpr const char* reusable_result = "reusable_result";
 inline constexpr const char* queue_age = "queue_age";
 inline constexpr const char* workflow_queue_age = "workflow_queue_age";
 inline constexpr const char* db_now_us = "db_now_us";
+inline constexpr const char* reserve_lease_tokens = "reserve_lease_tokens";
 inline constexpr const char* create_schedule = "create_schedule";
 inline constexpr const char* update_schedule = "update_schedule";
 inline constexpr const char* pause_schedule = "pause_schedule";

@@ -60,6 +60,7 @@ detail::ResolvedActivityOptions options_from_json(const Json& j) {
 
 Store::Store(ConnectionPool& pool)
     : pool_(pool),
+      tokens_(pool),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
       ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
@@ -67,10 +68,11 @@ Store::Store(ConnectionPool& pool)
 Store::Started Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
                                     const Json& input, const std::string& owner, Duration lease) {
   Started started;
+  const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
   pool_.run([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}", owner,
-                                 lease.count());
+                                 lease.count(), token);
     started.inserted = row[0].as<int>() == 1;
     if (started.inserted && !row[2].is_null()) {
       started.leased = ClaimedWorkflow{id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>(),
@@ -123,9 +125,11 @@ bool Store::cancel_workflow(const std::string& id) {
 std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit,
                                                     const std::string& owner, Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
+  const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_workflows, token)
-                           : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token);
+                           : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token,
+                                              first_token);
     claimed.clear();
     for (const auto& row : rows) {
       claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
@@ -215,14 +219,27 @@ std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const
   return tasks;
 }
 
+Json Store::with_lease_tokens(const Json& tasks) {
+  int marked = 0;
+  for (const auto& t : tasks) marked += t.value("claim", false) ? 1 : 0;
+  if (marked == 0) return tasks;
+  Json out = tasks;
+  std::int64_t next = tokens_.take(marked);
+  for (auto& t : out) {
+    if (t.value("claim", false)) t["lease_token"] = next++;
+  }
+  return out;
+}
+
 ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   ReplayOutcome outcome;
+  const std::string tasks = with_lease_tokens(c.tasks).dump();
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
                                  c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us,
-                                 c.tasks.dump(), tasks_channel_, ended_channel_, c.claim_owner,
+                                 tasks, tasks_channel_, ended_channel_, c.claim_owner,
                                  c.lease_margin.count(), c.claim_token);
     outcome.now_us = row[3].as<std::int64_t>();
     if (!row[1].is_null()) {
@@ -239,9 +256,11 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
 std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                             Duration lease_margin) {
   std::vector<ClaimedTask> claimed;
+  const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
-                           : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token);
+                           : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token,
+                                              first_token);
     claimed.clear();
     for (const auto& row : rows) claimed.push_back(claimed_task(row));
     return !claimed.empty();
@@ -267,7 +286,7 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
                     {"run_id", r ? Json(c->run_id) : Json()},
                     {"claim_token", r ? Json(r->claim_token) : Json()},
                     {"events", r ? r->events : Json::array()},
-                    {"tasks", r ? r->tasks : Json::array()},
+                    {"tasks", r ? with_lease_tokens(r->tasks) : Json::array()},
                     {"wf_status", r ? r->status : std::string("running")},
                     {"wf_result", r ? r->result.dump() : std::string("null")},
                     {"wf_error_type", r ? r->error_type : std::string()},

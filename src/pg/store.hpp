@@ -13,6 +13,7 @@
 #include "durable/options.hpp"
 #include "resolved_options.hpp"
 #include "pg/connection_pool.hpp"
+#include "pg/lease_tokens.hpp"
 #include "pg/statements.hpp"
 
 namespace durable::pg {
@@ -181,7 +182,10 @@ class Store {
   double read_age(const char* statement, const std::string& names_json);
   // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
   void wake_key_waiters(const std::vector<std::int64_t>& task_ids);
+  // Task specs (json array) with a lease token on each one marked "claim".
+  Json with_lease_tokens(const Json& tasks);
   ConnectionPool& pool_;
+  LeaseTokens tokens_;
   std::string workflows_channel_, tasks_channel_, ended_channel_;
 };
 

@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+
+#include "pg/connection_pool.hpp"
+#include "pg/migrations.hpp"
+#include "pg/store.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -60,4 +66,51 @@ TEST_CASE_METHOD(RunningEngine, "workflows in flight survive their connections b
   CHECK(terminated > 0);
   for (int i = 0; i < 40; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(std::chrono::seconds{120}) == i + 5);
   check_exactly_once(db.url(), db.schema(), 40);
+}
+
+TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed out again",
+          "[pg][faults][restart][fencing]") {
+  testing::TemporaryPostgres server;  // our own cluster: this test crashes it
+  const std::string schema = testing::unique_schema();
+  const std::string names = R"(["fenced"])";
+  constexpr int tasks = 200;
+  auto claim_all = [&](const std::string& owner) {
+    // A pool and store of their own: another engine process, with no tokens in memory.
+    pg::ConnectionPool pool(server.url(), schema, 2, "fencing-test");
+    pool.run([&](pqxx::connection& conn) { pg::migrate(conn, schema); });
+    pg::Store store(pool);
+    std::vector<std::int64_t> tokens;
+    for (const auto& task : store.claim_tasks(names, tasks, owner, std::chrono::seconds{30})) {
+      tokens.push_back(task.lease_token);
+    }
+    return tokens;
+  };
+  {
+    pg::ConnectionPool pool(server.url(), schema, 1, "fencing-test");
+    pool.run([&](pqxx::connection& conn) {
+      pg::migrate(conn, schema);
+      pqxx::nontransaction tx(conn);
+      tx.exec_params("INSERT INTO " + pg::quoted(schema) +
+                         ".tasks (workflow_id, step, name, input, options, status, available_at, attempt) "
+                         "SELECT 'w', g, 'fenced', 'null', $1::jsonb, 'pending', now(), 0 FROM generate_series(1, $2) g",
+                     pg::options_to_json(detail::ResolvedActivityOptions{}).dump(), tasks);
+    });
+  }
+  // Claims commit asynchronously: a crash right after one may lose it while its worker runs on.
+  const auto before = claim_all("before-crash");
+  REQUIRE(before.size() == static_cast<std::size_t>(tasks));
+  server.stop(testing::TemporaryPostgres::StopMode::immediate);
+  server.start();
+  {
+    pqxx::connection conn(server.url());
+    pqxx::nontransaction(conn).exec("UPDATE " + pg::quoted(schema) +
+                                    ".tasks SET status = 'pending', available_at = now() - interval '1 s', "
+                                    "lease_token = NULL, lease_until = NULL");
+  }
+  const auto after = claim_all("after-crash");
+  REQUIRE(after.size() == static_cast<std::size_t>(tasks));
+  // Every token of the second claim is new: no two workers can hold one lease.
+  CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
+  std::set<std::int64_t> distinct(after.begin(), after.end());
+  CHECK(distinct.size() == after.size());
 }

@@ -59,6 +59,7 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
            "ALTER TABLE {s}.tasks ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
            "ALTER TABLE {s}.attempts ADD FOREIGN KEY (task_id) REFERENCES {s}.tasks ON DELETE CASCADE; "
            "DROP INDEX {s}.tasks_waiting_for_key; ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; "
+           "DROP TABLE {s}.lease_token_blocks; "
            "DELETE FROM {s}.schema_version WHERE version > 1");
   Engine engine(db.options());
   register_all(engine);
