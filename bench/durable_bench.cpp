@@ -82,7 +82,8 @@ constexpr auto result_timeout = 10min;
 // A wrong sum means the run is broken, not fast.
 void check_sum(int sum, int steps) {
   if (sum != steps * (steps - 1) / 2) {
-    throw std::runtime_error(fmt::format("a {}-step run returned {}, expected {}", steps, sum, steps * (steps - 1) / 2));
+    throw std::runtime_error(
+        fmt::format("a {}-step run returned {}, expected {}", steps, sum, steps * (steps - 1) / 2));
   }
 }
 
@@ -93,7 +94,9 @@ void run_chain(durable::Engine& engine, const std::string& id, int steps) {
 
 // ---- Shared helpers: timing, percentiles, schemas, worker processes ------------------------
 
-std::string processes_text(int processes) { return fmt::format("{} engine process{}", processes, processes == 1 ? "" : "es"); }
+std::string processes_text(int processes) {
+  return fmt::format("{} engine process{}", processes, processes == 1 ? "" : "es");
+}
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -160,7 +163,8 @@ class WorkerProcesses {
       // All start in parallel; each says "ready" once its engine has started.
       for (const auto& w : workers_) {
         const std::string line = read_line(w.stdout_fd, 60s);
-        if (line != "ready") throw std::runtime_error(fmt::format("worker {} did not get ready (said '{}')", w.pid, line));
+        if (line != "ready")
+          throw std::runtime_error(fmt::format("worker {} did not get ready (said '{}')", w.pid, line));
       }
     } catch (...) {
       stop();
@@ -383,8 +387,11 @@ Result measure_raw_queue(const std::string& url, int jobs) {
   const double seconds = seconds_since(start);
   if (total != jobs) throw std::runtime_error(fmt::format("raw queue: {} of {} jobs done", total, jobs));
 
-  Result result = {{"bench", "raw_queue"}, {"workers", workers},       {"jobs", jobs},
-                   {"seconds", seconds},   {"jobs_per_s", jobs / seconds}};
+  Result result = {{"bench", "raw_queue"},
+                   {"workers", workers},
+                   {"jobs", jobs},
+                   {"seconds", seconds},
+                   {"jobs_per_s", jobs / seconds}};
   add_pg_cost(result, cost.per(jobs), "job");
   return result;
 }
@@ -604,9 +611,12 @@ Result measure_loaded_latency(const std::string& url, int runs) {
   const double load_steps_per_s = (load.ended() - ended_before) * load_steps / seconds_since(start);
   load.stop();
 
-  Result result = {{"bench", "latency_under_load"}, {"steps", 1},
-                   {"runs", runs},                   {"load_in_flight", in_flight},
-                   {"load_steps", load_steps},       {"load_steps_per_s", load_steps_per_s}};
+  Result result = {{"bench", "latency_under_load"},
+                   {"steps", 1},
+                   {"runs", runs},
+                   {"load_in_flight", in_flight},
+                   {"load_steps", load_steps},
+                   {"load_steps_per_s", load_steps_per_s}};
   add_latency_figures(result, std::move(ms));
   return result;
 }
@@ -615,10 +625,10 @@ Result measure_loaded_latency(const std::string& url, int runs) {
 
 // A database state the scaling runs start from: rows loaded into a freshly migrated schema.
 struct TableState {
-  std::string name;                      // "state" in the JSON
-  std::string description;               // for the table
-  int rows = 0;                          // tasks queued or workflows completed
-  std::vector<std::string> load_sql{};   // one statement per table; {s} schema, {rows} rows
+  std::string name;                     // "state" in the JSON
+  std::string description;              // for the table
+  int rows = 0;                         // tasks queued or workflows completed
+  std::vector<std::string> load_sql{};  // one statement per table; {s} schema, {rows} rows
 };
 
 // What the engine stores as a task's options (and an activity_scheduled event's) for a call
@@ -844,10 +854,11 @@ std::vector<Result> of_kind(const std::vector<Result>& results, const char* benc
 }
 
 void print_raw_queue(const Result& r) {
-  fmt::print("\nraw queue (the limit): {} jobs, {} workers, {:.2f} s: {:.1f} jobs/s, {:.0f} WAL bytes/job, "
-             "{:.2f} write xacts/job\n",
-             r["jobs"].get<int>(), r["workers"].get<int>(), r["seconds"].get<double>(), r["jobs_per_s"].get<double>(),
-             r["wal_bytes_per_job"].get<double>(), r["write_xacts_per_job"].get<double>());
+  fmt::print(
+      "\nraw queue (the limit): {} jobs, {} workers, {:.2f} s: {:.1f} jobs/s, {:.0f} WAL bytes/job, "
+      "{:.2f} write xacts/job\n",
+      r["jobs"].get<int>(), r["workers"].get<int>(), r["seconds"].get<double>(), r["jobs_per_s"].get<double>(),
+      r["wal_bytes_per_job"].get<double>(), r["write_xacts_per_job"].get<double>());
 }
 
 // Throughput figures shared by the throughput and scaling tables.
@@ -891,11 +902,12 @@ void print_scaling(const std::vector<Result>& rows) {
 }
 
 void print_replay(const Result& r) {
-  fmt::print("\nreplay cost: {}-step runs {:.2f} ms/step ({} runs), {}-step run {:.2f} ms/step ({:.1f} s), "
-             "ratio {:.2f}\n",
-             r["short_steps"].get<int>(), r["short_ms_per_step"].get<double>(), r["short_runs"].get<int>(),
-             r["long_steps"].get<int>(), r["long_ms_per_step"].get<double>(), r["long_seconds"].get<double>(),
-             r["ratio"].get<double>());
+  fmt::print(
+      "\nreplay cost: {}-step runs {:.2f} ms/step ({} runs), {}-step run {:.2f} ms/step ({:.1f} s), "
+      "ratio {:.2f}\n",
+      r["short_steps"].get<int>(), r["short_ms_per_step"].get<double>(), r["short_runs"].get<int>(),
+      r["long_steps"].get<int>(), r["long_ms_per_step"].get<double>(), r["long_seconds"].get<double>(),
+      r["ratio"].get<double>());
 }
 
 // One line per result that carries an aim: what, the figure, the aim, met or NOT met.
@@ -955,11 +967,10 @@ constexpr int completed_workflows = 1'000'000;
 
 std::vector<TableState> scaling_states(const Config& config) {
   const int queued = config.scaled(queued_tasks), completed = config.scaled(completed_workflows);
-  return {{"empty", "empty tables", 0},
-          {"queued_tasks", fmt::format("{} activity tasks queued for another service", queued), queued,
-           queued_tasks_sql()},
-          {"completed_workflows", fmt::format("{} completed workflows", completed), completed,
-           completed_workflows_sql()}};
+  return {
+      {"empty", "empty tables", 0},
+      {"queued_tasks", fmt::format("{} activity tasks queued for another service", queued), queued, queued_tasks_sql()},
+      {"completed_workflows", fmt::format("{} completed workflows", completed), completed, completed_workflows_sql()}};
 }
 
 int run_benchmarks(const Config& config) {
@@ -1020,7 +1031,8 @@ int main(int argc, char** argv) {
     if (args.size() == 2 && args[0] == "worker") return run_worker(args[1]);
     return run_benchmarks(parse_args(args));
   } catch (const UsageError& e) {
-    fmt::print(stderr, "{}\nusage: durable-bench [--scale F] [--only {}]\n", e.what(), fmt::join(measurement_names, "|"));
+    fmt::print(stderr, "{}\nusage: durable-bench [--scale F] [--only {}]\n", e.what(),
+               fmt::join(measurement_names, "|"));
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "durable-bench failed: {}\n", e.what());

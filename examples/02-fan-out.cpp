@@ -23,13 +23,12 @@ int main() {
   durable::Engine engine({.database_url = durable::testing::database_url(), .schema = "durable_example_fan_out"});
 
   // [register]
-  engine.add_activity(
-      fetch_price,
-      [](durable::ActivityContext&, const std::string& sku) -> int {
-        if (sku == "discontinued") throw std::invalid_argument("no price for " + sku);
-        return static_cast<int>(sku.size()) * 100;
-      },
-      {.retry = durable::RetryPolicy{.max_attempts = 2}});
+  engine.add_activity(fetch_price,
+                      [](durable::ActivityContext&, const std::string& sku) -> int {
+                        if (sku == "discontinued") throw std::invalid_argument("no price for " + sku);
+                        return static_cast<int>(sku.size()) * 100;
+                      },
+                      {.retry = durable::RetryPolicy{.max_attempts = 2}});
 
   engine.add_workflow(quote, [](durable::WorkflowContext& ctx, const std::vector<std::string>& skus) {
     std::vector<durable::Future<int>> prices;

@@ -45,7 +45,7 @@ struct ImportRows {
     fmt::print("  import attempt {} starts at row {}\n", ctx.attempt(), next);
     for (; next < rows; ++next) {
       if (next == 5 && ctx.attempt() == 1) throw std::runtime_error("connection reset at row 5");
-      std::this_thread::sleep_for(10ms);  // one row of work
+      std::this_thread::sleep_for(10ms);                        // one row of work
       if (!ctx.heartbeat({{"next_row", next + 1}})) return -1;  // cancelled or lost: stop quietly
     }
     return rows;

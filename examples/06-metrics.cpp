@@ -89,8 +89,7 @@ int main() {
   const std::string series[] = {"durable_activity_completions_total", "durable_activity_retries_total",
                                 "durable_workflow_completions_total", "durable_activity_slots{",
                                 "durable_activity_saturation",        "durable_queue_age_seconds",
-                                "durable_workflow_queue_age_seconds",
-                                "durable_claim_latency_seconds_count"};
+                                "durable_workflow_queue_age_seconds", "durable_claim_latency_seconds_count"};
   std::istringstream body(res->body);
   for (std::string line; std::getline(body, line);) {
     for (const auto& name : series) {
@@ -98,11 +97,10 @@ int main() {
     }
   }
   const std::string labels = fmt::format("{{schema=\"{}\",engine_instance=\"shipping\"}}", schema);
-  for (const auto& expected : {"durable_activity_completions_total" + labels + " 3\n",
-                                     "durable_activity_retries_total" + labels + " 1\n",
-                                     "durable_workflow_completions_total" + labels + " 3\n",
-                                     "durable_activity_slots" + labels + " 4\n",
-                                     "durable_workflow_queue_age_seconds" + labels + " 0\n"}) {
+  for (const auto& expected :
+       {"durable_activity_completions_total" + labels + " 3\n", "durable_activity_retries_total" + labels + " 1\n",
+        "durable_workflow_completions_total" + labels + " 3\n", "durable_activity_slots" + labels + " 4\n",
+        "durable_workflow_queue_age_seconds" + labels + " 0\n"}) {
     if (res->body.find(expected) == std::string::npos) {
       fmt::print("missing from /metrics: {}", expected);
       ok = false;

@@ -22,7 +22,6 @@
 #include "durable/errors.hpp"
 #include "fuzz_assert.hpp"
 
-
 namespace {
 
 using durable::CronCalendar;

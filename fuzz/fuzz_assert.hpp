@@ -4,10 +4,10 @@
 
 #include <cstdio>
 
-#define FUZZ_ASSERT(cond)                                                                 \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
+#define FUZZ_ASSERT(cond)                                                                  \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
       std::fprintf(stderr, "FUZZ_ASSERT failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      __builtin_trap();                                                                   \
-    }                                                                                     \
+      __builtin_trap();                                                                    \
+    }                                                                                      \
   } while (false)

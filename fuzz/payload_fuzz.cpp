@@ -13,7 +13,6 @@
 #include "durable/errors.hpp"
 #include "fuzz_assert.hpp"
 
-
 // A user type as workflows declare them. Outside the anonymous namespace: the macro's unused
 // to_json would warn there.
 namespace durable_fuzz {
@@ -108,8 +107,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const int depth = 1 + (data[0] | (data[1] << 8)) % 400;  // 1..400
     Json nested = Json::array();
     for (int level = 1; level < depth; ++level) {
-      nested = (data[level % size] & 1) != 0 ? Json::object({{"k", std::move(nested)}})
-                                             : Json::array({std::move(nested)});
+      nested =
+          (data[level % size] & 1) != 0 ? Json::object({{"k", std::move(nested)}}) : Json::array({std::move(nested)});
     }
     FUZZ_ASSERT(accepted(nested) == (depth <= durable::max_payload_depth));
   }

@@ -20,7 +20,7 @@ struct AttemptState {
   Json last_heartbeat;
   std::atomic<Clock::rep> deadline{0};  // Clock ticks; moved by heartbeats, read by the watchdog
   std::atomic<bool> cancelled{false};
-  std::atomic<bool> timed_out{false};   // the watchdog failed this attempt; its outcome is discarded
+  std::atomic<bool> timed_out{false};  // the watchdog failed this attempt; its outcome is discarded
   std::function<bool(const Json&)> heartbeat;
 
   Clock::time_point deadline_point() const { return Clock::time_point{Clock::duration{deadline.load()}}; }

@@ -28,9 +28,10 @@ void check_instance_name(const std::string& name) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
   });
   if (name.empty() || name.size() > 63 || !plain) {
-    throw InvalidOptions(fmt::format("EngineOptions::instance '{}' is invalid: use 1 to 63 characters from "
-                                     "A-Z a-z 0-9 _ . - (e.g. \"billing\")",
-                                     detail::printable(name)));
+    throw InvalidOptions(
+        fmt::format("EngineOptions::instance '{}' is invalid: use 1 to 63 characters from "
+                    "A-Z a-z 0-9 _ . - (e.g. \"billing\")",
+                    detail::printable(name)));
   }
 }
 
@@ -45,14 +46,16 @@ EngineOptions checked(EngineOptions o) {
   }
   pg::validate_schema_name(o.schema);
   auto at_least_one = [](int value, const char* field) {
-    if (value < 1) throw InvalidOptions(fmt::format("EngineOptions::{} = {} is invalid: it must be >= 1", field, value));
+    if (value < 1)
+      throw InvalidOptions(fmt::format("EngineOptions::{} = {} is invalid: it must be >= 1", field, value));
   };
   at_least_one(o.activity_max_concurrency, "activity_max_concurrency");
   for (const auto& [name, slots] : o.instance_activity_concurrency) {
     if (slots < 1) {
-      throw InvalidOptions(fmt::format("EngineOptions::instance_activity_concurrency[\"{}\"] = {} is invalid: it "
-                                       "must be >= 1",
-                                       detail::printable(name), slots));
+      throw InvalidOptions(
+          fmt::format("EngineOptions::instance_activity_concurrency[\"{}\"] = {} is invalid: it "
+                      "must be >= 1",
+                      detail::printable(name), slots));
     }
   }
   at_least_one(o.workflow_max_concurrency, "workflow_max_concurrency");
@@ -75,7 +78,8 @@ std::string host_name() {
 }
 
 void check_workflow_id(const std::string& id) {
-  if (id.empty()) throw InvalidWorkflowId("workflow id is empty: give each run a stable, meaningful id (e.g. \"order-42\")");
+  if (id.empty())
+    throw InvalidWorkflowId("workflow id is empty: give each run a stable, meaningful id (e.g. \"order-42\")");
   if (id.size() > 1000) {
     throw InvalidWorkflowId(fmt::format("workflow id is {} bytes long: the limit is 1000 bytes", id.size()));
   }
@@ -151,7 +155,7 @@ void EngineCore::start() {
   threads_.emplace_back([this] { scheduler_->loop(); });
   listen_once();
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
-               registry.workflows.size(), registry.activities.size(), options.schema);
+                        registry.workflows.size(), registry.activities.size(), options.schema);
 }
 
 void EngineCore::listen_once() {
@@ -236,16 +240,18 @@ namespace {
 // The registry is read by the engine's threads once it runs: it is frozen at start().
 void check_not_started(const detail::EngineCore& core, const std::string& what) {
   if (core.started()) {
-    throw RegistrationError(fmt::format("cannot register {} after Engine::start(): register every workflow, activity "
-                                        "and trigger first, then start the engine",
-                                        what));
+    throw RegistrationError(
+        fmt::format("cannot register {} after Engine::start(): register every workflow, activity "
+                    "and trigger first, then start the engine",
+                    what));
   }
 }
 }  // namespace
 
 Engine& Engine::add_definition(detail::ActivityDefinition definition) {
   check_not_started(*core_, fmt::format("activity '{}'", detail::printable(definition.name)));
-  detail::validate(detail::resolve({}, definition.options), definition.name);  // a bad declared policy fails registration
+  detail::validate(detail::resolve({}, definition.options),
+                   definition.name);  // a bad declared policy fails registration
   if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
     throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
   }
@@ -300,9 +306,9 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
   detail::Runner* runner = core->local_runner();
   auto fresh = core->store.start_workflow(workflow_id, run_id, workflow_name, input,
                                           runner ? core->owner() : std::string(), core->options.workflow_lease);
-  bool started = fresh.inserted ||
-                 (options.id_reuse != IdReusePolicy::reject_duplicate &&
-                  core->store.reuse_workflow_id(workflow_id, run_id, workflow_name, input, replaceable(options.id_reuse)));
+  bool started = fresh.inserted || (options.id_reuse != IdReusePolicy::reject_duplicate &&
+                                    core->store.reuse_workflow_id(workflow_id, run_id, workflow_name, input,
+                                                                  replaceable(options.id_reuse)));
   if (!started) {
     auto existing = core->store.read_workflow(workflow_id);
     if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
@@ -339,9 +345,10 @@ Engine& Engine::add_trigger(const std::string& trigger, const std::string& workf
   check_not_started(*core_, fmt::format("trigger '{}'", detail::printable(trigger)));
   core_->registry.workflow(workflow_name);  // throws UnknownWorkflow
   if (trigger.empty() || trigger.find(':') != std::string::npos || trigger.find('\0') != std::string::npos) {
-    throw RegistrationError(fmt::format("trigger name '{}' is invalid: use a non-empty name without ':' or NUL "
-                                        "(it prefixes the workflow ids it starts)",
-                                        detail::printable(trigger)));
+    throw RegistrationError(
+        fmt::format("trigger name '{}' is invalid: use a non-empty name without ':' or NUL "
+                    "(it prefixes the workflow ids it starts)",
+                    detail::printable(trigger)));
   }
   if (!core_->registry.triggers.emplace(trigger, workflow_name).second) {
     throw RegistrationError(fmt::format("trigger '{}' is registered twice", trigger));
@@ -352,14 +359,16 @@ Engine& Engine::add_trigger(const std::string& trigger, const std::string& workf
 StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& event) {
   auto it = core_->registry.triggers.find(trigger);
   if (it == core_->registry.triggers.end()) {
-    throw UnknownTrigger(fmt::format("no trigger named '{}' is registered on this engine; register it with "
-                                     "Engine::add_trigger",
-                                     trigger));
+    throw UnknownTrigger(
+        fmt::format("no trigger named '{}' is registered on this engine; register it with "
+                    "Engine::add_trigger",
+                    trigger));
   }
   if (event.event_id.empty()) {
-    throw InvalidEvent(fmt::format("event for trigger '{}' has no id: give every event a stable id (the same on "
-                                   "every redelivery), so that a redelivered event starts nothing new",
-                                   trigger));
+    throw InvalidEvent(
+        fmt::format("event for trigger '{}' has no id: give every event a stable id (the same on "
+                    "every redelivery), so that a redelivered event starts nothing new",
+                    trigger));
   }
   auto outcome = start_or_find(it->second, trigger + ":" + event.event_id, event.payload);
   if (!outcome.started) {
@@ -371,9 +380,10 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& even
 
 StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event) {
   if (!event.is_object() || !event.contains("event_id") || !event["event_id"].is_string()) {
-    throw InvalidEvent(fmt::format("event for trigger '{}' has no string \"event_id\": send "
-                                   "{{\"event_id\": \"<stable id>\", \"payload\": ...}}",
-                                   trigger));
+    throw InvalidEvent(
+        fmt::format("event for trigger '{}' has no string \"event_id\": send "
+                    "{{\"event_id\": \"<stable id>\", \"payload\": ...}}",
+                    trigger));
   }
   return deliver(trigger, Event{event["event_id"].get<std::string>(), event.value("payload", Json())});
 }

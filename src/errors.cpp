@@ -23,10 +23,9 @@ ScheduleAlreadyExists::ScheduleAlreadyExists(const std::string& schedule_id)
 ScheduleNotFound::ScheduleNotFound(const std::string& schedule_id)
     : Error(fmt::format("no schedule with id '{}'", schedule_id)) {}
 
-ActivityFailed::ActivityFailed(std::string activity, std::string error_type, std::string error_message,
-                               int attempts)
-    : Error(fmt::format("activity '{}' failed after {} attempt{}: {}: {}", activity, attempts,
-                        attempts == 1 ? "" : "s", error_type, error_message)),
+ActivityFailed::ActivityFailed(std::string activity, std::string error_type, std::string error_message, int attempts)
+    : Error(fmt::format("activity '{}' failed after {} attempt{}: {}: {}", activity, attempts, attempts == 1 ? "" : "s",
+                        error_type, error_message)),
       activity_(std::move(activity)),
       error_type_(std::move(error_type)),
       error_message_(std::move(error_message)),

@@ -6,7 +6,7 @@
 namespace durable::detail {
 
 struct ErrorInfo {
-  std::string type;     // demangled, e.g. "std::runtime_error"
+  std::string type;  // demangled, e.g. "std::runtime_error"
   std::string message;
   bool non_retryable = false;  // a durable::NonRetryableError (or derived) was thrown
 };

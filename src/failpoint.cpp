@@ -28,39 +28,42 @@ struct Failpoint {
 
 // An entry that does not parse is reported and ignored. A deque: entries hold atomics.
 std::deque<Failpoint> parse(std::string_view spec_text) {
-    std::deque<Failpoint> parsed;
-    const std::string spec(spec_text);
-    std::size_t begin = 0;
-    while (begin < spec.size()) {
-      std::size_t end = spec.find(',', begin);
-      if (end == std::string::npos) end = spec.size();
-      const std::string entry = spec.substr(begin, end - begin);
-      begin = end + 1;
-      const auto eq = entry.find('=');
-      if (eq == std::string::npos) {
-        logger().error("DURABLE_FAILPOINTS entry '{}' ignored: write name=kill, name=kill@N, name=sleep:MS, "
-                       "name=sleep:MS/N, name=fail or name=fail@N",
-                       entry);
-        continue;
-      }
-      Failpoint& p = parsed.emplace_back();
-      p.name = entry.substr(0, eq);
-      const std::string action = entry.substr(eq + 1);
-      if (action.rfind("kill", 0) == 0 || action.rfind("fail", 0) == 0) {
-        (action[0] == 'k' ? p.kill : p.fail) = true;
-        if (action.size() > 5 && action[4] == '@') p.at_hit = std::atol(action.c_str() + 5);
-        if (p.kill && p.at_hit == 0) p.at_hit = 1;
-      } else if (action.rfind("sleep:", 0) == 0) {
-        p.sleep_ms = std::atol(action.c_str() + 6);
-        if (auto slash = action.find('/'); slash != std::string::npos) p.every = std::max(1L, std::atol(action.c_str() + slash + 1));
-      } else {
-        logger().error("DURABLE_FAILPOINTS action '{}' ignored: use kill, kill@N, sleep:MS, sleep:MS/N, fail or "
-                       "fail@N",
-                       action);
-        parsed.pop_back();
-      }
+  std::deque<Failpoint> parsed;
+  const std::string spec(spec_text);
+  std::size_t begin = 0;
+  while (begin < spec.size()) {
+    std::size_t end = spec.find(',', begin);
+    if (end == std::string::npos) end = spec.size();
+    const std::string entry = spec.substr(begin, end - begin);
+    begin = end + 1;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) {
+      logger().error(
+          "DURABLE_FAILPOINTS entry '{}' ignored: write name=kill, name=kill@N, name=sleep:MS, "
+          "name=sleep:MS/N, name=fail or name=fail@N",
+          entry);
+      continue;
     }
-    return parsed;
+    Failpoint& p = parsed.emplace_back();
+    p.name = entry.substr(0, eq);
+    const std::string action = entry.substr(eq + 1);
+    if (action.rfind("kill", 0) == 0 || action.rfind("fail", 0) == 0) {
+      (action[0] == 'k' ? p.kill : p.fail) = true;
+      if (action.size() > 5 && action[4] == '@') p.at_hit = std::atol(action.c_str() + 5);
+      if (p.kill && p.at_hit == 0) p.at_hit = 1;
+    } else if (action.rfind("sleep:", 0) == 0) {
+      p.sleep_ms = std::atol(action.c_str() + 6);
+      if (auto slash = action.find('/'); slash != std::string::npos)
+        p.every = std::max(1L, std::atol(action.c_str() + slash + 1));
+    } else {
+      logger().error(
+          "DURABLE_FAILPOINTS action '{}' ignored: use kill, kill@N, sleep:MS, sleep:MS/N, fail or "
+          "fail@N",
+          action);
+      parsed.pop_back();
+    }
+  }
+  return parsed;
 }
 
 std::deque<Failpoint>& configured() {

@@ -53,9 +53,10 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
-      throw Timeout(fmt::format("workflow '{}' still running after {}ms; the run goes on, wait again or check "
-                                "status() later",
-                                id_, timeout.count()));
+      throw Timeout(
+          fmt::format("workflow '{}' still running after {}ms; the run goes on, wait again or check "
+                      "status() later",
+                      id_, timeout.count()));
     }
     // Runs that end anywhere wake us (the LISTEN session, or this process's own ends); polling is
     // only the safety net.

@@ -59,17 +59,20 @@ void validate(const ResolvedActivityOptions& o, const std::string& activity) {
     invalid(activity, "retry.jitter", fmt::format("{}", r.jitter), "it must be between 0 and 1");
   }
   if (r.backoff != Backoff::constant && r.backoff != Backoff::exponential) {
-    invalid(activity, "retry.backoff", std::to_string(static_cast<int>(r.backoff)), "it must be constant or exponential");
+    invalid(activity, "retry.backoff", std::to_string(static_cast<int>(r.backoff)),
+            "it must be constant or exponential");
   }
   if (o.idempotency_key && o.idempotency_key->empty()) {
-    throw InvalidIdempotencyKey(fmt::format("activity '{}': the idempotency key is empty: pass none, or a stable "
-                                            "non-empty key such as \"charge:<order id>\"",
-                                            activity));
+    throw InvalidIdempotencyKey(
+        fmt::format("activity '{}': the idempotency key is empty: pass none, or a stable "
+                    "non-empty key such as \"charge:<order id>\"",
+                    activity));
   }
   if (o.idempotency_key && o.idempotency_key->size() > max_idempotency_key_bytes) {
-    throw InvalidIdempotencyKey(fmt::format("activity '{}': the idempotency key is {} bytes; the limit is {} bytes "
-                                            "(hash longer keys)",
-                                            activity, o.idempotency_key->size(), max_idempotency_key_bytes));
+    throw InvalidIdempotencyKey(
+        fmt::format("activity '{}': the idempotency key is {} bytes; the limit is {} bytes "
+                    "(hash longer keys)",
+                    activity, o.idempotency_key->size(), max_idempotency_key_bytes));
   }
   if (o.timeout <= 0ms || o.timeout > max_activity_timeout) {
     invalid(activity, "timeout", ms(o.timeout), "it must be > 0 and <= 24h");

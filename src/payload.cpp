@@ -109,9 +109,10 @@ void check_payload(const Json& payload, const std::string& what) {
   if (size_bound <= max_payload_bytes) return;  // the common case: no need to print it to measure it
   const std::size_t bytes = payload.dump().size();
   if (bytes > max_payload_bytes) {
-    throw PayloadError(fmt::format("{} is {} bytes as JSON; the limit is {} bytes: keep large data elsewhere (a "
-                                   "table, an object store) and pass a reference to it",
-                                   what, bytes, max_payload_bytes));
+    throw PayloadError(
+        fmt::format("{} is {} bytes as JSON; the limit is {} bytes: keep large data elsewhere (a "
+                    "table, an object store) and pass a reference to it",
+                    what, bytes, max_payload_bytes));
   }
 }
 

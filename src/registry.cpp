@@ -23,9 +23,10 @@ std::string listed(const Map& map) {
 const ActivityDefinition& Registry::activity(const std::string& name) const {
   auto it = activities.find(name);
   if (it == activities.end()) {
-    throw UnknownActivity(fmt::format("no activity named '{}' is registered on this engine (registered: {}); "
-                                      "register it with Engine::add before start()",
-                                      name, listed(activities)));
+    throw UnknownActivity(
+        fmt::format("no activity named '{}' is registered on this engine (registered: {}); "
+                    "register it with Engine::add before start()",
+                    name, listed(activities)));
   }
   return it->second;
 }
@@ -33,9 +34,10 @@ const ActivityDefinition& Registry::activity(const std::string& name) const {
 const WorkflowDefinition& Registry::workflow(const std::string& name) const {
   auto it = workflows.find(name);
   if (it == workflows.end()) {
-    throw UnknownWorkflow(fmt::format("no workflow named '{}' is registered on this engine (registered: {}); "
-                                      "register it with Engine::add",
-                                      name, listed(workflows)));
+    throw UnknownWorkflow(
+        fmt::format("no workflow named '{}' is registered on this engine (registered: {}); "
+                    "register it with Engine::add",
+                    name, listed(workflows)));
   }
   return it->second;
 }

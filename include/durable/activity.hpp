@@ -53,9 +53,9 @@ namespace detail {
 // A registered activity, type-erased so the engine can run it from JSON.
 struct ActivityDefinition {
   std::string name;
-  ActivityOptions options;                              // declared by the activity
-  std::function<Json(ActivityContext&, const Json&)> run;  // converts, calls the body, converts back
-  std::function<void(const Json&)> check_input;          // throws PayloadError when the input does not convert
+  ActivityOptions options;                                        // declared by the activity
+  std::function<Json(ActivityContext&, const Json&)> run;         // converts, calls the body, converts back
+  std::function<void(const Json&)> check_input;                   // throws PayloadError when the input does not convert
   std::function<std::optional<std::string>(const Json&)> key_of;  // the declared idempotency key, if any
 };
 

@@ -17,16 +17,16 @@
 namespace durable {
 
 struct EngineOptions {
-  std::string database_url{};             // libpq URI or conninfo; empty: $DURABLE_DATABASE_URL
-  std::string schema = "durable";         // all tables live here; [a-z_][a-z0-9_]{0,47}
-  std::string instance = "default";       // engine instance name: [A-Za-z0-9_.-], at most 63 characters
-  int activity_max_concurrency = 10;      // activity slots of an instance, unless listed below
+  std::string database_url{};         // libpq URI or conninfo; empty: $DURABLE_DATABASE_URL
+  std::string schema = "durable";     // all tables live here; [a-z_][a-z0-9_]{0,47}
+  std::string instance = "default";   // engine instance name: [A-Za-z0-9_.-], at most 63 characters
+  int activity_max_concurrency = 10;  // activity slots of an instance, unless listed below
   // Activity slots per named instance, overriding activity_max_concurrency for that name; one
   // options value can so configure every instance of a process.
   std::map<std::string, int> instance_activity_concurrency{};
-  int workflow_max_concurrency = 4;       // workflow replays at once in this engine
-  int connection_pool_size = 8;           // Postgres connections shared by runners, claims and completions
-  Duration poll_interval = std::chrono::seconds{1};  // fallback when no NOTIFY arrives
+  int workflow_max_concurrency = 4;                    // workflow replays at once in this engine
+  int connection_pool_size = 8;                        // Postgres connections shared by runners, claims and completions
+  Duration poll_interval = std::chrono::seconds{1};    // fallback when no NOTIFY arrives
   Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow
   Duration lease_margin = std::chrono::seconds{5};     // an activity's lease is its timeout plus this
   Duration shutdown_grace = std::chrono::seconds{10};  // stop(): how long running activities may finish
@@ -37,9 +37,9 @@ struct EngineOptions {
 
 // What starting a workflow under an id that already has a run does.
 enum class IdReusePolicy {
-  reject_duplicate,    // default: any earlier run, whatever its status, blocks the id
-  allow_if_failed,     // a new run only when the earlier run failed or was cancelled
-  allow_if_ended,      // a new run when the earlier run has ended, completed included
+  reject_duplicate,  // default: any earlier run, whatever its status, blocks the id
+  allow_if_failed,   // a new run only when the earlier run failed or was cancelled
+  allow_if_ended,    // a new run when the earlier run has ended, completed included
 };
 
 struct StartOptions {
@@ -70,8 +70,7 @@ class Engine {
   // Registers a workflow or activity type (told apart by its context parameter). An
   // activity may be passed as an instance carrying its dependencies; its operator() is
   // called from several threads at once.
-  template <typename T>
-    requires detail::Named<T>
+  template <detail::Named T>
   Engine& add(T instance = T{}) {
     using Ctx = typename detail::call_traits<T>::context;
     if constexpr (std::is_same_v<Ctx, ActivityContext>) {
@@ -112,10 +111,8 @@ class Engine {
 
   // Starts a workflow run under a caller-chosen id. Throws WorkflowAlreadyStarted when the id
   // is taken (as the id reuse policy judges), and InvalidArgument (nothing written) on bad input.
-  template <typename W>
-    requires detail::Named<W>
-  WorkflowHandle<detail::result_of<W>> start_workflow(const std::string& workflow_id,
-                                                      const detail::input_of<W>& input,
+  template <detail::Named W>
+  WorkflowHandle<detail::result_of<W>> start_workflow(const std::string& workflow_id, const detail::input_of<W>& input,
                                                       const StartOptions& options = {}) {
     return WorkflowHandle<detail::result_of<W>>(
         start_workflow(W::name, workflow_id, detail::to_payload(input, "a workflow input"), options));
@@ -123,19 +120,17 @@ class Engine {
 
   // Like start_workflow, but a taken id is an answer, not an error: the existing run's handle
   // with started = false. Safe to call again with the same id after any failure.
-  template <typename W>
-    requires detail::Named<W>
+  template <detail::Named W>
   StartOutcome<detail::result_of<W>> start_or_find(const std::string& workflow_id, const detail::input_of<W>& input,
                                                    const StartOptions& options = {}) {
     auto outcome = start_or_find(W::name, workflow_id, detail::to_payload(input, "a workflow input"), options);
     return {WorkflowHandle<detail::result_of<W>>(std::move(outcome.run)), outcome.started};
   }
-  StartOutcome<Json> start_or_find(const std::string& workflow_name, const std::string& workflow_id,
-                                   const Json& input, const StartOptions& options = {});
+  StartOutcome<Json> start_or_find(const std::string& workflow_name, const std::string& workflow_id, const Json& input,
+                                   const StartOptions& options = {});
 
   // Registers a trigger: events delivered to it start workflow W under id `{trigger}:{event_id}`.
-  template <typename W>
-    requires detail::Named<W>
+  template <detail::Named W>
   Engine& add_trigger(const std::string& trigger) {
     return add_trigger(trigger, W::name);
   }
@@ -158,8 +153,7 @@ class Engine {
                                        const Json& input, const StartOptions& options = {});
 
   // A handle to an existing run, from this or any other process. Throws WorkflowNotFound.
-  template <typename W>
-    requires detail::Named<W>
+  template <detail::Named W>
   WorkflowHandle<detail::result_of<W>> workflow(const std::string& workflow_id) {
     return WorkflowHandle<detail::result_of<W>>(workflow(workflow_id));
   }

@@ -10,10 +10,10 @@ namespace durable {
 
 // A latency distribution in seconds, with fixed bucket bounds (Prometheus-style).
 struct Histogram {
-  std::vector<double> bounds{};              // upper bounds in seconds, ascending
-  std::vector<std::uint64_t> buckets{};      // buckets[i]: observations in (bounds[i-1], bounds[i]]; one more for +Inf
-  std::uint64_t count = 0;                   // all observations
-  double sum = 0;                            // their total, in seconds
+  std::vector<double> bounds{};          // upper bounds in seconds, ascending
+  std::vector<std::uint64_t> buckets{};  // buckets[i]: observations in (bounds[i-1], bounds[i]]; one more for +Inf
+  std::uint64_t count = 0;               // all observations
+  double sum = 0;                        // their total, in seconds
 
   // The smallest bound that at least `q` (clamped to 0..1) of the observations fall under;
   // nullopt when empty, +infinity when it is past the last bound.
@@ -46,15 +46,16 @@ struct EngineMetrics {
   std::uint64_t timeouts = 0;         // attempts this instance failed for running past their timeout
   std::uint64_t lease_expiries = 0;   // tasks this instance took over after another attempt's lease ran out
   std::uint64_t idempotency_input_mismatches = 0;  // results reused for a key given another input
-  std::uint64_t run_at_once = 0;      // tasks started by the engine that scheduled them, without a claim
-  std::uint64_t outcome_commits = 0;  // statements that committed finished tasks' outcomes, in groups
+  std::uint64_t run_at_once = 0;                   // tasks started by the engine that scheduled them, without a claim
+  std::uint64_t outcome_commits = 0;               // statements that committed finished tasks' outcomes, in groups
 
   // Workflow replays.
-  std::uint64_t replays = 0;            // replays committed (workflow code run against its journal)
+  std::uint64_t replays = 0;  // replays committed (workflow code run against its journal)
   std::uint64_t workflows_completed = 0;
   std::uint64_t workflows_failed = 0;
 
-  Histogram claim_latency{};   // one claim round trip that took work (activity tasks or workflows); empty polls are left out
+  Histogram
+      claim_latency{};  // one claim round trip that took work (activity tasks or workflows); empty polls are left out
   Histogram replay_latency{};  // one replay: read the journal's tail, run the code, commit
 };
 

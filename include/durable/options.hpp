@@ -17,12 +17,12 @@ enum class Backoff {
 };
 
 struct RetryPolicy {
-  int max_attempts = 1;                // > 0; the default is a single attempt (no retry)
+  int max_attempts = 1;  // > 0; the default is a single attempt (no retry)
   Backoff backoff = Backoff::constant;
-  Duration base{0};                       // >= 0
-  Duration max_backoff = std::chrono::seconds{60};          // >= 0; caps every delay
-  Duration max_retry_horizon = std::chrono::hours{24};    // must cover every attempt at its timeout plus every delay
-  double jitter = 0.0;                 // 0..1: each delay is drawn from [d, d * (1 + jitter)]; 0 = off
+  Duration base{0};                                     // >= 0
+  Duration max_backoff = std::chrono::seconds{60};      // >= 0; caps every delay
+  Duration max_retry_horizon = std::chrono::hours{24};  // must cover every attempt at its timeout plus every delay
+  double jitter = 0.0;                                  // 0..1: each delay is drawn from [d, d * (1 + jitter)]; 0 = off
   // Error types (as journaled, e.g. "std::invalid_argument") that end the attempts at once.
   // durable::NonRetryableError and types derived from it always do.
   std::vector<std::string> non_retryable_errors{};
@@ -34,8 +34,8 @@ struct RetryPolicy {
 };
 
 struct ActivityOptions {
-  std::optional<RetryPolicy> retry{};         // default: RetryPolicy{} (one attempt)
-  std::optional<Duration> timeout{};          // per attempt, > 0 and <= 24h; default 30s
+  std::optional<RetryPolicy> retry{};  // default: RetryPolicy{} (one attempt)
+  std::optional<Duration> timeout{};   // per attempt, > 0 and <= 24h; default 30s
   // Any bytes (NUL included), 1 to max_idempotency_key_bytes long. Once a result is committed
   // for (activity, key), later calls with the same key get it without running the body.
   // Default: the activity's own `static std::optional<std::string> idempotency_key(const In&)`, else none.

@@ -35,12 +35,12 @@ std::string to_string(MisfirePolicy policy);
 MisfirePolicy parse_misfire_policy(const std::string& text);
 
 struct ScheduleSpec {
-  std::string workflow{};                 // a registered workflow's name
-  Json input{};                           // its input, the same for every fire
-  std::string cron{};                     // see durable/cron.hpp
-  std::string time_zone = "UTC";          // IANA name the cron expression is read in
+  std::string workflow{};         // a registered workflow's name
+  Json input{};                   // its input, the same for every fire
+  std::string cron{};             // see durable/cron.hpp
+  std::string time_zone = "UTC";  // IANA name the cron expression is read in
   MisfirePolicy misfire = MisfirePolicy::skip;
-  int catchup_limit = 10;                 // catchup: most missed fires started, 0..10000
+  int catchup_limit = 10;                             // catchup: most missed fires started, 0..10000
   Duration misfire_grace = std::chrono::seconds{60};  // >= 0: how late a fire may start and still count as on time
 };
 

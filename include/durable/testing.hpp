@@ -21,9 +21,9 @@ namespace durable::testing {
 class TemporaryPostgres {
  public:
   struct Options {
-    std::filesystem::path bin_dir{};      // default: $DURABLE_PG_BIN, else newest /usr/lib/postgresql/*/bin
-    std::string run_as_user = "nobody";   // used only when running as root
-    int max_connections = 300;            // many engines, each with a pool, share one cluster
+    std::filesystem::path bin_dir{};     // default: $DURABLE_PG_BIN, else newest /usr/lib/postgresql/*/bin
+    std::string run_as_user = "nobody";  // used only when running as root
+    int max_connections = 300;           // many engines, each with a pool, share one cluster
   };
 
   TemporaryPostgres();

@@ -65,8 +65,7 @@ class WorkflowContext {
   std::optional<ScheduleContext> schedule() const;
 
   // Starts an activity without waiting for it; start several, then get() each: they run in parallel.
-  template <typename A>
-    requires detail::Named<A>
+  template <detail::Named A>
   Future<detail::result_of<A>> start(const detail::input_of<A>& input, const ActivityOptions& options = {}) {
     return start_named<detail::result_of<A>>(A::name, detail::to_payload(input, "an activity input"), options);
   }
@@ -77,8 +76,7 @@ class WorkflowContext {
   }
 
   // Runs an activity and waits for its result. Call-site options win over the activity's own.
-  template <typename A>
-    requires detail::Named<A>
+  template <detail::Named A>
   detail::result_of<A> call(const detail::input_of<A>& input, const ActivityOptions& options = {}) {
     return start<A>(input, options).get();
   }

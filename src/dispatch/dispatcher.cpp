@@ -55,8 +55,8 @@ void Dispatcher::loop() {
       ++core_.metrics.rejected_claims;
       if (!saturated) {
         saturated = true;
-        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", core_.options.instance,
-                       pool_.size(), stuck_slots());
+        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", core_.options.instance, pool_.size(),
+                       stuck_slots());
       }
       core_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
       backoff = std::min<Duration>(backoff * 2, core_.options.poll_interval);
@@ -146,8 +146,8 @@ void Dispatcher::watch() {
     }
     for (const auto& r : expired) {
       const auto timeout = r.task.options.timeout.count();
-      logger().warn("activity '{}' (task {}, attempt {}) passed its {} ms timeout; failing the attempt",
-                    r.task.name, r.task.task_id, r.task.attempt, timeout);
+      logger().warn("activity '{}' (task {}, attempt {}) passed its {} ms timeout; failing the attempt", r.task.name,
+                    r.task.task_id, r.task.attempt, timeout);
       try {
         settle_failure(r.task, error_info(ActivityTimeout(
                                    fmt::format("attempt {} ran past its timeout of {} ms", r.task.attempt, timeout))));
@@ -262,9 +262,10 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
   if (!reused) return true;
   if (!reused->same_input) {
     ++core_.metrics.idempotency_input_mismatches;
-    logger().warn("activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
-                  "produced its result (in workflow '{}')",
-                  task.name, task.workflow_id, reused->workflow_id);
+    logger().warn(
+        "activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
+        "produced its result (in workflow '{}')",
+        task.name, task.workflow_id, reused->workflow_id);
     if (core_.options.idempotency_input_mismatch_fails) {
       finish(task, false, {},
              error_info(IdempotencyKeyConflict(
@@ -285,19 +286,17 @@ bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, con
   check_payload(details, fmt::format("the heartbeat details of activity '{}'", task.name));
   const std::string text = details.is_null() ? std::string() : details.dump();
   if (text.size() > max_heartbeat_details_bytes) {
-    throw InvalidArgument(fmt::format("heartbeat details of activity '{}' are {} bytes as JSON; the limit is {} "
-                                      "bytes: keep a cursor or an offset, not the data itself",
-                                      task.name, text.size(), max_heartbeat_details_bytes));
+    throw InvalidArgument(
+        fmt::format("heartbeat details of activity '{}' are {} bytes as JSON; the limit is {} "
+                    "bytes: keep a cursor or an offset, not the data itself",
+                    task.name, text.size(), max_heartbeat_details_bytes));
   }
   switch (core_.store.heartbeat(task, task.options.timeout + core_.options.lease_margin, text)) {
     case pg::HeartbeatOutcome::kept:
       state.set_deadline(AttemptState::Clock::now() + task.options.timeout);
       return !state.timed_out;
-    case pg::HeartbeatOutcome::cancelled:
-      state.cancelled = true;
-      return false;
-    case pg::HeartbeatOutcome::lease_lost:
-      return false;
+    case pg::HeartbeatOutcome::cancelled: state.cancelled = true; return false;
+    case pg::HeartbeatOutcome::lease_lost: return false;
   }
   return false;
 }
@@ -319,12 +318,10 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
   if (retryable && task.attempt < retry.max_attempts) {
     switch (core_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
-      case pg::RetryOutcome::retried:
-        ++core_.metrics.retries;
-        return;
+      case pg::RetryOutcome::retried: ++core_.metrics.retries; return;
       case pg::RetryOutcome::fenced_off:
-        logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost",
-                      task.name, task.task_id, task.attempt);
+        logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
+                      task.task_id, task.attempt);
         return;
       case pg::RetryOutcome::past_horizon:
         finish(task, false, {},

@@ -64,9 +64,9 @@ class Dispatcher {
   mutable std::mutex running_mutex_;
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).
   std::map<std::int64_t, Running> running_;
-  int stuck_ = 0;                            // timed-out bodies that have not returned yet
+  int stuck_ = 0;  // timed-out bodies that have not returned yet
   std::mutex slots_mutex_;
-  int reserved_ = 0;                         // slots promised to tasks not yet submitted
+  int reserved_ = 0;  // slots promised to tasks not yet submitted
   std::mt19937 random_{std::random_device{}()};
   std::mutex random_mutex_;
 };

@@ -20,11 +20,11 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return size_; }
-  int busy() const;          // queued + running
+  int busy() const;  // queued + running
   int free_slots() const { return size_ - busy(); }
   void submit(std::function<void()> job);
   bool wait_idle(std::chrono::milliseconds timeout);  // true when nothing is queued or running
-  void shutdown();           // runs what is queued, then joins every thread
+  void shutdown();                                    // runs what is queued, then joins every thread
 
  private:
   void work();

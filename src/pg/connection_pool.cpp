@@ -15,10 +15,7 @@ namespace durable::pg {
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
 ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name)
-    : url_(std::move(url)),
-      schema_(std::move(schema)),
-      application_name_(std::move(application_name)),
-      size_(size) {}
+    : url_(std::move(url)), schema_(std::move(schema)), application_name_(std::move(application_name)), size_(size) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -87,8 +84,7 @@ void ConnectionPool::release(std::unique_ptr<pqxx::connection> conn) {
   available_.notify_one();
 }
 
-void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work,
-                         std::chrono::milliseconds give_up_after) {
+void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work, std::chrono::milliseconds give_up_after) {
   run_tries([&](pqxx::connection& conn, bool) { work(conn); }, {}, give_up_after);
 }
 

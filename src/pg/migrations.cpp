@@ -230,10 +230,10 @@ int latest_schema_version() { return static_cast<int>(std::size(migrations)); }
 void validate_schema_name(const std::string& schema) {
   static const std::regex allowed("[a-z_][a-z0-9_]{0,47}");
   if (!std::regex_match(schema, allowed)) {
-    throw InvalidSchemaName(fmt::format(
-        "schema name '{}' is not allowed: use 1 to 48 characters of lowercase letters, digits and "
-        "underscores, not starting with a digit (e.g. \"durable\" or \"orders_prod\")",
-        detail::printable(schema)));
+    throw InvalidSchemaName(
+        fmt::format("schema name '{}' is not allowed: use 1 to 48 characters of lowercase letters, digits and "
+                    "underscores, not starting with a digit (e.g. \"durable\" or \"orders_prod\")",
+                    detail::printable(schema)));
   }
 }
 
@@ -251,9 +251,10 @@ int migrate(pqxx::connection& conn, const std::string& schema) {
     {
       pqxx::nontransaction tx(conn);
       tx.exec0(fmt::format("CREATE SCHEMA IF NOT EXISTS {}", s));
-      tx.exec0(fmt::format("CREATE TABLE IF NOT EXISTS {}.schema_version (version integer PRIMARY KEY, "
-                           "applied_at timestamptz NOT NULL DEFAULT now())",
-                           s));
+      tx.exec0(
+          fmt::format("CREATE TABLE IF NOT EXISTS {}.schema_version (version integer PRIMARY KEY, "
+                      "applied_at timestamptz NOT NULL DEFAULT now())",
+                      s));
       version = tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", s))[0].as<int>();
     }
     for (int next = version + 1; next <= latest_schema_version(); ++next) {

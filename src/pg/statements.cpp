@@ -40,7 +40,8 @@ const char* const insert_tasks_sql = R"(
   RETURNING workflow_id, task_id, step, lease_token, status)";
 
 // The tasks of workflow `{workflow}` in CTE `{from}` that were leased at once, as a json array.
-const char* const claimed_json_sql = R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
+const char* const claimed_json_sql =
+    R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
    FROM {from} WHERE status = 'running' AND workflow_id = {workflow}))";
 
 // The workflow_started event's data of claimed workflow `w` when that event is its whole journal.
@@ -577,8 +578,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
         fmt::arg("claimed_json", claimed_json("t", "$1")),
         fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
-        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")),
-        fmt::arg("holder_live", holder_live), fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
+        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")), fmt::arg("holder_live", holder_live),
+        fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
         fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow));
     conn.prepare(name, with_clock(text));
   }

@@ -32,7 +32,8 @@ std::string from_hex(const std::string& hex) {
 
 Json options_to_json(const detail::ResolvedActivityOptions& o) {
   Json key = o.idempotency_key ? Json(to_hex(*o.idempotency_key)) : Json();
-  return {{"idempotency_key_hex", key},{"max_attempts", o.retry.max_attempts},
+  return {{"idempotency_key_hex", key},
+          {"max_attempts", o.retry.max_attempts},
           {"backoff", o.retry.backoff == Backoff::exponential ? "exponential" : "constant"},
           {"base_ms", o.retry.base.count()},
           {"max_backoff_ms", o.retry.max_backoff.count()},
@@ -66,7 +67,7 @@ Store::Store(ConnectionPool& pool)
       ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
 
 Store::Started Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
-                                    const Json& input, const std::string& owner, Duration lease) {
+                                     const Json& input, const std::string& owner, Duration lease) {
   Started started;
   const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
   pool_.run([&](pqxx::connection& conn) {
@@ -75,8 +76,8 @@ Store::Started Store::start_workflow(const std::string& id, const std::string& r
                                  lease.count(), token);
     started.inserted = row[0].as<int>() == 1;
     if (started.inserted && !row[2].is_null()) {
-      started.leased = ClaimedWorkflow{id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>(),
-                                       Json{{"input", input}}};
+      started.leased = ClaimedWorkflow{
+          id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>(), Json{{"input", input}}};
     }
   });
   return started;
@@ -122,8 +123,8 @@ bool Store::cancel_workflow(const std::string& id) {
   return cancelled;
 }
 
-std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit,
-                                                    const std::string& owner, Duration lease) {
+std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit, const std::string& owner,
+                                                    Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
   const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
@@ -132,8 +133,8 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
                                               first_token);
     claimed.clear();
     for (const auto& row : rows) {
-      claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
-                         row[3].as<int>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>(),
+      claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<int>(),
+                         row[4].as<std::int64_t>(), row[5].as<std::int64_t>(),
                          row[6].is_null() ? std::nullopt : std::optional<Json>(Json::parse(row[6].as<std::string>()))});
     }
     return !claimed.empty();
@@ -238,9 +239,8 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
     outcome = {};
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
-                                 c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us,
-                                 tasks, tasks_channel_, ended_channel_, c.claim_owner,
-                                 c.lease_margin.count(), c.claim_token);
+                                 c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
+                                 tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
     outcome.now_us = row[3].as<std::int64_t>();
     if (!row[1].is_null()) {
       outcome.base = row[1].as<int>();
@@ -343,13 +343,13 @@ bool Store::finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task
 }
 
 RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
-                              const std::string& error_message) {
+                               const std::string& error_message) {
   RetryOutcome outcome = RetryOutcome::fenced_off;
   bool key_waiters = false;
   pool_.write("retry_task", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type,
-                                 error_message);
+    auto row =
+        tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type, error_message);
     key_waiters = row[2].as<bool>();
     if (row[1].as<int>() == 1) {
       outcome = RetryOutcome::retried;
@@ -413,8 +413,8 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
     pqxx::nontransaction tx(conn);
     auto rows = tx.exec_prepared(stmt::reusable_result, task.task_id);
     if (rows.empty()) return;
-    found = ReusableResult{Json::parse(rows[0][0].as<std::string>()), rows[0][1].as<bool>(),
-                           rows[0][2].as<std::string>()};
+    found =
+        ReusableResult{Json::parse(rows[0][0].as<std::string>()), rows[0][1].as<bool>(), rows[0][2].as<std::string>()};
   });
   return found;
 }

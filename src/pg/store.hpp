@@ -53,13 +53,13 @@ struct ReplayCommit {
   std::int64_t lease_token = 0;
   Json events = Json::array();  // {kind, step, name, data}
   std::string status = "running";
-  Json result;                  // null unless completed
+  Json result;  // null unless completed
   std::string error_type, error_message;
-  int seen_seq = 0;             // the journal length the replay saw
-  std::int64_t wake_at_us = -1; // earliest pending timer, -1 for none
-  Json tasks = Json::array();   // {step, name, input, options, claim}: claim = lease it to claim_owner at once
-  std::string claim_owner;      // who runs the tasks marked claim (this engine)
-  std::string claim_token;      // marks them, so a retry after a lost answer finds them
+  int seen_seq = 0;              // the journal length the replay saw
+  std::int64_t wake_at_us = -1;  // earliest pending timer, -1 for none
+  Json tasks = Json::array();    // {step, name, input, options, claim}: claim = lease it to claim_owner at once
+  std::string claim_owner;       // who runs the tasks marked claim (this engine)
+  std::string claim_token;       // marks them, so a retry after a lost answer finds them
   Duration lease_margin{0};
 };
 
@@ -72,28 +72,28 @@ struct ClaimedTask {
   detail::ResolvedActivityOptions options;
   int attempt = 0;
   std::int64_t lease_token = 0;
-  std::int64_t claimed_at_us = 0;   // the database clock when it was leased to this engine
+  std::int64_t claimed_at_us = 0;  // the database clock when it was leased to this engine
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();  // ... and ours
   std::int64_t first_started_at_us = 0;  // when its first attempt started (the retry horizon counts from it)
-  bool after_lease_expiry = false;  // the previous attempt's worker lost its lease ...
-  std::int64_t lease_lost_at_us = 0;  // ... at this time (the database clock)
-  Json last_heartbeat;              // details of the latest heartbeat of any earlier attempt, or null
-  int handovers = 0;                // steps before it, in a row, that passed their slot on to the next
+  bool after_lease_expiry = false;       // the previous attempt's worker lost its lease ...
+  std::int64_t lease_lost_at_us = 0;     // ... at this time (the database clock)
+  Json last_heartbeat;                   // details of the latest heartbeat of any earlier attempt, or null
+  int handovers = 0;                     // steps before it, in a row, that passed their slot on to the next
 };
 
 // What a replay commit wrote.
 struct ReplayOutcome {
-  std::optional<int> base;          // seq of its first event; nullopt when its lease was lost (nothing written)
-  std::vector<ClaimedTask> claimed; // its tasks leased to this engine in the same commit
-  std::int64_t now_us = 0;          // the database clock at the commit
+  std::optional<int> base;           // seq of its first event; nullopt when its lease was lost (nothing written)
+  std::vector<ClaimedTask> claimed;  // its tasks leased to this engine in the same commit
+  std::int64_t now_us = 0;           // the database clock at the commit
 };
 
 // What finishing a task together with the replay it unblocks wrote.
 struct StepOutcome {
   FinishOutcome finish = FinishOutcome::fenced_off;
-  bool continued = false;           // the replay was committed too
-  std::optional<int> base;          // seq of the task's outcome event (when continued)
-  std::vector<ClaimedTask> claimed; // the replay's tasks leased to this engine
+  bool continued = false;            // the replay was committed too
+  std::optional<int> base;           // seq of the task's outcome event (when continued)
+  std::vector<ClaimedTask> claimed;  // the replay's tasks leased to this engine
   std::int64_t now_us = 0;
 };
 
@@ -103,8 +103,8 @@ struct StepCommit {
   bool succeeded = false;
   Json result;
   std::string error_type, error_message;
-  bool record_attempt = true;             // false: the attempt was recorded already (a lost lease)
-  const ReplayCommit* replay = nullptr;   // computed for `expected_seq` events of run `run_id`, plus this outcome
+  bool record_attempt = true;            // false: the attempt was recorded already (a lost lease)
+  const ReplayCommit* replay = nullptr;  // computed for `expected_seq` events of run `run_id`, plus this outcome
   int expected_seq = -1;
   std::string run_id;
 };
@@ -115,7 +115,6 @@ struct WorkflowRow {
   std::string error_type, error_message;
 };
 
-
 Json options_to_json(const detail::ResolvedActivityOptions& options);
 detail::ResolvedActivityOptions options_from_json(const Json& json);
 
@@ -124,8 +123,8 @@ class Store {
   explicit Store(ConnectionPool& pool);
 
   struct Started {
-    bool inserted = false;                 // false: the id was taken (read it with read_workflow)
-    std::optional<ClaimedWorkflow> leased; // the new run, leased to `owner` when one was given
+    bool inserted = false;                  // false: the id was taken (read it with read_workflow)
+    std::optional<ClaimedWorkflow> leased;  // the new run, leased to `owner` when one was given
   };
   // With an owner, the new run is leased to it at once: its first replay needs no claim.
   Started start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
@@ -168,7 +167,6 @@ class Store {
   double queue_age(const std::string& names_json);
   // Seconds since the oldest runnable workflow of these names (json array) became claimable; 0 if none.
   double workflow_queue_age(const std::string& names_json);
-
 
  private:
   // Runs `claim(tx, token, recovering)`; returns whether it found rows.

@@ -15,10 +15,10 @@ enum class StepKind { activity, timer, side_effect };
 
 struct StepRecord {
   StepKind kind = StepKind::activity;
-  std::string name;  // activity name; "now" or "uuid" for side effects; empty for timers
-  bool done = false; // the activity finished, the timer fired (side effects are done at once)
+  std::string name;   // activity name; "now" or "uuid" for side effects; empty for timers
+  bool done = false;  // the activity finished, the timer fired (side effects are done at once)
   bool failed = false;
-  Json value;        // activity result or side-effect value
+  Json value;  // activity result or side-effect value
   std::string error_type, error_message;
   int attempts = 0;
   std::int64_t fire_at_us = 0;  // timers

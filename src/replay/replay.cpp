@@ -32,11 +32,11 @@ const StepRecord* Replay::replayed(int step, StepKind kind, const std::string& n
     record = &new_steps_[static_cast<std::size_t>(step) - steps.size()];
   }
   if (record && (record->kind != kind || record->name != name)) {
-    nondeterminism_.emplace(fmt::format(
-        "workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the code "
-        "asked for {}. Workflow code must make the same calls in the same order on every replay; "
-        "version the change or start new runs under a new workflow name",
-        workflow_id_, workflow_name_, step, describe(record->kind, record->name), describe(kind, name)));
+    nondeterminism_.emplace(
+        fmt::format("workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the code "
+                    "asked for {}. Workflow code must make the same calls in the same order on every replay; "
+                    "version the change or start new runs under a new workflow name",
+                    workflow_id_, workflow_name_, step, describe(record->kind, record->name), describe(kind, name)));
     throw *nondeterminism_;
   }
   return record;

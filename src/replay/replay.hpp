@@ -32,8 +32,8 @@ class Replay {
   std::string uuid();
 
   // After the workflow function returned or threw: what to commit.
-  Json events = Json::array();   // new journal events, in step order
-  Json tasks = Json::array();    // new activity tasks
+  Json events = Json::array();  // new journal events, in step order
+  Json tasks = Json::array();   // new activity tasks
   bool suspended() const { return suspended_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }

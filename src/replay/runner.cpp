@@ -108,7 +108,7 @@ std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
     fresh->name = std::move(read.name);
     fresh->apply(read.events);
     std::lock_guard lock(cache_mutex_);
-    if (cache_.size() >= max_cached_) cache_.clear();  // as in cached()
+    if (cache_.size() >= max_cached_) cache_.clear();                             // as in cached()
     return cache_.try_emplace(task.workflow_id, std::move(fresh)).first->second;  // or whoever was first
   } catch (const std::exception& e) {
     detail::logger().debug("journal of workflow '{}' not loaded: {}", task.workflow_id, e.what());
@@ -196,7 +196,8 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   Dispatcher* dispatcher = core_.dispatcher();
   if (!dispatcher || core_.stopping()) return planned;
   int local = 0;
-  for (const auto& task : commit.tasks) local += core_.registry.activities.count(task["name"].get<std::string>()) ? 1 : 0;
+  for (const auto& task : commit.tasks)
+    local += core_.registry.activities.count(task["name"].get<std::string>()) ? 1 : 0;
   planned.reserved = local > 0 ? dispatcher->reserve(local) : 0;
   int marked = 0;
   for (auto& task : commit.tasks) {
@@ -253,7 +254,8 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   if (outcome.base) {
     committed(*journal, planned, *outcome.base, started);
   } else {
-    detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke", claim.workflow_id);
+    detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke",
+                           claim.workflow_id);
     forget(claim.workflow_id);
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
@@ -277,8 +279,9 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
     journal->steps[static_cast<std::size_t>(task.step)] = before;
   };
   const int attempts = record_attempt ? task.attempt : task.attempt - 1;  // as complete_steps journals it
-  const Json data = succeeded ? Json{{"result", result}, {"attempts", attempts}}
-                              : Json{{"error_type", error.type}, {"error_message", error.message}, {"attempts", attempts}};
+  const Json data = succeeded
+                        ? Json{{"result", result}, {"attempts", attempts}}
+                        : Json{{"error_type", error.type}, {"error_message", error.message}, {"attempts", attempts}};
   // The replay's clock: the database's at the claim, moved on by our own clock since (never ahead of the database's).
   const std::int64_t now_us =
       task.claimed_at_us +

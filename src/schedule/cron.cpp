@@ -151,7 +151,7 @@ class FieldParser {
         high = parse_value(base.substr(dash + 1));
         if (low > high) {
           reject(fmt::format("the range '{}' runs backwards: write the smaller value first (e.g. '{}-{}')", base,
-                           base.substr(dash + 1), base.substr(0, dash)));
+                             base.substr(dash + 1), base.substr(0, dash)));
         }
       }
     }

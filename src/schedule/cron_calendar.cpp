@@ -40,8 +40,7 @@ date::sys_seconds first_instant(const date::time_zone& tz, LocalMinute local) {
     case date::local_info::unique:
     case date::local_info::ambiguous:  // `first` holds the offset before the transition: the earlier instant
       return date::sys_seconds{l.time_since_epoch() - info.first.offset};
-    case date::local_info::nonexistent:
-      return info.second.begin;
+    case date::local_info::nonexistent: return info.second.begin;
   }
   throw std::logic_error("date::local_info has an unknown result");
 }

@@ -19,13 +19,12 @@ FirePlan plan_fires(const CronCalendar& calendar, MisfirePolicy policy, int catc
   plan.prev_fire = window_start;
 
   // Older fires come first, so the missed ones are a prefix.
-  const auto on_time = std::find_if(due.begin(), due.end(), [&](const PlannedFire& f) { return now - f.nominal <= grace; });
+  const auto on_time =
+      std::find_if(due.begin(), due.end(), [&](const PlannedFire& f) { return now - f.nominal <= grace; });
   const auto missed = static_cast<std::int64_t>(on_time - due.begin());
   if (missed > 0) {
     switch (policy) {
-      case MisfirePolicy::skip:
-        plan.dropped = missed;
-        break;
+      case MisfirePolicy::skip: plan.dropped = missed; break;
       case MisfirePolicy::catchup: {
         const std::int64_t kept = std::min<std::int64_t>(missed, catchup_limit);
         plan.dropped = missed - kept;

@@ -40,7 +40,8 @@ pg::ScheduleAdvance Scheduler::plan(const pg::ScheduleRow& row, std::int64_t now
 void Scheduler::fire_due() {
   for (;;) {
     auto fired = core_.schedule_store.fire_due(
-        schedules_per_transaction, [this](const pg::ScheduleRow& row, std::int64_t now_us) { return plan(row, now_us); });
+        schedules_per_transaction,
+        [this](const pg::ScheduleRow& row, std::int64_t now_us) { return plan(row, now_us); });
     if (fired.runs_started > 0) {
       logger().info("scheduler started {} run(s) for {} schedule(s)", fired.runs_started, fired.schedules);
       core_.workflow_work.notify_one();

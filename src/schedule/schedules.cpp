@@ -19,9 +19,10 @@ constexpr int max_catchup_limit = 10000;
 void check_id(const std::string& id) {
   if (id.empty() || id.size() > max_schedule_id_bytes || id.find(':') != std::string::npos ||
       id.find('\0') != std::string::npos) {
-    throw InvalidSchedule(fmt::format("schedule id '{}' is invalid: use 1 to {} bytes without ':' or NUL (it "
-                                      "prefixes the ids of the runs it starts, e.g. \"nightly-report\")",
-                                      detail::printable(id), max_schedule_id_bytes));
+    throw InvalidSchedule(
+        fmt::format("schedule id '{}' is invalid: use 1 to {} bytes without ':' or NUL (it "
+                    "prefixes the ids of the runs it starts, e.g. \"nightly-report\")",
+                    detail::printable(id), max_schedule_id_bytes));
   }
 }
 
@@ -34,17 +35,18 @@ CronCalendar checked(const detail::Registry& registry, const std::string& id, co
   CronCalendar calendar(CronExpression::parse(spec.cron), spec.time_zone);
   if (spec.misfire != MisfirePolicy::skip && spec.misfire != MisfirePolicy::catchup &&
       spec.misfire != MisfirePolicy::compress) {
-    throw InvalidSchedule(fmt::format("ScheduleSpec::misfire = {} is not a misfire policy: use skip, catchup or "
-                                      "compress",
-                                      static_cast<int>(spec.misfire)));
+    throw InvalidSchedule(
+        fmt::format("ScheduleSpec::misfire = {} is not a misfire policy: use skip, catchup or "
+                    "compress",
+                    static_cast<int>(spec.misfire)));
   }
   if (spec.catchup_limit < 0 || spec.catchup_limit > max_catchup_limit) {
     throw InvalidSchedule(fmt::format("ScheduleSpec::catchup_limit = {} is invalid: it must be between 0 and {}",
                                       spec.catchup_limit, max_catchup_limit));
   }
   if (spec.misfire_grace < Duration{0}) {
-    throw InvalidSchedule(fmt::format("ScheduleSpec::misfire_grace = {}ms is invalid: it must be >= 0",
-                                      spec.misfire_grace.count()));
+    throw InvalidSchedule(
+        fmt::format("ScheduleSpec::misfire_grace = {}ms is invalid: it must be >= 0", spec.misfire_grace.count()));
   }
   return calendar;
 }
@@ -98,8 +100,7 @@ MisfirePolicy parse_misfire_policy(const std::string& text) {
   for (auto policy : {MisfirePolicy::skip, MisfirePolicy::catchup, MisfirePolicy::compress}) {
     if (text == to_string(policy)) return policy;
   }
-  throw InvalidSchedule(
-      fmt::format("misfire policy '{}' is unknown: use \"skip\", \"catchup\" or \"compress\"", text));
+  throw InvalidSchedule(fmt::format("misfire policy '{}' is unknown: use \"skip\", \"catchup\" or \"compress\"", text));
 }
 
 std::string scheduled_workflow_id(const std::string& schedule_id, const std::string& time_zone,

@@ -25,7 +25,8 @@ class LatencyRecorder {
 struct MetricsRecorder {
   using Counter = std::atomic<std::uint64_t>;
   Counter claims{0}, rejected_claims{0}, completions{0}, retries{0}, failures{0}, timeouts{0}, lease_expiries{0},
-      idempotency_input_mismatches{0}, run_at_once{0}, outcome_commits{0}, replays{0}, workflows_completed{0}, workflows_failed{0};
+      idempotency_input_mismatches{0}, run_at_once{0}, outcome_commits{0}, replays{0}, workflows_completed{0},
+      workflows_failed{0};
   LatencyRecorder claim_latency, replay_latency;
 
   // Copies the counters and histograms into `out` (the gauges are filled by their owners).

@@ -84,19 +84,20 @@ std::optional<Identity> identity_to_run_as(const std::string& user) {
   const int rc = ::getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0 || found == nullptr) {
     throw std::runtime_error(fmt::format(
-        "durable::testing: running as root, but user '{}' (Options::run_as_user) to run PostgreSQL as was not found", user));
+        "durable::testing: running as root, but user '{}' (Options::run_as_user) to run PostgreSQL as was not found",
+        user));
   }
   if (found->pw_uid == 0) {
-    throw std::runtime_error(fmt::format(
-        "durable::testing: Options::run_as_user '{}' is root; PostgreSQL refuses to run as root", user));
+    throw std::runtime_error(
+        fmt::format("durable::testing: Options::run_as_user '{}' is root; PostgreSQL refuses to run as root", user));
   }
   return Identity{found->pw_uid, found->pw_gid};
 }
 
 // Can `who` walk down to `dir`? (As root we hand the folder to another user, who must reach it.)
 bool reachable_by(const fs::path& dir, const Identity& who) {
-  for (fs::path p = dir; ; p = p.parent_path()) {
-    struct stat st{};
+  for (fs::path p = dir;; p = p.parent_path()) {
+    struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return false;
     const mode_t bit = st.st_uid == who.uid ? S_IXUSR : st.st_gid == who.gid ? S_IXGRP : S_IXOTH;
     if ((st.st_mode & bit) == 0) return false;
@@ -265,9 +266,9 @@ struct TemporaryPostgres::State {
   std::optional<Identity> run_as;  // set when we are root
   fs::path dir;                    // mode 0700, owned by whoever runs the server
   std::string url;
-  pid_t owner = ::getpid();        // a forked child that exits must not tear down our cluster
+  pid_t owner = ::getpid();  // a forked child that exits must not tear down our cluster
   pid_t reaper = -1;
-  Fd reaper_pipe;                  // write end; when it closes (even in a crash) the reaper cleans up
+  Fd reaper_pipe;  // write end; when it closes (even in a crash) the reaper cleans up
   std::mutex mutex;
   bool running = false;
 
@@ -281,8 +282,7 @@ struct TemporaryPostgres::State {
     const int status = wait_for(spawn({argv, run_as, dev_null.get(), log_fd.get(), dir}));
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
     throw std::runtime_error(fmt::format("durable::testing: `{}` failed ({}); last lines of {}:\n{}",
-                                         join_command(argv), describe_status(status), log().string(),
-                                         tail_of(log())));
+                                         join_command(argv), describe_status(status), log().string(), tail_of(log())));
   }
 
   // Stops the server and removes the folder if this process dies without doing so itself
@@ -294,17 +294,20 @@ struct TemporaryPostgres::State {
     reaper_pipe = Fd(ends[1]);
     const Fd dev_null = open_or_throw("/dev/null", O_WRONLY);
     const std::vector<std::string> argv = {
-        "/bin/sh", "-c",
+        "/bin/sh",
+        "-c",
         R"(read -r line; "$1/pg_ctl" -D "$2/data" -m immediate -w stop; exec rm -rf -- "$2")",
-        "durable-pg-reaper", bin_dir.string(), dir.string()};
+        "durable-pg-reaper",
+        bin_dir.string(),
+        dir.string()};
     reaper = spawn({argv, run_as, read_end.get(), dev_null.get(), "/", true});
   }
 
   void start_locked() {
     if (running) return;
-    const std::string server_options = fmt::format(
-        "-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
-        dir.string(), options.max_connections, kPort);
+    const std::string server_options =
+        fmt::format("-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
+                    dir.string(), options.max_connections, kPort);
     run({tool("pg_ctl"), "-D", data().string(), "-l", log().string(), "-w", "-t", "120", "-o", server_options,
          "start"});
     running = true;

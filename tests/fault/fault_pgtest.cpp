@@ -132,9 +132,10 @@ double recovery_ms(const Workload& w, const Kill& k) {
   if (k.tasks_held.empty()) return 0;
   std::string ids;
   for (auto id : k.tasks_held) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  return static_cast<double>(w.count(fmt::format("SELECT (extract(epoch FROM max(updated_at) - '{}'::timestamptz) * 1000)"
-                                                 "::bigint FROM {{s}}.tasks WHERE task_id IN ({})",
-                                                 k.at, ids)));
+  return static_cast<double>(
+      w.count(fmt::format("SELECT (extract(epoch FROM max(updated_at) - '{}'::timestamptz) * 1000)"
+                          "::bigint FROM {{s}}.tasks WHERE task_id IN ({})",
+                          k.at, ids)));
 }
 
 }  // namespace
@@ -187,9 +188,9 @@ TEST_CASE("fault 2: a kill at a failpoint around the activity's commit", "[fault
     std::string failpoint;
     int executions;  // of the first step, all workers together
   };
-  auto [failpoint, executions] = GENERATE(Case{"task.after_claim", 1},     // the body never ran in the killed worker
-                                          Case{"task.before_commit", 2},   // it ran, its result was lost: runs again
-                                          Case{"task.after_commit", 1});   // committed: never runs again
+  auto [failpoint, executions] = GENERATE(Case{"task.after_claim", 1},    // the body never ran in the killed worker
+                                          Case{"task.before_commit", 2},  // it ran, its result was lost: runs again
+                                          Case{"task.after_commit", 1});  // committed: never runs again
   CAPTURE(failpoint);
   Workload w(durable::testing::database_url());
   Workers workers(w.url, w.schema);
@@ -280,8 +281,10 @@ TEST_CASE("fault 4: PostgreSQL stopped (immediate and fast) and restarted under 
 TEST_CASE("fault 5: connections killed with pg_terminate_backend", "[fault][terminate]") {
   Workload w(durable::testing::database_url());
   auto terminate = [&](const std::string& where) {
-    return w.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
-                   "AND pid <> pg_backend_pid() AND " + where);
+    return w.count(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND " +
+        where);
   };
 
   SECTION("the listening connection: wake-ups keep working after a catch-up poll") {
@@ -441,8 +444,7 @@ TEST_CASE("fault 7: a long-open REPEATABLE READ transaction elsewhere", "[fault]
                                    {"check", c.to_json()}});
 }
 
-TEST_CASE("fault 8: an activity that crashes its process on every attempt fails after max_attempts",
-          "[fault][abort]") {
+TEST_CASE("fault 8: an activity that crashes its process on every attempt fails after max_attempts", "[fault][abort]") {
   Workload w(durable::testing::database_url());
   Workers workers(w.url, w.schema);
   workers.spawn();
@@ -509,8 +511,9 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
               .replay_failures == 1);
   }
   SECTION("a task left leased, a run not ended") {
-    Check c = broken("UPDATE {s}.tasks SET status = 'running' WHERE workflow_id = 'chk-0' AND step = 0; "
-                     "UPDATE {s}.workflows SET status = 'running' WHERE workflow_id = 'chk-1'");
+    Check c = broken(
+        "UPDATE {s}.tasks SET status = 'running' WHERE workflow_id = 'chk-0' AND step = 0; "
+        "UPDATE {s}.workflows SET status = 'running' WHERE workflow_id = 'chk-1'");
     CHECK(c.leased_tasks == 1);
     CHECK(c.not_completed == 1);
   }
@@ -570,12 +573,12 @@ TEST_CASE("fault 9: hostile input is refused with a typed error, writes nothing 
     durable::test::expect_throw<durable::PayloadError>([&] { engine.start_workflow<JsonFlow>("bad", bad.input); },
                                                        "the input of workflow 'bad'", bad.message);
     durable::test::expect_throw<durable::PayloadError>(
-        [&] {
-          engine.schedules().create("bad", {.workflow = JsonFlow::name, .input = bad.input, .cron = "@hourly"});
-        },
+        [&] { engine.schedules().create("bad", {.workflow = JsonFlow::name, .input = bad.input, .cron = "@hourly"}); },
         "the input of schedule 'bad'", bad.message);
     durable::test::expect_throw<durable::PayloadError>(
-        [&] { engine.deliver("t", durable::Event{"e" + std::to_string(refused), bad.input}); },
+        [&] {
+          engine.deliver("t", durable::Event{"e" + std::to_string(refused), bad.input});
+        },
         bad.message);
     ++refused;
   }

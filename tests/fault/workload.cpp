@@ -32,7 +32,9 @@ pqxx::connection& activity_connection(const std::string& url) {
 
 ActivityOptions FaultStep::options() {
   // Many attempts: a restarting database fails attempts that the run must survive.
-  return {.retry = RetryPolicy{.max_attempts = 50, .backoff = Backoff::exponential, .base = std::chrono::milliseconds{50},
+  return {.retry = RetryPolicy{.max_attempts = 50,
+                               .backoff = Backoff::exponential,
+                               .base = std::chrono::milliseconds{50},
                                .max_backoff = std::chrono::seconds{1}},
           .timeout = std::chrono::seconds{3}};
 }
@@ -41,9 +43,9 @@ namespace {
 // The execution log is committed on its own, before the effect: it records every body that ran.
 void log_execution(pqxx::connection& conn, const std::string& schema, const StepInput& in, int attempt) {
   pqxx::work tx(conn);
-  tx.exec_params0(fmt::format("INSERT INTO {}.fault_log (workflow_id, step, attempt, pid) VALUES ($1, $2, $3, $4)",
-                              quoted(schema)),
-                  in.workflow_id, in.step, attempt, static_cast<int>(getpid()));
+  tx.exec_params0(
+      fmt::format("INSERT INTO {}.fault_log (workflow_id, step, attempt, pid) VALUES ($1, $2, $3, $4)", quoted(schema)),
+      in.workflow_id, in.step, attempt, static_cast<int>(getpid()));
   tx.commit();
 }
 }  // namespace
@@ -54,10 +56,11 @@ Json FaultStep::operator()(ActivityContext& ctx, const StepInput& in) const {
     log_execution(conn, schema, in, ctx.attempt());
     if (in.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds{in.sleep_ms});
     pqxx::work tx(conn);
-    tx.exec_params0(fmt::format("INSERT INTO {}.fault_effects (workflow_id, step, attempt, pid) VALUES ($1, $2, $3, $4) "
-                                "ON CONFLICT (workflow_id, step) DO NOTHING",
-                                quoted(schema)),
-                    in.workflow_id, in.step, ctx.attempt(), static_cast<int>(getpid()));
+    tx.exec_params0(
+        fmt::format("INSERT INTO {}.fault_effects (workflow_id, step, attempt, pid) VALUES ($1, $2, $3, $4) "
+                    "ON CONFLICT (workflow_id, step) DO NOTHING",
+                    quoted(schema)),
+        in.workflow_id, in.step, ctx.attempt(), static_cast<int>(getpid()));
     tx.commit();
   } catch (const pqxx::broken_connection& e) {
     throw std::runtime_error(std::string("effect connection lost: ") + e.what());  // retried
@@ -187,15 +190,16 @@ Check check(const std::string& url, const std::string& schema, const std::string
   c.workflows = one("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE $1");
   c.not_completed = one("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE $1 AND status <> 'completed'");
   c.steps_completed = one("SELECT count(*) FROM {s}.journal WHERE workflow_id LIKE $1 AND kind = 'activity_completed'");
-  c.duplicate_commits = one(
-      "SELECT count(*) FROM (SELECT 1 FROM {s}.journal WHERE workflow_id LIKE $1 AND kind = 'activity_completed' "
-      "GROUP BY workflow_id, step HAVING count(*) > 1) d");
+  c.duplicate_commits =
+      one("SELECT count(*) FROM (SELECT 1 FROM {s}.journal WHERE workflow_id LIKE $1 AND kind = 'activity_completed' "
+          "GROUP BY workflow_id, step HAVING count(*) > 1) d");
   c.missing_effects = one(
       "SELECT count(*) FROM {s}.journal j WHERE j.workflow_id LIKE $1 AND j.kind = 'activity_completed' AND NOT EXISTS "
       "(SELECT 1 FROM {s}.fault_effects e WHERE e.workflow_id = j.workflow_id AND e.step = j.step)");
-  c.stray_effects = one(
-      "SELECT count(*) FROM {s}.fault_effects e WHERE e.workflow_id LIKE $1 AND NOT EXISTS (SELECT 1 FROM {s}.journal j "
-      "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
+  c.stray_effects =
+      one("SELECT count(*) FROM {s}.fault_effects e WHERE e.workflow_id LIKE $1 AND NOT EXISTS (SELECT 1 FROM "
+          "{s}.journal j "
+          "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
   c.journal_gaps = one(
       "SELECT count(*) FROM {s}.workflows w JOIN (SELECT workflow_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi "
       "FROM {s}.journal GROUP BY workflow_id) j USING (workflow_id) "
@@ -206,7 +210,8 @@ Check check(const std::string& url, const std::string& schema, const std::string
       c.executions - one("SELECT count(DISTINCT (workflow_id, step)) FROM {s}.fault_log WHERE workflow_id LIKE $1");
 
   detail::Registry registry;
-  registry.workflows.emplace(FaultFlow::name, detail::make_workflow<FlowInput>(FaultFlow::name, [] { return FaultFlow{}; }));
+  registry.workflows.emplace(FaultFlow::name,
+                             detail::make_workflow<FlowInput>(FaultFlow::name, [] { return FaultFlow{}; }));
   registry.activities.emplace(FaultStep::name,
                               detail::make_activity<StepInput>(FaultStep::name, FaultStep::options(), FaultStep{}));
   auto ids = tx.exec_params(fmt::format("SELECT workflow_id FROM {}.workflows WHERE workflow_id LIKE $1 AND status = "

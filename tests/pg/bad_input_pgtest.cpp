@@ -41,8 +41,9 @@ void register_bad(Engine& engine) {
 
 long long rows(const TestDb& db) {
   if (!db.schema_exists()) return 0;
-  return db.count("SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal) + "
-                  "(SELECT count(*) FROM {s}.tasks)");
+  return db.count(
+      "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal) + "
+      "(SELECT count(*) FROM {s}.tasks)");
 }
 
 // Runs a workflow that must fail with `type` before writing any task.
@@ -65,7 +66,8 @@ TEST_CASE("an unknown workflow name is rejected and writes nothing", "[pg][bad-i
   TestDb db;
   Engine engine(db.options());
   register_bad(engine);
-  expect_throw<UnknownWorkflow>([&] { engine.start_workflow("no_such_workflow", "w1", Json("x")); }, "no workflow named 'no_such_workflow'", "'hello'");
+  expect_throw<UnknownWorkflow>([&] { engine.start_workflow("no_such_workflow", "w1", Json("x")); },
+                                "no workflow named 'no_such_workflow'", "'hello'");
   CHECK(rows(db) == 0);
 }
 
@@ -89,7 +91,8 @@ TEST_CASE("an empty, oversized or NUL-containing workflow id is rejected and wri
 
 TEST_CASE("an invalid schema name is rejected before anything is created", "[pg][bad-input]") {
   TestDb db;
-  for (const char* bad : {"", "Durable", "1abc", "a-b", "robert\"; DROP TABLE x; --", "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"}) {
+  for (const char* bad : {"", "Durable", "1abc", "a-b", "robert\"; DROP TABLE x; --",
+                          "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"}) {
     auto options = db.options();
     options.schema = bad;
     CHECK_THROWS_AS(Engine(options), InvalidSchemaName);
@@ -122,7 +125,8 @@ TEST_CASE("a workflow passing an activity input of the wrong type fails without 
                                 "the input of activity 'echo'");
 }
 
-TEST_CASE("a workflow giving an invalid retry policy at the call site fails without writing a task", "[pg][bad-input]") {
+TEST_CASE("a workflow giving an invalid retry policy at the call site fails without writing a task",
+          "[pg][bad-input]") {
   TestDb db;
   Engine engine(db.options());
   register_bad(engine);
@@ -143,10 +147,12 @@ TEST_CASE("registering after start() throws RegistrationError and changes nothin
   Engine engine(db.options());
   engine.add<EchoActivity>();
   engine.start();
-  expect_throw<RegistrationError>([&] { engine.add<HelloWorkflow>(); }, "cannot register workflow 'hello' after Engine::start()",
+  expect_throw<RegistrationError>([&] { engine.add<HelloWorkflow>(); },
+                                  "cannot register workflow 'hello' after Engine::start()",
                                   "register every workflow, activity and trigger first");
   expect_throw<RegistrationError>([&] { engine.add<AddActivity>(); }, "cannot register activity 'add'");
-  expect_throw<RegistrationError>([&] { engine.add_trigger<HelloWorkflow>("signup"); }, "cannot register trigger 'signup'");
+  expect_throw<RegistrationError>([&] { engine.add_trigger<HelloWorkflow>("signup"); },
+                                  "cannot register trigger 'signup'");
   // Nothing was registered: the workflow cannot be started by this engine.
   expect_throw<UnknownWorkflow>([&] { engine.start_workflow<HelloWorkflow>("after-start", "x"); }, "hello");
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);

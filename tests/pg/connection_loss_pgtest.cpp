@@ -37,8 +37,7 @@ void check_exactly_once(const std::string& url, const std::string& schema, int w
 
 }  // namespace
 
-TEST_CASE("workflows in flight survive a PostgreSQL restart with every step committed once",
-          "[pg][faults][restart]") {
+TEST_CASE("workflows in flight survive a PostgreSQL restart with every step committed once", "[pg][faults][restart]") {
   testing::TemporaryPostgres server;  // our own cluster: this test stops it
   const std::string schema = testing::unique_schema();
   Engine engine(options_for(server.url(), schema));
@@ -52,7 +51,8 @@ TEST_CASE("workflows in flight survive a PostgreSQL restart with every step comm
   check_exactly_once(server.url(), schema, 40);
 }
 
-TEST_CASE_METHOD(RunningEngine, "workflows in flight survive their connections being killed", "[pg][faults][connections]") {
+TEST_CASE_METHOD(RunningEngine, "workflows in flight survive their connections being killed",
+                 "[pg][faults][connections]") {
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 40; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>("cut-" + std::to_string(i), i));
   long long terminated = 0;
@@ -60,8 +60,10 @@ TEST_CASE_METHOD(RunningEngine, "workflows in flight survive their connections b
     std::this_thread::sleep_for(std::chrono::milliseconds{100});
     // Every session of the engine, its pool and listener included (named durable/<schema>/<instance>);
     // not those of other tests running beside this one.
-    terminated += db.count("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name "
-                           "LIKE 'durable/" + db.schema() + "/%'");
+    terminated += db.count(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name "
+        "LIKE 'durable/" +
+        db.schema() + "/%'");
   }
   CHECK(terminated > 0);
   for (int i = 0; i < 40; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(std::chrono::seconds{120}) == i + 5);
@@ -90,10 +92,11 @@ TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed ou
     pool.run([&](pqxx::connection& conn) {
       pg::migrate(conn, schema);
       pqxx::nontransaction tx(conn);
-      tx.exec_params("INSERT INTO " + pg::quoted(schema) +
-                         ".tasks (workflow_id, step, name, input, options, status, available_at, attempt) "
-                         "SELECT 'w', g, 'fenced', 'null', $1::jsonb, 'pending', now(), 0 FROM generate_series(1, $2) g",
-                     pg::options_to_json(detail::ResolvedActivityOptions{}).dump(), tasks);
+      tx.exec_params(
+          "INSERT INTO " + pg::quoted(schema) +
+              ".tasks (workflow_id, step, name, input, options, status, available_at, attempt) "
+              "SELECT 'w', g, 'fenced', 'null', $1::jsonb, 'pending', now(), 0 FROM generate_series(1, $2) g",
+          pg::options_to_json(detail::ResolvedActivityOptions{}).dump(), tasks);
     });
   }
   // Claims commit asynchronously: a crash right after one may lose it while its worker runs on.

@@ -54,11 +54,12 @@ TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's
 
 namespace {
 struct SignupEngine : RunningEngine {
-  SignupEngine() : RunningEngine({}, [](Engine& e) {
-    e.add_trigger<HelloWorkflow>("signup");
-    CHECK_THROWS_AS(e.add_trigger<HelloWorkflow>("signup"), RegistrationError);
-    CHECK_THROWS_AS(e.add_trigger<HelloWorkflow>("bad:name"), RegistrationError);
-  }) {}
+  SignupEngine()
+      : RunningEngine({}, [](Engine& e) {
+          e.add_trigger<HelloWorkflow>("signup");
+          CHECK_THROWS_AS(e.add_trigger<HelloWorkflow>("signup"), RegistrationError);
+          CHECK_THROWS_AS(e.add_trigger<HelloWorkflow>("bad:name"), RegistrationError);
+        }) {}
 };
 }  // namespace
 
@@ -151,7 +152,8 @@ std::string hex(const std::string& bytes) {
 }
 std::string unhex(const std::string& hex) {
   std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
   return out;
 }
 PayInput with_key(ChargeInput charge, const std::string& key) { return {std::move(charge), true, hex(key)}; }
@@ -226,8 +228,7 @@ TEST_CASE_METHOD(KeyedEngine, "keys are bytes: NUL and invalid UTF-8 round-trip"
 
 TEST_CASE_METHOD(KeyedEngine, "an empty or oversized key fails the run before any task is written",
                  "[pg][idempotency][keys][bad-input]") {
-  for (const auto& [id, key, message] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
+  for (const auto& [id, key, message] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"empty-key", "", "activity 'keyed_charge': the idempotency key is empty"},
            {"long-key", std::string(max_idempotency_key_bytes + 1, 'k'), "is 513 bytes; the limit is 512 bytes"}}) {
     auto run = engine.start_workflow<PayWorkflow>(id, with_key({"o-3", 1}, key));
@@ -259,7 +260,8 @@ TEST_CASE_METHOD(KeyedEngine, "50 workflows started at once with one key run the
   CHECK(charge_runs == 1);
 }
 
-TEST_CASE_METHOD(KeyedEngine, "a key reused with another input warns and reuses by default", "[pg][idempotency][keys]") {
+TEST_CASE_METHOD(KeyedEngine, "a key reused with another input warns and reuses by default",
+                 "[pg][idempotency][keys]") {
   pay("input-a", with_key({"o-6", 100}, "k-6"));
   CHECK(engine.metrics().idempotency_input_mismatches == 0);
   CHECK(pay("input-b", with_key({"o-6", 999}, "k-6"))["receipt"] == "receipt-o-6-1");
@@ -274,9 +276,10 @@ TEST_CASE_METHOD(StrictKeyedEngine, "a key reused with another input fails when 
   CHECK(charge_runs == 1);
 }
 
-TEST_CASE_METHOD(DefaultPollKeyedEngine,
-                 "tasks waiting on a key wake when its holder commits: 20 runs get the result within 1 s of the body's end",
-                 "[pg][idempotency][keys][wake]") {
+TEST_CASE_METHOD(
+    DefaultPollKeyedEngine,
+    "tasks waiting on a key wake when its holder commits: 20 runs get the result within 1 s of the body's end",
+    "[pg][idempotency][keys][wake]") {
   charge_ms = 300;
   std::vector<WorkflowHandle<nlohmann::json>> runs;
   for (int i = 0; i < 20; ++i) {

@@ -70,7 +70,8 @@ TEST_CASE("bad instance settings are refused with a typed error", "[pg][metrics]
   expect_throw<InvalidOptions>([&] { Engine engine(options); }, "instance_activity_concurrency[\"reports\"] = 0",
                                ">= 1");
   options.instance_activity_concurrency = {};
-  for (const std::string& bad : std::vector<std::string>{"", "has space", "semi;colon", std::string(64, 'x'), std::string("nul\0", 4)}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "has space", "semi;colon", std::string(64, 'x'), std::string("nul\0", 4)}) {
     options.instance = bad;
     expect_throw<InvalidOptions>([&] { Engine engine(options); }, "EngineOptions::instance", "63 characters");
   }
@@ -121,8 +122,7 @@ TEST_CASE("a saturated dispatcher claims no more than its free slots and counts 
   CHECK(done.replay_latency.count == done.replays);
 }
 
-TEST_CASE("the workflow queue age is how long the oldest claimable workflow has waited for a runner",
-          "[pg][metrics]") {
+TEST_CASE("the workflow queue age is how long the oldest claimable workflow has waited for a runner", "[pg][metrics]") {
   TestDb db;
   Engine client(db.options());  // never started: the runs it starts wait for any runner
   register_all(client);
@@ -304,16 +304,17 @@ TEST_CASE("a step waiting for its commit holds one slot, so the other slots stil
   entered = 0;
   static const ActivityRef<int, int> gate{"gate"};
   const WorkflowRef<int, int> gated{"gated"};
-  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; }, [&](Engine& engine) {
-    engine.add_activity(gate, [](ActivityContext&, const int& x) {
-      ++entered;
-      while (!gate_open) std::this_thread::sleep_for(5ms);
-      return x;
-    });
-    engine.add_workflow(gated, [](WorkflowContext& ctx, const int& x) {
-      return ctx.call(gate, x) + ctx.call<AddActivity>(Pair{x, 0});
-    });
-  });
+  RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 2; },
+                    [&](Engine& engine) {
+                      engine.add_activity(gate, [](ActivityContext&, const int& x) {
+                        ++entered;
+                        while (!gate_open) std::this_thread::sleep_for(5ms);
+                        return x;
+                      });
+                      engine.add_workflow(gated, [](WorkflowContext& ctx, const int& x) {
+                        return ctx.call(gate, x) + ctx.call<AddActivity>(Pair{x, 0});
+                      });
+                    });
   auto& db = env.db;
   auto first = env.engine.start_workflow(gated, "first", 1);
   REQUIRE(wait_until([&] { return entered == 1; }));
@@ -343,9 +344,10 @@ TEST_CASE("the engine's statements find rows by index, never by reading a whole 
   // of them whole would cost a step more with every row the table grows by.
   const std::string tables = "('workflows', 'runs', 'tasks', 'journal', 'attempts')";
   auto sum = [&](const char* column) {
-    return db.count(fmt::format("SELECT coalesce(sum({}), 0) FROM pg_stat_user_tables WHERE schemaname = '{}' "
-                                "AND relname IN {}",
-                                column, db.schema(), tables));
+    return db.count(
+        fmt::format("SELECT coalesce(sum({}), 0) FROM pg_stat_user_tables WHERE schemaname = '{}' "
+                    "AND relname IN {}",
+                    column, db.schema(), tables));
   };
   {
     Engine migrates(db.options());  // building indexes reads their tables whole: not counted
@@ -376,7 +378,8 @@ TEST_CASE("claims and steps never read another service's backlog of runnable run
       "FROM generate_series(1, 5000) AS g; "
       "INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, attempt, available_at, lease_token, "
       "                       lease_owner, attempt_started_at, first_started_at, lease_until) "
-      "SELECT 'elsewhere-' || g, 0, 'served_elsewhere', '0', '{{}}', 'running', 1, now(), g, 'elsewhere', now(), now(), "
+      "SELECT 'elsewhere-' || g, 0, 'served_elsewhere', '0', '{{}}', 'running', 1, now(), g, 'elsewhere', now(), "
+      "now(), "
       "       now() + interval '1 hour' "
       "FROM generate_series(1, 5000) AS g");
   // Index entries read, over the indexes of the tables a step touches.
@@ -413,7 +416,8 @@ TEST_CASE("activities that finish together commit their outcomes in groups, each
   auto& db = env.db;
   // Twenty one-step runs on ten slots: each group of ten sleeps side by side and finishes at once.
   std::vector<WorkflowHandle<int>> runs;
-  for (int i = 0; i < 20; ++i) runs.push_back(env.engine.start_workflow<SlowWorkflow>("group-" + std::to_string(i), 300));
+  for (int i = 0; i < 20; ++i)
+    runs.push_back(env.engine.start_workflow<SlowWorkflow>("group-" + std::to_string(i), 300));
   for (auto& run : runs) CHECK(run.result(30s) == 300);
   const auto m = settled_metrics(env.engine, 20);
   CHECK(m.completions == 20);

@@ -48,19 +48,20 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
   }
   // Back to what a version-1 build left: no schedules table, no per-name task indexes, workflows
   // claimed by updated_at and found by wake time across names, foreign keys.
-  db.query("DROP TABLE {s}.schedules; DROP INDEX {s}.tasks_available_by_name, {s}.tasks_leased_by_name; "
-           "CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending'; "
-           "CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running'; "
-           "ALTER TABLE {s}.workflows DROP COLUMN runnable_since, RESET (fillfactor); "
-           "CREATE INDEX workflows_runnable ON {s}.workflows (updated_at) WHERE status = 'running' AND runnable; "
-           "DROP INDEX {s}.workflows_waking_by_name; "
-           "CREATE INDEX workflows_waking ON {s}.workflows (wake_at) WHERE status = 'running' AND wake_at IS NOT NULL; "
-           "ALTER TABLE {s}.journal ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
-           "ALTER TABLE {s}.tasks ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
-           "ALTER TABLE {s}.attempts ADD FOREIGN KEY (task_id) REFERENCES {s}.tasks ON DELETE CASCADE; "
-           "DROP INDEX {s}.tasks_waiting_for_key; ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; "
-           "DROP TABLE {s}.lease_token_blocks; "
-           "DELETE FROM {s}.schema_version WHERE version > 1");
+  db.query(
+      "DROP TABLE {s}.schedules; DROP INDEX {s}.tasks_available_by_name, {s}.tasks_leased_by_name; "
+      "CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending'; "
+      "CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running'; "
+      "ALTER TABLE {s}.workflows DROP COLUMN runnable_since, RESET (fillfactor); "
+      "CREATE INDEX workflows_runnable ON {s}.workflows (updated_at) WHERE status = 'running' AND runnable; "
+      "DROP INDEX {s}.workflows_waking_by_name; "
+      "CREATE INDEX workflows_waking ON {s}.workflows (wake_at) WHERE status = 'running' AND wake_at IS NOT NULL; "
+      "ALTER TABLE {s}.journal ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
+      "ALTER TABLE {s}.tasks ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
+      "ALTER TABLE {s}.attempts ADD FOREIGN KEY (task_id) REFERENCES {s}.tasks ON DELETE CASCADE; "
+      "DROP INDEX {s}.tasks_waiting_for_key; ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; "
+      "DROP TABLE {s}.lease_token_blocks; "
+      "DELETE FROM {s}.schema_version WHERE version > 1");
   Engine engine(db.options());
   register_all(engine);
   engine.start();
@@ -69,8 +70,7 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
   CHECK(engine.schedules().list().empty());
 }
 
-TEST_CASE("an engine on a schema newer than this build refuses to start and is destroyed cleanly",
-          "[pg][migrations]") {
+TEST_CASE("an engine on a schema newer than this build refuses to start and is destroyed cleanly", "[pg][migrations]") {
   TestDb db;
   {
     Engine first(db.options());

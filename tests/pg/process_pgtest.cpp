@@ -21,8 +21,7 @@ std::map<std::string, int> count_lines(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("a worker killed with SIGKILL mid-activity is finished by a new engine from the journal",
-          "[pg][crash]") {
+TEST_CASE("a worker killed with SIGKILL mid-activity is finished by a new engine from the journal", "[pg][crash]") {
   TestDb db;
   const fs::path dir = fs::temp_directory_path() / ("durable-crash-" + db.schema());
   fs::create_directories(dir);

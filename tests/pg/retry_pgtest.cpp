@@ -21,7 +21,7 @@ struct PolicyInput {
   long timeout_ms = 30000;
   double jitter = 0;
   std::string error = "runtime";  // runtime | invalid_argument | non_retryable
-  long hang_ms = 0;                // attempt 1 runs this long instead (its lease taken from it meanwhile)
+  long hang_ms = 0;               // attempt 1 runs this long instead (its lease taken from it meanwhile)
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PolicyInput, fail_times, max_attempts, backoff, base_ms, max_backoff_ms, horizon_ms,
                                    timeout_ms, jitter, error, hang_ms)
@@ -68,10 +68,10 @@ struct DeclaredActivity {
 struct ResolutionWorkflow {
   static constexpr auto name = "resolution";
   int operator()(WorkflowContext& ctx, const int&) {
-    ctx.call<DeclaredActivity>(1);                                                 // declared options
-    ctx.call<DeclaredActivity>(2, {.retry = RetryPolicy{.max_attempts = 5}});      // call-site retry wins
-    ctx.call<DeclaredActivity>(3, {.timeout = 2s});                                // call-site timeout wins
-    return ctx.call<EchoActivity>("x").size();                                     // defaults
+    ctx.call<DeclaredActivity>(1);                                             // declared options
+    ctx.call<DeclaredActivity>(2, {.retry = RetryPolicy{.max_attempts = 5}});  // call-site retry wins
+    ctx.call<DeclaredActivity>(3, {.timeout = 2s});                            // call-site timeout wins
+    return ctx.call<EchoActivity>("x").size();                                 // defaults
   }
 };
 
@@ -150,12 +150,10 @@ struct RetryEngine {
     engine.add_workflow(overrun_workflow, [](WorkflowContext& ctx, const int& ms) {
       return ctx.call<OverrunActivity>(ms) == "on time" ? 1 : 0;
     });
-    engine.add_workflow(heartbeat_workflow, [](WorkflowContext& ctx, const int& ms) {
-      return ctx.call<HeartbeatActivity>(ms);
-    });
-    engine.add_workflow(resuming_workflow, [](WorkflowContext& ctx, const int& n) {
-      return ctx.call<ResumingActivity>(n);
-    });
+    engine.add_workflow(heartbeat_workflow,
+                        [](WorkflowContext& ctx, const int& ms) { return ctx.call<HeartbeatActivity>(ms); });
+    engine.add_workflow(resuming_workflow,
+                        [](WorkflowContext& ctx, const int& n) { return ctx.call<ResumingActivity>(n); });
     engine.add_workflow(oversized_workflow, [](WorkflowContext& ctx, const int& n) -> nlohmann::json {
       try {
         return ctx.call<OversizedHeartbeatActivity>(n);
@@ -163,9 +161,8 @@ struct RetryEngine {
         return {{"type", e.error_type()}, {"message", e.error_message()}};
       }
     });
-    engine.add_workflow(cancellable_workflow, [](WorkflowContext& ctx, const int& n) {
-      return ctx.call<CancellableActivity>(n);
-    });
+    engine.add_workflow(cancellable_workflow,
+                        [](WorkflowContext& ctx, const int& n) { return ctx.call<CancellableActivity>(n); });
     engine.start();
   }
 
@@ -173,8 +170,9 @@ struct RetryEngine {
   nlohmann::json run_skipping_time(const PolicyInput& input, const std::string& id) {
     auto run = engine.start_workflow<RetryWorkflow>(id, input);
     while (run.status() == WorkflowStatus::running) {
-      auto wait = db.query("SELECT ceil(extract(epoch FROM available_at - {s}.db_now()) * 1000)::bigint FROM "
-                           "{s}.tasks WHERE status = 'pending' AND available_at > {s}.db_now()");
+      auto wait = db.query(
+          "SELECT ceil(extract(epoch FROM available_at - {s}.db_now()) * 1000)::bigint FROM "
+          "{s}.tasks WHERE status = 'pending' AND available_at > {s}.db_now()");
       if (!wait.empty()) testing::advance_clock(db.url(), db.schema(), Duration{wait[0][0].as<long>()});
       std::this_thread::sleep_for(5ms);
     }
@@ -218,9 +216,9 @@ TEST_CASE_METHOD(RetryEngine, "a constant policy waits base between attempts", "
 }
 
 TEST_CASE_METHOD(RetryEngine, "an exponential policy doubles from base, capped by max_backoff", "[pg][retry]") {
-  auto result = run_skipping_time({.fail_times = 5, .max_attempts = 6, .backoff = "exponential", .base_ms = 60000,
-                                   .max_backoff_ms = 300000},
-                                  "exponential");
+  auto result = run_skipping_time(
+      {.fail_times = 5, .max_attempts = 6, .backoff = "exponential", .base_ms = 60000, .max_backoff_ms = 300000},
+      "exponential");
   CHECK(result["attempt"] == 6);
   CHECK(delays("exponential") == std::vector<long>{60000, 120000, 240000, 300000, 300000});
 }
@@ -235,8 +233,7 @@ TEST_CASE_METHOD(RetryEngine, "jitter spreads each delay within [d, d * (1 + jit
   }
 }
 
-TEST_CASE_METHOD(RetryEngine, "attempts run out: the workflow sees ActivityFailed with the last error",
-                 "[pg][retry]") {
+TEST_CASE_METHOD(RetryEngine, "attempts run out: the workflow sees ActivityFailed with the last error", "[pg][retry]") {
   auto result = run_skipping_time({.fail_times = 9, .max_attempts = 3, .base_ms = 1000}, "exhausted");
   CHECK(result["failed"] == "std::runtime_error");
   CHECK(result["message"] == "flaky failure on attempt 3");
@@ -256,8 +253,8 @@ TEST_CASE_METHOD(RetryEngine, "a non-retryable error ends the attempts at once",
 TEST_CASE_METHOD(RetryEngine, "a retry that would start past the horizon is not scheduled", "[pg][retry]") {
   // Worst case 3 x 1 s + 2 x 60 s fits the 180 s horizon; the test then loses 150 s while it waits.
   auto run = engine.start_workflow<RetryWorkflow>(
-      "horizon", PolicyInput{.fail_times = 9, .max_attempts = 3, .base_ms = 60000, .horizon_ms = 180000,
-                             .timeout_ms = 1000});
+      "horizon",
+      PolicyInput{.fail_times = 9, .max_attempts = 3, .base_ms = 60000, .horizon_ms = 180000, .timeout_ms = 1000});
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.attempts") == 1; }));
   testing::advance_clock(db.url(), db.schema(), 150s);  // attempt 2 runs at +150 s: a retry would start at +210 s
   auto result = run.result(10s);
@@ -271,8 +268,9 @@ namespace {
 std::int64_t take_lease_away(TestDb& db, const std::string& id, const std::string& also = "") {
   const std::string where = " WHERE workflow_id = '" + id + "' AND status = 'running' AND attempt = 1";
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks" + where) == 1; }));
-  return db.query("UPDATE {s}.tasks SET lease_until = {s}.db_now() - interval '1 ms'" + also + where +
-                  " RETURNING {s}.epoch_us(lease_until)")[0][0]
+  return db
+      .query("UPDATE {s}.tasks SET lease_until = {s}.db_now() - interval '1 ms'" + also + where +
+             " RETURNING {s}.epoch_us(lease_until)")[0][0]
       .as<std::int64_t>();
 }
 }  // namespace
@@ -283,7 +281,8 @@ TEST_CASE_METHOD(RetryEngine, "a lost lease is a failed attempt: the next one wa
   auto run = engine.start_workflow<RetryWorkflow>(id, {.max_attempts = 3, .base_ms = 2000, .hang_ms = 3000});
   const std::int64_t lost_us = take_lease_away(db, id);
   CHECK(run.result(30s)["attempt"] == 2);
-  const auto second = db.query("SELECT {s}.epoch_us(attempt_started_at) FROM {s}.tasks WHERE workflow_id = '" + id + "'");
+  const auto second =
+      db.query("SELECT {s}.epoch_us(attempt_started_at) FROM {s}.tasks WHERE workflow_id = '" + id + "'");
   const auto waited_ms = (second[0][0].as<std::int64_t>() - lost_us) / 1000;
   INFO("attempt 2 started " << waited_ms << " ms after the lease of attempt 1 ran out");
   CHECK(waited_ms >= 2000);
@@ -347,8 +346,9 @@ TEST_CASE_METHOD(RetryEngine, "invalid call-site policies fail the run with thei
 TEST_CASE_METHOD(RetryEngine, "options resolve call site first, then the activity's own, then the defaults",
                  "[pg][retry]") {
   engine.start_workflow<ResolutionWorkflow>("resolve", 0).result(10s);
-  auto options = db.query("SELECT options->>'max_attempts', options->>'timeout_ms' FROM {s}.tasks "
-                          "WHERE workflow_id = 'resolve' ORDER BY step");
+  auto options = db.query(
+      "SELECT options->>'max_attempts', options->>'timeout_ms' FROM {s}.tasks "
+      "WHERE workflow_id = 'resolve' ORDER BY step");
   REQUIRE(options.size() == 4);
   CHECK(options[0][0].as<int>() == 3);  // declared
   CHECK(options[0][1].as<int>() == 7000);
@@ -368,7 +368,8 @@ TEST_CASE_METHOD(RetryEngine, "an attempt past its timeout is failed and retried
   CHECK(run.result(10s) == 1);  // attempt 2's "on time", not attempt 1's "late"
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE error_type = 'durable::ActivityTimeout' "
                  "AND error_message = 'attempt 1 ran past its timeout of 200 ms'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'overrun' AND kind = 'activity_completed'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'overrun' AND kind = 'activity_completed'") ==
+        1);
   // Once the overrunning body returns, its slot is free again and its outcome went nowhere.
   CHECK(wait_until([&] { return engine.metrics().stuck_slots == 0; }));
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'overrun' AND result = '\"on time\"'") == 1);

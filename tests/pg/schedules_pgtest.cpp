@@ -26,10 +26,16 @@ struct Report {
   Json operator()(durable::WorkflowContext& ctx, const Json& input) {
     auto s = ctx.schedule();
     if (!s) return {{"scheduled", false}};
-    auto us = [](TimePoint t) { return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count(); };
-    return {{"scheduled", true},        {"id", s->schedule_id},           {"nominal_us", us(s->nominal_time)},
-            {"window_start_us", us(s->window_start)}, {"window_end_us", us(s->window_end)},
-            {"fires", s->fires},        {"input", input}};
+    auto us = [](TimePoint t) {
+      return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+    };
+    return {{"scheduled", true},
+            {"id", s->schedule_id},
+            {"nominal_us", us(s->nominal_time)},
+            {"window_start_us", us(s->window_start)},
+            {"window_end_us", us(s->window_end)},
+            {"fires", s->fires},
+            {"input", input}};
   }
 };
 
@@ -99,7 +105,7 @@ TEST_CASE("schedules are created, read, updated, paused, resumed and removed", "
   CHECK(info.next_fire == at("2027-01-10T11:00:00"));
 
   expect_throw<durable::ScheduleAlreadyExists>([&] { schedules.create("hourly", hourly()); }, "'hourly'",
-                                              "exists already");
+                                               "exists already");
 
   auto daily = hourly(MisfirePolicy::compress);
   daily.cron = "@daily";
@@ -121,9 +127,8 @@ TEST_CASE("schedules are created, read, updated, paused, resumed and removed", "
   schedules.remove("another");
   CHECK(schedules.list().size() == 1);
   for (auto op : std::vector<std::function<void()>>{
-           [&] { schedules.get("another"); }, [&] { schedules.pause("another"); },
-           [&] { schedules.resume("another"); }, [&] { schedules.remove("another"); },
-           [&] { schedules.update("another", hourly()); }}) {
+           [&] { schedules.get("another"); }, [&] { schedules.pause("another"); }, [&] { schedules.resume("another"); },
+           [&] { schedules.remove("another"); }, [&] { schedules.update("another", hourly()); }}) {
     expect_throw<durable::ScheduleNotFound>(op, "no schedule with id 'another'");
   }
 }
@@ -145,18 +150,15 @@ TEST_CASE("bad schedules are refused with a typed error naming the rule, and wri
   }
   SECTION("cron: minute out of range") {
     expect_throw<durable::InvalidCronExpression>(
-        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.cron = "61 * * * *"; })); }, "minute", "61",
-        "0-59");
+        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.cron = "61 * * * *"; })); }, "minute", "61", "0-59");
   }
   SECTION("cron: month out of range") {
     expect_throw<durable::InvalidCronExpression>(
-        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.cron = "0 0 1 13 *"; })); }, "month", "13",
-        "1-12");
+        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.cron = "0 0 1 13 *"; })); }, "month", "13", "1-12");
   }
   SECTION("cron: step zero") {
     expect_throw<durable::InvalidCronExpression>(
-        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.cron = "*/0 * * * *"; })); }, "minute",
-        "at least 1");
+        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.cron = "*/0 * * * *"; })); }, "minute", "at least 1");
   }
   SECTION("cron: never fires") {
     expect_throw<durable::InvalidCronExpression>(
@@ -164,25 +166,22 @@ TEST_CASE("bad schedules are refused with a typed error naming the rule, and wri
   }
   SECTION("unknown time zone") {
     expect_throw<durable::UnknownTimeZone>(
-        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.time_zone = "Mars/Olympus"; })); },
-        "Mars/Olympus");
+        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.time_zone = "Mars/Olympus"; })); }, "Mars/Olympus");
   }
   SECTION("unknown policy") {
-    expect_throw<durable::InvalidSchedule>([&] { durable::parse_misfire_policy("sometimes"); }, "sometimes",
-                                           "skip", "catchup", "compress");
+    expect_throw<durable::InvalidSchedule>([&] { durable::parse_misfire_policy("sometimes"); }, "sometimes", "skip",
+                                           "catchup", "compress");
     expect_throw<durable::InvalidSchedule>(
         [&] { schedules.create("s", with([](ScheduleSpec& s) { s.misfire = static_cast<MisfirePolicy>(7); })); },
         "misfire", "7");
   }
   SECTION("negative catch-up limit") {
     expect_throw<durable::InvalidSchedule>(
-        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.catchup_limit = -1; })); }, "catchup_limit",
-        "-1");
+        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.catchup_limit = -1; })); }, "catchup_limit", "-1");
   }
   SECTION("negative grace") {
     expect_throw<durable::InvalidSchedule>(
-        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.misfire_grace = -1s; })); }, "misfire_grace",
-        ">= 0");
+        [&] { schedules.create("s", with([](ScheduleSpec& s) { s.misfire_grace = -1s; })); }, "misfire_grace", ">= 0");
   }
   SECTION("unknown workflow and bad input") {
     expect_throw<durable::UnknownWorkflow>(
@@ -244,16 +243,15 @@ TEST_CASE("misfires while every engine is down follow the schedule's policy", "[
     std::vector<std::string> hours;  // the nominal hours (UTC, 2027-01-10) that start runs
     std::int64_t dropped;
   };
-  auto [policy, limit, hours, dropped] = GENERATE(
-      Case{MisfirePolicy::skip, 10, {}, 10},
-      Case{MisfirePolicy::catchup, 10, {"11", "12", "13", "14", "15", "16", "17", "18", "19", "20"}, 0},
-      Case{MisfirePolicy::catchup, 3, {"18", "19", "20"}, 7},
-      Case{MisfirePolicy::compress, 10, {"20"}, 0});
+  auto [policy, limit, hours, dropped] =
+      GENERATE(Case{MisfirePolicy::skip, 10, {}, 10},
+               Case{MisfirePolicy::catchup, 10, {"11", "12", "13", "14", "15", "16", "17", "18", "19", "20"}, 0},
+               Case{MisfirePolicy::catchup, 3, {"18", "19", "20"}, 7}, Case{MisfirePolicy::compress, 10, {"20"}, 0});
   CAPTURE(durable::to_string(policy), limit);
   TestDb db;
   {
     auto creator = engine_on(db);  // never started: no engine runs while the ticks pass
-    creator->schedules().list();  // migrates the schema, so its clock can be set
+    creator->schedules().list();   // migrates the schema, so its clock can be set
     durable::testing::set_clock(db.url(), db.schema(), at("2027-01-10T10:30:00"));
     auto spec = hourly(policy);
     spec.catchup_limit = limit;
@@ -355,9 +353,13 @@ TEST_CASE("daylight saving time: skipped local times fire at the first valid ins
     std::vector<std::string> ids;
   };
   auto [cron, from, to, ids] = GENERATE(
-      Case{"30 2 * * *", "2026-03-07T12:00:00", "2026-03-10T12:00:00",
+      Case{"30 2 * * *",
+           "2026-03-07T12:00:00",
+           "2026-03-10T12:00:00",
            {"dst:2026-03-08T03:00:00-04:00", "dst:2026-03-09T02:30:00-04:00", "dst:2026-03-10T02:30:00-04:00"}},
-      Case{"30 1 * * *", "2026-10-31T12:00:00", "2026-11-03T12:00:00",
+      Case{"30 1 * * *",
+           "2026-10-31T12:00:00",
+           "2026-11-03T12:00:00",
            {"dst:2026-11-01T01:30:00-04:00", "dst:2026-11-02T01:30:00-05:00", "dst:2026-11-03T01:30:00-05:00"}});
   CAPTURE(cron);
   TestDb db;

@@ -35,7 +35,7 @@ TEST_CASE("a thin client waiting for a result hears at once of its end in anothe
   RunningEngine worker;
   EngineOptions options = worker.db.options();
   options.poll_interval = std::chrono::seconds{30};  // a result seen by polling would take this long
-  Engine client(options);                          // never started: it only starts runs and waits
+  Engine client(options);                            // never started: it only starts runs and waits
   register_all(client);
   for (int i = 0; i < 2; ++i) {  // the first wait opens the LISTEN session, the second reuses it
     auto run = client.start_workflow<ParallelSlowWorkflow>("thin-" + std::to_string(i), 1);  // one 300 ms activity
@@ -71,7 +71,8 @@ TEST_CASE("the dispatcher never runs more activities than its pool has slots", "
                  "WHERE b.started_at <= a.started_at AND b.ended_at > a.started_at) AS c FROM {s}.attempts a) x") <= 2);
 }
 
-TEST_CASE_METHOD(RunningEngine, "a durable sleep waits for the database clock and survives replay", "[pg][workflow][timer]") {
+TEST_CASE_METHOD(RunningEngine, "a durable sleep waits for the database clock and survives replay",
+                 "[pg][workflow][timer]") {
   auto run = engine.start_workflow<SleepWorkflow>("nap", 700);
   auto result = run.result(30s);
   CHECK(result["slept_ms"].get<long>() >= 700);
@@ -81,7 +82,8 @@ TEST_CASE_METHOD(RunningEngine, "a durable sleep waits for the database clock an
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'nap' AND kind = 'side_effect'") == 3);
 }
 
-TEST_CASE_METHOD(RunningEngine, "a failed activity reaches the workflow as ActivityFailed, which it may catch", "[pg][workflow][failure]") {
+TEST_CASE_METHOD(RunningEngine, "a failed activity reaches the workflow as ActivityFailed, which it may catch",
+                 "[pg][workflow][failure]") {
   auto result = engine.start_workflow<CatchFailureWorkflow>("catch", "card declined").result(30s);
   CHECK(result["caught"] == true);
   CHECK(result["type"] == "std::runtime_error");
@@ -91,7 +93,8 @@ TEST_CASE_METHOD(RunningEngine, "a failed activity reaches the workflow as Activ
   CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'catch'") == 1);
 }
 
-TEST_CASE_METHOD(RunningEngine, "an exception escaping the workflow fails the run and journals its message", "[pg][workflow][failure]") {
+TEST_CASE_METHOD(RunningEngine, "an exception escaping the workflow fails the run and journals its message",
+                 "[pg][workflow][failure]") {
   auto run = engine.start_workflow<FailingWorkflow>("doomed", "no stock");
   try {
     run.result(30s);
@@ -121,7 +124,8 @@ TEST_CASE("a duplicate start is rejected and starts nothing", "[pg][workflow][id
   CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
 }
 
-TEST_CASE_METHOD(RunningEngine, "result() gives up with Timeout while the run goes on, and cancel() ends it", "[pg][workflow]") {
+TEST_CASE_METHOD(RunningEngine, "result() gives up with Timeout while the run goes on, and cancel() ends it",
+                 "[pg][workflow]") {
   auto run = engine.start_workflow<SleepWorkflow>("long-nap", 3600 * 1000);
   CHECK_THROWS_AS(run.result(300ms), Timeout);
   CHECK(run.status() == WorkflowStatus::running);
@@ -151,7 +155,8 @@ TEST_CASE("stop() hands a still-running activity back, and the next engine runs 
   CHECK(engine.workflow<SlowWorkflow>("handed-back").result(30s) == 1500);
   CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'handed-back'") == 1);
   // The late outcome of the released attempt was discarded: one completion in the journal.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'handed-back' AND kind = 'activity_completed'") == 1);
+  CHECK(db.count(
+            "SELECT count(*) FROM {s}.journal WHERE workflow_id = 'handed-back' AND kind = 'activity_completed'") == 1);
 }
 
 TEST_CASE("an engine stopped with work in flight hands it to the next engine", "[pg][shutdown]") {
@@ -167,5 +172,6 @@ TEST_CASE("an engine stopped with work in flight hands it to the next engine", "
   register_all(engine);
   engine.start();
   CHECK(engine.workflow<ChainWorkflow>("chain-stop").result(30s) == 5);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'chain-stop' AND kind = 'activity_completed'") == 5);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'chain-stop' AND kind = 'activity_completed'") ==
+        5);
 }

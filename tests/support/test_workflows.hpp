@@ -133,9 +133,7 @@ struct RecordStepActivity {
   static constexpr auto name = "record_step";
   static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 3}, .timeout = 2s}; }
   int operator()(ActivityContext& ctx, const StepInput& in) const {
-    {
-      std::ofstream(in.log, std::ios::app) << "step " << in.step << " attempt " << ctx.attempt() << "\n";
-    }
+    { std::ofstream(in.log, std::ios::app) << "step " << in.step << " attempt " << ctx.attempt() << "\n"; }
     while (in.step == in.hang_step && std::filesystem::exists(in.hang)) std::this_thread::sleep_for(20ms);
     return in.step * 10;
   }

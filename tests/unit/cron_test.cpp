@@ -106,7 +106,7 @@ TEST_CASE("cron: valid expressions parse into the values each field allows", "[u
 
 TEST_CASE("cron: shorthands equal their expansions, in any case", "[unit][cron]") {
   const std::vector<std::pair<std::string, std::string>> rows = {
-      {"@hourly", "0 * * * *"},  {"@daily", "0 0 * * *"},   {"@midnight", "0 0 * * *"}, {"@weekly", "0 0 * * 0"},
+      {"@hourly", "0 * * * *"},  {"@daily", "0 0 * * *"},  {"@midnight", "0 0 * * *"}, {"@weekly", "0 0 * * 0"},
       {"@monthly", "0 0 1 * *"}, {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@DAILY", "0 0 * * *"},
   };
   for (const auto& [shorthand, expansion] : rows) {
@@ -161,11 +161,11 @@ TEST_CASE("cron: invalid expressions name the field and the rule", "[unit][cron]
                                         "cron expression '" + row.expression + "': ", row.field, row.rule);
   }
   // Only whitespace is empty too; the message quotes the trimmed expression.
-  expect_throw<InvalidCronExpression>([] { CronExpression::parse(" \t "); }, "cron expression '': the expression is empty");
+  expect_throw<InvalidCronExpression>([] { CronExpression::parse(" \t "); },
+                                      "cron expression '': the expression is empty");
 }
 
-TEST_CASE("cron: restricted day fields widen each other, a '*' day field leaves the other to decide",
-          "[unit][cron]") {
+TEST_CASE("cron: restricted day fields widen each other, a '*' day field leaves the other to decide", "[unit][cron]") {
   // April 2026: the 3rd and 10th are Fridays, the 13th is a Monday.
   const CronExpression either = CronExpression::parse("0 0 13 * 5");
   CHECK(either.matches_day(4, 13, 1));

@@ -24,8 +24,11 @@ Json nested(int depth) {  // `depth` levels: depth - 1 arrays around a number
 
 TEST_CASE("check_payload refuses what PostgreSQL or JSON cannot carry, naming where", "[payload]") {
   CHECK_NOTHROW(check_payload(Json{{"id", "order-1"}, {"qty", 3}, {"price", 9.5}, {"tags", {"a", "ü"}}}, "p"));
-  expect_throw<PayloadError>([] { check_payload(Json{{"a", {1, std::nan("")}}}, "the input"); }, "the input",
-                             "NaN or Infinity", "'/a/1'");
+  expect_throw<PayloadError>(
+      [] {
+        check_payload(Json{{"a", {1, std::nan("")}}}, "the input");
+      },
+      "the input", "NaN or Infinity", "'/a/1'");
   expect_throw<PayloadError>([] { check_payload(Json{{"note", std::string("x\0y", 3)}}, "p"); }, "NUL", "'/note'");
   expect_throw<PayloadError>([] { check_payload(Json{{std::string("k\0", 2), 1}}, "p"); }, "a key with", "NUL");
   expect_throw<PayloadError>([] { check_payload(Json("caf\xC3"), "p"); }, "invalid UTF-8 at byte 3");

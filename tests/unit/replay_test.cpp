@@ -56,8 +56,12 @@ TEST_CASE("asking for another activity than the journal holds is a non-determini
   journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
   Replay replay("wf-7", "hello", journal, 1000, registry);
   WorkflowContext ctx(replay);
-  expect_throw<NonDeterminismError>([&] { ctx.call<test::AddActivity>(test::Pair{1, 2}); }, "at sequence number 0 the journal holds activity "
-                                                                "'echo' but the code asked for activity 'add'");
+  expect_throw<NonDeterminismError>(
+      [&] {
+        ctx.call<test::AddActivity>(test::Pair{1, 2});
+      },
+      "at sequence number 0 the journal holds activity "
+      "'echo' but the code asked for activity 'add'");
   // Even if workflow code swallowed the exception, the replay remembers it.
   CHECK(replay.nondeterminism().has_value());
   CHECK(replay.tasks.empty());

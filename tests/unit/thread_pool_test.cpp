@@ -43,7 +43,8 @@ TEST_CASE("shutdown runs what is queued, then joins", "[thread_pool]") {
   std::atomic<int> done{0};
   {
     ThreadPool pool(2, [] {});
-    for (int i = 0; i < 20; ++i) pool.submit([&] {
+    for (int i = 0; i < 20; ++i)
+      pool.submit([&] {
         std::this_thread::sleep_for(1ms);
         ++done;
       });

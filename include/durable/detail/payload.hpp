@@ -22,7 +22,7 @@ using Json = nlohmann::json;
 // payloads) is held to before it is written, so PostgreSQL never refuses one half-way.
 inline constexpr std::size_t max_payload_bytes = 4 * 1024 * 1024;  // as compact JSON
 inline constexpr int max_payload_depth = 256;                      // nested arrays and objects
-}
+}  // namespace durable
 
 namespace durable::detail {
 
@@ -69,16 +69,17 @@ T from_payload(const Json& json, const std::string& what) {
     auto shown = [&] { return json.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 200); };
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (!fits_integer<T>(json)) {
-        throw PayloadError(fmt::format("{} does not convert to the declared integer type: {} is not a whole number "
-                                       "in its range",
-                                       what, shown()));
+        throw PayloadError(
+            fmt::format("{} does not convert to the declared integer type: {} is not a whole number "
+                        "in its range",
+                        what, shown()));
       }
     }
     try {
       return json.get<T>();
     } catch (const nlohmann::json::exception& e) {
-      throw PayloadError(fmt::format("{} does not convert to the declared type: {} (payload: {})", what, e.what(),
-                                     shown()));
+      throw PayloadError(
+          fmt::format("{} does not convert to the declared type: {} (payload: {})", what, e.what(), shown()));
     }
   }
 }
@@ -103,7 +104,7 @@ using result_of = typename call_traits<T>::result;
 // A definition type names itself with `static constexpr auto name = "...";`.
 template <typename T>
 concept Named = requires {
-  { std::string(T::name) };
+  {std::string(T::name)};
 };
 
 // An activity may derive its idempotency key from its input.
@@ -115,7 +116,7 @@ concept HasIdempotencyKey = requires(const input_of<T>& in) {
 // A definition may declare `static ActivityOptions options()`.
 template <typename T>
 concept HasOptions = requires {
-  { T::options() };
+  {T::options()};
 };
 
 }  // namespace durable::detail
