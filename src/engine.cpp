@@ -138,10 +138,12 @@ void EngineCore::start() {
   if (started_.exchange(true)) return;
   ensure_schema();
   // Both made before any thread starts: each may hand work straight to the other.
-  if (!registry.workflows.empty()) runner_ = std::make_unique<Runner>(*this);
   if (!registry.activities.empty()) {
     std::lock_guard lock(lifecycle_mutex_);
     dispatcher_ = std::make_unique<Dispatcher>(*this);
+  }
+  if (!registry.workflows.empty()) {
+    runner_ = std::make_unique<Runner>(*this, dispatcher_ ? &dispatcher_->slots() : nullptr);
   }
   if (runner_) {
     for (int i = 0; i < options.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });

@@ -44,8 +44,7 @@ class EngineCore {
   int activity_capacity() const;
   EngineMetrics snapshot();
   // Set before any engine thread starts and reset after they all stopped; null when this engine
-  // runs no activities (dispatcher) or no workflows (runner).
-  Dispatcher* dispatcher() const { return dispatcher_.get(); }
+  // runs no workflows.
   Runner* runner() const { return runner_.get(); }
   // The runner while the engine runs (null before start() and once stop() began), for any thread.
   Runner* local_runner() const { return local_runner_.load(); }

@@ -13,31 +13,14 @@
 
 namespace durable::detail {
 
-namespace {
-// The slot of the task a pool thread settles: it may go straight to the next task of the same
-// workflow (continue in place), so a chain of steps keeps its slot. Only `max_slot_handovers`
-// times in a row, so that a long chain cannot starve the queue. It is busy already, so taking it
-// over reserves nothing: a step waiting for its commit holds one slot, not two.
-enum class OwnSlot { none, available, taken };
-thread_local OwnSlot own_slot = OwnSlot::none;
-
-struct HandOver {
-  explicit HandOver(const pg::ClaimedTask& task) {
-    own_slot = task.handovers < max_slot_handovers ? OwnSlot::available : OwnSlot::none;
-  }
-  ~HandOver() { own_slot = OwnSlot::none; }
-};
-}  // namespace
-
 Dispatcher::Dispatcher(EngineCore& core)
     : core_(core),
       names_json_(core.registry.activity_names_json()),
-      // A slot handed over to the next step is not free: no need to wake the claim loop for it.
-      pool_(core.activity_capacity(), [this] {
-        if (has_free_slot()) core_.task_work.notify();
-      }) {}
+      slots_(
+          core.activity_capacity(), [this](const pg::ClaimedTask& task, Handover& handover) { run(task, handover); },
+          [this] { core_.task_work.notify(); }) {}
 
-Dispatcher::~Dispatcher() { pool_.shutdown(); }
+Dispatcher::~Dispatcher() { slots_.shutdown(); }
 
 void Dispatcher::loop() {
   // While saturated, the dispatcher only looks at its own slots, each look further apart (up to
@@ -50,12 +33,13 @@ void Dispatcher::loop() {
   bool probe = true;
   while (!core_.stopping()) {
     const auto seen = core_.task_work.generation();
-    const int free = reserve(probe ? 1 : pool_.size());
+    Reservation slots = slots_.reserve(probe ? 1 : slots_.size());
+    const int free = slots.count();
     if (free == 0) {
       ++core_.metrics.rejected_claims;
       if (!saturated) {
         saturated = true;
-        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", core_.options.instance, pool_.size(),
+        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", core_.options.instance, slots_.size(),
                        stuck_slots());
       }
       core_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
@@ -77,51 +61,13 @@ void Dispatcher::loop() {
     }
     const std::size_t claimed = tasks.size();
     probe = claimed == 0;
-    launch(std::move(tasks), free, false);
+    slots_.launch(std::move(tasks), std::move(slots), ActivitySlots::Unused::keep_quiet);
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
     // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
     const auto poll = core_.options.poll_interval;
     core_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
   }
-}
-
-bool Dispatcher::has_free_slot() {
-  std::lock_guard lock(slots_mutex_);
-  return pool_.free_slots() > reserved_;
-}
-
-int Dispatcher::reserve(int wanted) {
-  int own = 0;
-  if (wanted > 0 && own_slot == OwnSlot::available) {
-    own_slot = OwnSlot::taken;  // the caller's own slot first, taken over once it returns
-    own = 1;
-  }
-  std::lock_guard lock(slots_mutex_);
-  const int free = std::max(pool_.free_slots() - reserved_, 0);
-  const int granted = std::min(free, wanted - own);
-  reserved_ += granted;
-  return own + granted;
-}
-
-void Dispatcher::launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool at_once) {
-  for (auto& task : tasks) {
-    ++core_.metrics.claims;
-    if (at_once) ++core_.metrics.run_at_once;
-    if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
-    pool_.submit([this, task = std::move(task)] { run(task); });
-  }
-  int own = 0;
-  if (own_slot == OwnSlot::taken) {
-    own_slot = OwnSlot::none;
-    own = 1;  // never counted in reserved_
-  }
-  {
-    std::lock_guard lock(slots_mutex_);  // after submitting, so the slots are never counted free twice
-    reserved_ -= reserved - own;
-  }
-  // Slots a replay reserved but did not use: the claim loop may want them (its own are no news to it).
-  if (at_once && static_cast<int>(tasks.size()) < reserved) core_.task_work.notify();
 }
 
 int Dispatcher::stuck_slots() const {
@@ -149,8 +95,10 @@ void Dispatcher::watch() {
       logger().warn("activity '{}' (task {}, attempt {}) passed its {} ms timeout; failing the attempt", r.task.name,
                     r.task.task_id, r.task.attempt, timeout);
       try {
-        settle_failure(r.task, error_info(ActivityTimeout(
-                                   fmt::format("attempt {} ran past its timeout of {} ms", r.task.attempt, timeout))));
+        settle_failure(r.task,
+                       error_info(ActivityTimeout(
+                           fmt::format("attempt {} ran past its timeout of {} ms", r.task.attempt, timeout))),
+                       nullptr);
       } catch (const std::exception& e) {
         logger().warn("could not fail timed-out task {} ({}); its lease will expire", r.task.task_id, e.what());
       }
@@ -159,13 +107,15 @@ void Dispatcher::watch() {
   }
 }
 
-void Dispatcher::run(const pg::ClaimedTask& task) {
-  HandOver hand_over(task);
+void Dispatcher::run(const pg::ClaimedTask& task, Handover& handover) {
+  ++core_.metrics.claims;
+  if (task.leased_at_once) ++core_.metrics.run_at_once;
+  if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
   failpoint("task.after_claim");
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);
-    if (task.after_lease_expiry && !due_after_lost_lease(task)) return;
-    if (task.options.idempotency_key && !run_once_per_key(task)) return;
+    if (task.after_lease_expiry && !due_after_lost_lease(task, handover)) return;
+    if (task.options.idempotency_key && !run_once_per_key(task, handover)) return;
     auto state = std::make_shared<AttemptState>();
     state->workflow_id = task.workflow_id;
     state->activity_name = task.name;
@@ -206,9 +156,9 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
     }
     failpoint("task.before_commit");
     if (succeeded) {
-      settle_success(task, result);
+      finish(task, true, result, {}, &handover);
     } else {
-      settle_failure(task, error);
+      settle_failure(task, error, &handover);
     }
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
@@ -220,13 +170,13 @@ void Dispatcher::run(const pg::ClaimedTask& task) {
 // next attempt waits the policy's delay after the lease ran out, within attempts and horizon.
 // True when this attempt may run now; otherwise the task failed for good or was handed back
 // until it is due (the attempt not counted: the lost one was, by the claim).
-bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task) {
+bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, Handover& handover) {
   constexpr const char* lost = "the worker running attempt {} stopped renewing its lease (crashed, hung or cut off)";
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = std::find(listed.begin(), listed.end(), error_info(LeaseExpired("")).type) == listed.end();
   if (task.attempt > retry.max_attempts || !retryable) {
-    finish(task, false, {}, error_info(LeaseExpired(fmt::format(lost, task.attempt - 1))), false);
+    finish(task, false, {}, error_info(LeaseExpired(fmt::format(lost, task.attempt - 1))), &handover, false);
     return false;
   }
   using us = std::chrono::microseconds;
@@ -238,7 +188,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task) {
            error_info(LeaseExpired(fmt::format("{} (not retried: the next attempt would start past max_retry_horizon "
                                                "of {} ms)",
                                                fmt::format(lost, task.attempt - 1), retry.max_retry_horizon.count()))),
-           false);
+           &handover, false);
     return false;
   }
   if (due_us <= task.claimed_at_us) return true;
@@ -253,7 +203,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task) {
 // settled with the committed result of an earlier task with the same key, or handed back to
 // wait while another attempt with the same key runs (so at most one body runs at a time), until
 // the holder lets go of the key (which wakes it) or its lease runs out (it crashed).
-bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
+bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, Handover& handover) {
   auto reused = core_.store.reusable_result(task);  // a committed result needs no lock
   if (!reused) {
     if (!core_.store.lock_key_or_wait(task)) return false;
@@ -271,13 +221,14 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task) {
              error_info(IdempotencyKeyConflict(
                  fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
                              "'{}'); use a key that identifies the input",
-                             task.name, reused->workflow_id))));
+                             task.name, reused->workflow_id))),
+             &handover);
       return false;
     }
   }
   logger().debug("activity '{}' (task {}): reusing the result committed for its idempotency key", task.name,
                  task.task_id);
-  finish(task, true, reused->result, {});
+  finish(task, true, reused->result, {}, &handover);
   return false;
 }
 
@@ -310,9 +261,7 @@ Duration Dispatcher::uniform(Duration low, Duration high) {
   return Duration{std::uniform_int_distribution<Duration::rep>(low.count(), std::max(low, high).count())(random_)};
 }
 
-void Dispatcher::settle_success(const pg::ClaimedTask& task, const Json& result) { finish(task, true, result, {}); }
-
-void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error) {
+void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, Handover* handover) {
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
@@ -327,21 +276,27 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
         finish(task, false, {},
                {error.type, fmt::format("{} (not retried: the next attempt would start past max_retry_horizon of "
                                         "{} ms)",
-                                        error.message, retry.max_retry_horizon.count())});
+                                        error.message, retry.max_retry_horizon.count())},
+               handover);
         return;
     }
   }
-  finish(task, false, {}, error);
+  finish(task, false, {}, error, handover);
 }
 
 void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
-                        bool record_attempt) {
+                        Handover* handover, bool record_attempt) {
   // Continue in place when this engine holds the workflow's journal: one commit for the outcome
-  // and the replay it unblocks, instead of a commit, a claim and another commit.
+  // and the replay it unblocks, instead of a commit, a claim and another commit. The tasks that
+  // commit leased to this engine run on the slots the replay reserved (this step's own first).
   Runner* runner = core_.runner();
-  std::optional<pg::StepOutcome> step =
-      runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt) : std::nullopt;
-  if (!step) {
+  std::optional<Runner::Continued> continued =
+      runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt, handover) : std::nullopt;
+  std::optional<pg::StepOutcome> step;
+  if (continued) {
+    step = std::move(continued->step);
+    slots_.launch(std::move(step->claimed), std::move(continued->slots));
+  } else {
     const pg::StepCommit plain{&task, succeeded, result, error.type, error.message, record_attempt, nullptr, -1, {}};
     step = core_.steps.commit(plain);
   }
@@ -362,7 +317,7 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
 }
 
 void Dispatcher::drain(std::chrono::milliseconds grace) {
-  if (!pool_.wait_idle(grace)) {
+  if (!slots_.wait_idle(grace)) {
     std::map<std::int64_t, Running> left;
     {
       std::lock_guard lock(running_mutex_);
@@ -379,12 +334,12 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
       }
     }
   }
-  pool_.shutdown();  // bodies still running are waited for; their outcomes are discarded
+  slots_.shutdown();  // bodies still running are waited for; their outcomes are discarded
 }
 
 void Dispatcher::add_gauges(EngineMetrics& metrics) const {
   std::lock_guard lock(running_mutex_);
-  metrics.activity_busy = pool_.busy();
+  metrics.activity_busy = slots_.busy();
   metrics.stuck_slots = stuck_;
 }
 

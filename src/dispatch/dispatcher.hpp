@@ -8,7 +8,7 @@
 #include <mutex>
 #include <random>
 
-#include "dispatch/thread_pool.hpp"
+#include "dispatch/activity_slots.hpp"
 #include "durable/engine.hpp"
 #include "exceptions.hpp"
 #include "pg/store.hpp"
@@ -17,9 +17,6 @@ namespace durable::detail {
 
 class EngineCore;
 struct AttemptState;
-
-// How many steps in a row of one workflow may pass a slot on to the next (see ClaimedTask::handovers).
-constexpr int max_slot_handovers = 32;
 
 class Dispatcher {
  public:
@@ -30,25 +27,22 @@ class Dispatcher {
   void watch();  // fails attempts past their deadline, until the engine stops
   // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
   void drain(std::chrono::milliseconds grace);
-  // Takes up to `wanted` free slots for tasks about to be leased to this engine (claimed, or
-  // leased at once by a replay commit), so two claimers never take the same slot.
-  int reserve(int wanted);
-  // Runs tasks leased to this engine on the slots reserved for them, and frees the rest.
-  void launch(std::vector<pg::ClaimedTask> tasks, int reserved, bool at_once = true);
+  // The activity slots: a replay commit reserves some for the tasks it leases at once.
+  ActivitySlots& slots() { return slots_; }
   // Fills the activity pool's gauges (busy and stuck slots).
   void add_gauges(EngineMetrics& metrics) const;
 
  private:
-  void run(const pg::ClaimedTask& task);
+  // Settles one task on a pool thread; `handover` is its slot, which the next step may take.
+  void run(const pg::ClaimedTask& task, Handover& handover);
   int stuck_slots() const;
-  bool has_free_slot();
-  void settle_success(const pg::ClaimedTask& task, const Json& result);
-  void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error);
+  // `handover` is null off the task's pool thread (a timeout failed by the watcher).
+  void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, Handover* handover);
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
-              bool record_attempt = true);
+              Handover* handover, bool record_attempt = true);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
-  bool due_after_lost_lease(const pg::ClaimedTask& task);
-  bool run_once_per_key(const pg::ClaimedTask& task);
+  bool due_after_lost_lease(const pg::ClaimedTask& task, Handover& handover);
+  bool run_once_per_key(const pg::ClaimedTask& task, Handover& handover);
   Duration jittered(const RetryPolicy& policy, Duration delay);
   // A random wait in [low, high], from the shared generator.
   Duration uniform(Duration low, Duration high);
@@ -60,15 +54,13 @@ class Dispatcher {
 
   EngineCore& core_;
   std::string names_json_;
-  ThreadPool pool_;
   mutable std::mutex running_mutex_;
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).
   std::map<std::int64_t, Running> running_;
   int stuck_ = 0;  // timed-out bodies that have not returned yet
-  std::mutex slots_mutex_;
-  int reserved_ = 0;  // slots promised to tasks not yet submitted
   std::mt19937 random_{std::random_device{}()};
   std::mutex random_mutex_;
+  ActivitySlots slots_;  // last: its threads run tasks as soon as it exists
 };
 
 }  // namespace durable::detail

@@ -214,6 +214,7 @@ std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const
       t.lease_token = row[2].get<std::int64_t>();
       t.claimed_at_us = now_us;
       t.first_started_at_us = now_us;
+      t.leased_at_once = true;
       tasks.push_back(std::move(t));
     }
   }

@@ -78,6 +78,7 @@ struct ClaimedTask {
   bool after_lease_expiry = false;       // the previous attempt's worker lost its lease ...
   std::int64_t lease_lost_at_us = 0;     // ... at this time (the database clock)
   Json last_heartbeat;                   // details of the latest heartbeat of any earlier attempt, or null
+  bool leased_at_once = false;           // by the commit that created it, not by a claim
   int handovers = 0;                     // steps before it, in a row, that passed their slot on to the next
 };
 

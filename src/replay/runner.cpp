@@ -9,12 +9,12 @@
 #include "engine_core.hpp"
 #include "exceptions.hpp"
 #include "replay/replay.hpp"
-#include "dispatch/dispatcher.hpp"
 #include "uuid.hpp"
 
 namespace durable::detail {
 
-Runner::Runner(EngineCore& core) : core_(core), names_json_(core.registry.workflow_names_json()) {}
+Runner::Runner(EngineCore& core, ActivitySlots* slots)
+    : core_(core), slots_(slots), names_json_(core.registry.workflow_names_json()) {}
 
 void Runner::offer(pg::ClaimedWorkflow claim) {
   {
@@ -135,7 +135,8 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
   return task.step < static_cast<int>(journal.steps.size());
 }
 
-Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us) {
+Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us,
+                             Handover* handover) {
   const WorkflowDefinition& def = core_.registry.workflow(journal.name);
   Replay replay(workflow_id, journal.name, journal, now_us, core_.registry);
   WorkflowContext ctx(replay);
@@ -193,15 +194,15 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.wake_at_us = replay.wake_at_us();
   // Run at once: tasks of activities this engine runs take its free slots in the same commit,
   // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
-  Dispatcher* dispatcher = core_.dispatcher();
-  if (!dispatcher || core_.stopping()) return planned;
+  if (!slots_ || core_.stopping()) return planned;
   int local = 0;
   for (const auto& task : commit.tasks)
     local += core_.registry.activities.count(task["name"].get<std::string>()) ? 1 : 0;
-  planned.reserved = local > 0 ? dispatcher->reserve(local) : 0;
+  if (local > 0) planned.slots = slots_->reserve(local, handover);
   int marked = 0;
   for (auto& task : commit.tasks) {
-    const bool claim = marked < planned.reserved && core_.registry.activities.count(task["name"].get<std::string>());
+    const bool claim =
+        marked < planned.slots.count() && core_.registry.activities.count(task["name"].get<std::string>());
     task["claim"] = claim;
     marked += claim ? 1 : 0;
   }
@@ -227,7 +228,9 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
       journal.apply({seq++, e["kind"].get<std::string>(), e.value("step", -1), e.value("name", ""), e["data"]});
     }
   }
-  if (static_cast<int>(planned.commit.tasks.size()) > planned.reserved) core_.task_work.notify();  // for any dispatcher
+  if (static_cast<int>(planned.commit.tasks.size()) > planned.slots.count()) {
+    core_.task_work.notify();  // for any dispatcher
+  }
 }
 
 void Runner::process(const pg::ClaimedWorkflow& claim) {
@@ -242,15 +245,9 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   } else if (journal->next_seq < claim.next_seq) {
     journal->apply(core_.store.read_journal(claim.workflow_id, journal->next_seq).events);
   }
-  Planned planned = plan(*journal, claim.workflow_id, claim.now_us);
+  Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr);
   planned.commit.lease_token = claim.lease_token;
-  pg::ReplayOutcome outcome;
-  try {
-    outcome = core_.store.commit_replay(planned.commit);
-  } catch (...) {
-    if (planned.reserved > 0) core_.dispatcher()->launch({}, planned.reserved);
-    throw;
-  }
+  pg::ReplayOutcome outcome = core_.store.commit_replay(planned.commit);  // a throw frees the slots
   if (outcome.base) {
     committed(*journal, planned, *outcome.base, started);
   } else {
@@ -259,12 +256,12 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
     forget(claim.workflow_id);
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
-  if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
+  if (slots_) slots_->launch(std::move(outcome.claimed), std::move(planned.slots));
 }
 
-std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
-                                                           const Json& result, const ErrorInfo& error,
-                                                           bool record_attempt) {
+std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
+                                                             const Json& result, const ErrorInfo& error,
+                                                             bool record_attempt, Handover* handover) {
   std::shared_ptr<JournalCache> journal = journal_of(task);
   if (!journal) return std::nullopt;
   std::unique_lock busy(journal->busy, std::try_to_lock);
@@ -291,7 +288,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
   Planned planned;
   try {
     journal->apply({expected_seq, succeeded ? "activity_completed" : "activity_failed", task.step, task.name, data});
-    planned = plan(*journal, task.workflow_id, now_us);
+    planned = plan(*journal, task.workflow_id, now_us, handover);
   } catch (const std::exception& e) {
     undo();
     detail::logger().debug("workflow '{}' cannot continue in place: {}", task.workflow_id, e.what());
@@ -303,8 +300,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
                                   expected_seq, journal->run_id});
   } catch (...) {
     undo();
-    if (planned.reserved > 0) core_.dispatcher()->launch({}, planned.reserved);
-    throw;
+    throw;  // the slots it reserved are freed with `planned`
   }
   if (outcome.continued) {
     committed(*journal, planned, *outcome.base + 1, started);
@@ -315,9 +311,7 @@ std::optional<pg::StepOutcome> Runner::finish_and_continue(const pg::ClaimedTask
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
   for (auto& next : outcome.claimed) next.handovers = task.handovers + 1;
-  if (planned.reserved > 0) core_.dispatcher()->launch(std::move(outcome.claimed), planned.reserved);
-  outcome.claimed.clear();
-  return outcome;
+  return Continued{std::move(outcome), std::move(planned.slots)};
 }
 
 }  // namespace durable::detail

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "dispatch/activity_slots.hpp"
 #include "pg/store.hpp"
 #include "replay/journal.hpp"
 
@@ -22,27 +23,36 @@ struct ErrorInfo;
 
 class Runner {
  public:
-  explicit Runner(EngineCore& core);
+  // `slots`: this engine's activity slots, which tasks a replay commit leases at once run on;
+  // null when it runs no activities.
+  Runner(EngineCore& core, ActivitySlots* slots);
   void loop();  // one per runner thread, until the engine stops (then it replays what was offered)
   // A run leased to this engine already (just started here): replayed by the next free runner thread.
   void offer(pg::ClaimedWorkflow claim);
 
+  // What finish_and_continue committed, and the slots reserved for the tasks it leased to this
+  // engine (step.claimed): the caller launches them.
+  struct Continued {
+    pg::StepOutcome step;
+    Reservation slots;
+  };
   // Continue in place: commits a finished task together with the replay its outcome unblocks,
   // in one statement, when no one else is replaying the workflow here. The journal is this
   // engine's cached copy, or read from the database when it has none. nullopt when it cannot try
-  // (the caller finishes the task alone); `continued` says whether the replay went in too (if
-  // not, the workflow was only made runnable).
-  std::optional<pg::StepOutcome> finish_and_continue(const pg::ClaimedTask& task, bool succeeded, const Json& result,
-                                                     const ErrorInfo& error, bool record_attempt);
+  // (the caller finishes the task alone); `step.continued` says whether the replay went in too
+  // (if not, the workflow was only made runnable). `handover`: the finished task's slot, which
+  // the next task of the workflow may take over (null: none).
+  std::optional<Continued> finish_and_continue(const pg::ClaimedTask& task, bool succeeded, const Json& result,
+                                               const ErrorInfo& error, bool record_attempt, Handover* handover);
 
  private:
   // A replay's outcome, ready to commit, and the slots reserved for the tasks it leases at once.
   struct Planned {
     pg::ReplayCommit commit;
     bool ended = false;
-    int reserved = 0;
+    Reservation slots;
   };
-  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us);
+  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, Handover* handover);
   // After the commit: keep the cache in step and wake whoever waits. `first_seq`: its first event's seq.
   void committed(JournalCache& journal, const Planned& planned, int first_seq,
                  std::chrono::steady_clock::time_point started);
@@ -56,6 +66,7 @@ class Runner {
   void forget(const std::string& workflow_id);
 
   EngineCore& core_;
+  ActivitySlots* slots_;
   std::string names_json_;
   std::mutex offered_mutex_;
   std::deque<pg::ClaimedWorkflow> offered_;
