@@ -281,13 +281,19 @@ void Engine::stop() {
 namespace {
 
 // The statuses of an earlier run that a policy lets a new run replace (JSON, for the statement).
-const char* replaceable(IdReusePolicy policy) {
+std::string replaceable(IdReusePolicy policy) {
+  using pg::RunStatus;
+  std::vector<RunStatus> statuses;
   switch (policy) {
-    case IdReusePolicy::reject_duplicate: return "[]";
-    case IdReusePolicy::allow_if_failed: return R"(["failed", "cancelled"])";
-    case IdReusePolicy::allow_if_ended: return R"(["completed", "failed", "cancelled"])";
+    case IdReusePolicy::reject_duplicate: break;
+    case IdReusePolicy::allow_if_failed: statuses = {RunStatus::failed, RunStatus::cancelled}; break;
+    case IdReusePolicy::allow_if_ended:
+      statuses = {RunStatus::completed, RunStatus::failed, RunStatus::cancelled};
+      break;
   }
-  return "[]";
+  Json texts = Json::array();
+  for (RunStatus status : statuses) texts.push_back(to_text(status));
+  return texts.dump();
 }
 
 struct StartAttempt {
@@ -316,7 +322,8 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
     if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
     // Our own run, committed by an earlier try whose answer was lost, is not a duplicate.
     if (existing->run_id != run_id) {
-      return {UntypedWorkflowHandle(core, workflow_id, existing->run_id), false, existing->status};
+      return {UntypedWorkflowHandle(core, workflow_id, existing->run_id), false,
+              std::string(to_text(existing->status))};
     }
   }
   if (fresh.leased) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine_core.hpp"
+#include "exceptions.hpp"
 
 namespace durable {
 
@@ -19,10 +20,13 @@ std::string_view to_string(WorkflowStatus status) {
 }
 
 namespace {
-WorkflowStatus parse_status(const std::string& s) {
-  if (s == "completed") return WorkflowStatus::completed;
-  if (s == "failed") return WorkflowStatus::failed;
-  if (s == "cancelled") return WorkflowStatus::cancelled;
+WorkflowStatus public_status(pg::RunStatus status) {
+  switch (status) {
+    case pg::RunStatus::running: return WorkflowStatus::running;
+    case pg::RunStatus::completed: return WorkflowStatus::completed;
+    case pg::RunStatus::failed: return WorkflowStatus::failed;
+    case pg::RunStatus::cancelled: return WorkflowStatus::cancelled;
+  }
   return WorkflowStatus::running;
 }
 }  // namespace
@@ -34,7 +38,7 @@ UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore>
 WorkflowStatus UntypedWorkflowHandle::status() const {
   auto row = core_->store.read_workflow(id_);
   if (!row) throw WorkflowNotFound(id_);
-  return parse_status(row->status);
+  return public_status(row->status);
 }
 
 Json UntypedWorkflowHandle::result_json(Duration timeout) const {
@@ -43,10 +47,12 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
     const auto seen = core_->ended.generation();  // before the read, so no local end is missed
     auto row = core_->store.read_workflow(id_);
     if (!row) throw WorkflowNotFound(id_);
-    switch (parse_status(row->status)) {
+    switch (public_status(row->status)) {
       case WorkflowStatus::completed: return row->result;
       case WorkflowStatus::failed:
-        if (row->error_type == "durable::NonDeterminismError") throw NonDeterminismError(row->error_message);
+        if (row->error_type == detail::error_info(NonDeterminismError("")).type) {
+          throw NonDeterminismError(row->error_message);
+        }
         throw WorkflowFailed(id_, row->error_type, row->error_message);
       case WorkflowStatus::cancelled: throw WorkflowCancelled(id_);
       case WorkflowStatus::running: break;

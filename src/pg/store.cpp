@@ -105,7 +105,7 @@ std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
     WorkflowRow w;
     w.run_id = r[0][0].as<std::string>();
     w.name = r[0][1].as<std::string>();
-    w.status = r[0][2].as<std::string>();
+    w.status = run_status_from_text(r[0][2].as<std::string>());
     w.result = r[0][3].is_null() ? Json() : Json::parse(r[0][3].as<std::string>());
     w.error_type = r[0][4].as<std::string>();
     w.error_message = r[0][5].as<std::string>();
@@ -163,8 +163,8 @@ JournalRead Store::read_journal(const std::string& id, int from_seq) {
       read.run_id = row[0].as<std::string>();
       read.name = row[1].as<std::string>();
       if (row[2].is_null()) continue;  // the workflow, without events from `from_seq` on
-      read.events.push_back({row[2].as<int>(), row[3].as<std::string>(), row[4].as<int>(), row[5].as<std::string>(),
-                             Json::parse(row[6].as<std::string>())});
+      read.events.push_back({row[2].as<int>(), event_kind_from_text(row[3].as<std::string>()), row[4].as<int>(),
+                             row[5].as<std::string>(), Json::parse(row[6].as<std::string>())});
     }
   });
   return read;
@@ -181,7 +181,7 @@ ClaimedTask claimed_task(const pqxx::row& row) {
   t.options = options_from_json(Json::parse(row[5].as<std::string>()));
   t.attempt = row[6].as<int>();
   t.lease_token = row[7].as<std::int64_t>();
-  t.after_lease_expiry = row[8].as<std::string>() == "running";
+  t.after_lease_expiry = task_status_from_text(row[8].as<std::string>()) == TaskStatus::running;
   if (!row[9].is_null()) t.last_heartbeat = Json::parse(row[9].as<std::string>());
   t.claimed_at_us = row[10].as<std::int64_t>();
   t.first_started_at_us = row[11].as<std::int64_t>();
@@ -201,15 +201,15 @@ std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const
   std::vector<ClaimedTask> tasks;
   for (const auto& row : Json::parse(rows.as<std::string>())) {
     const int step = row[1].get<int>();
-    for (const auto& spec : commit.tasks) {
-      if (spec["step"].get<int>() != step) continue;
+    for (const NewTask& spec : commit.tasks) {
+      if (spec.step != step) continue;
       ClaimedTask t;
       t.task_id = row[0].get<std::int64_t>();
       t.workflow_id = commit.workflow_id;
       t.step = step;
-      t.name = spec["name"].get<std::string>();
-      t.input = spec["input"];
-      t.options = options_from_json(spec["options"]);
+      t.name = spec.name;
+      t.input = spec.input;
+      t.options = spec.options;
       t.attempt = 1;
       t.lease_token = row[2].get<std::int64_t>();
       t.claimed_at_us = now_us;
@@ -221,27 +221,42 @@ std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const
   return tasks;
 }
 
-Json Store::with_lease_tokens(const Json& tasks) {
+Json Store::events_json(const std::vector<NewEvent>& events) {
+  Json out = Json::array();
+  for (const NewEvent& e : events) {
+    out.push_back({{"kind", to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
+  }
+  return out;
+}
+
+Json Store::tasks_json(const std::vector<NewTask>& tasks) {
   int marked = 0;
-  for (const auto& t : tasks) marked += t.value("claim", false) ? 1 : 0;
-  if (marked == 0) return tasks;
-  Json out = tasks;
-  std::int64_t next = tokens_.take(marked);
-  for (auto& t : out) {
-    if (t.value("claim", false)) t["lease_token"] = next++;
+  for (const NewTask& t : tasks) marked += t.claim ? 1 : 0;
+  std::int64_t next = marked > 0 ? tokens_.take(marked) : 0;
+  Json out = Json::array();
+  for (const NewTask& t : tasks) {
+    Json spec = {{"step", t.step},
+                 {"name", t.name},
+                 {"input", t.input},
+                 {"options", options_to_json(t.options)},
+                 {"claim", t.claim}};
+    if (t.claim) spec["lease_token"] = next++;
+    out.push_back(std::move(spec));
   }
   return out;
 }
 
 ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   ReplayOutcome outcome;
-  const std::string tasks = with_lease_tokens(c.tasks).dump();
+  const std::string events = events_json(c.events).dump();
+  const std::string tasks = tasks_json(c.tasks).dump();
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, c.events.dump(), c.status,
-                                 c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
-                                 tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
+    auto row =
+        tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, events, std::string(to_text(c.status)),
+                          c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
+                          tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
     outcome.now_us = row[3].as<std::int64_t>();
     if (!row[1].is_null()) {
       outcome.base = row[1].as<int>();
@@ -278,7 +293,7 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
     index[c->task->task_id] = rows.size();
     rows.push_back({{"task_id", c->task->task_id},
                     {"lease_token", c->task->lease_token},
-                    {"outcome", c->succeeded ? "completed" : "failed"},
+                    {"outcome", to_text(c->succeeded ? TaskStatus::completed : TaskStatus::failed)},
                     {"result", c->result.dump()},
                     {"error_type", c->error_type},
                     {"error_message", c->error_message},
@@ -286,9 +301,9 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
                     {"expected_seq", r ? c->expected_seq : -1},
                     {"run_id", r ? Json(c->run_id) : Json()},
                     {"claim_token", r ? Json(r->claim_token) : Json()},
-                    {"events", r ? r->events : Json::array()},
-                    {"tasks", r ? with_lease_tokens(r->tasks) : Json::array()},
-                    {"wf_status", r ? r->status : std::string("running")},
+                    {"events", r ? events_json(r->events) : Json::array()},
+                    {"tasks", r ? tasks_json(r->tasks) : Json::array()},
+                    {"wf_status", to_text(r ? r->status : RunStatus::running)},
                     {"wf_result", r ? r->result.dump() : std::string("null")},
                     {"wf_error_type", r ? r->error_type : std::string()},
                     {"wf_error_message", r ? r->error_message : std::string()},
@@ -339,7 +354,9 @@ bool Store::retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task)
 // it before the connection dropped? Re-read, never redo.
 bool Store::finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded) {
   auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
-  return !check.empty() && check[0][0].as<std::string>() == (succeeded ? "completed" : "failed") &&
+  return !check.empty() &&
+         task_status_from_text(check[0][0].as<std::string>()) ==
+             (succeeded ? TaskStatus::completed : TaskStatus::failed) &&
          check[0][1].as<bool>();
 }
 
@@ -377,7 +394,9 @@ HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const
       return;
     }
     auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
-    if (!check.empty() && check[0][0].as<std::string>() == "cancelled") outcome = HeartbeatOutcome::cancelled;
+    if (!check.empty() && task_status_from_text(check[0][0].as<std::string>()) == TaskStatus::cancelled) {
+      outcome = HeartbeatOutcome::cancelled;
+    }
   });
   return outcome;
 }

@@ -14,6 +14,7 @@
 #include "resolved_options.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/lease_tokens.hpp"
+#include "pg/records.hpp"
 #include "pg/statements.hpp"
 
 namespace durable::pg {
@@ -34,7 +35,7 @@ struct ClaimedWorkflow {
 
 struct JournalEvent {
   int seq = 0;
-  std::string kind;
+  EventKind kind = EventKind::workflow_started;
   int step = -1;
   std::string name;
   Json data;
@@ -51,13 +52,13 @@ struct JournalRead {
 struct ReplayCommit {
   std::string workflow_id;
   std::int64_t lease_token = 0;
-  Json events = Json::array();  // {kind, step, name, data}
-  std::string status = "running";
+  std::vector<NewEvent> events;
+  RunStatus status = RunStatus::running;
   Json result;  // null unless completed
   std::string error_type, error_message;
   int seen_seq = 0;              // the journal length the replay saw
   std::int64_t wake_at_us = -1;  // earliest pending timer, -1 for none
-  Json tasks = Json::array();    // {step, name, input, options, claim}: claim = lease it to claim_owner at once
+  std::vector<NewTask> tasks;    // those marked claim are leased to claim_owner at once
   std::string claim_owner;       // who runs the tasks marked claim (this engine)
   std::string claim_token;       // marks them, so a retry after a lost answer finds them
   Duration lease_margin{0};
@@ -111,7 +112,8 @@ struct StepCommit {
 };
 
 struct WorkflowRow {
-  std::string run_id, name, status;
+  std::string run_id, name;
+  RunStatus status = RunStatus::running;
   Json result;
   std::string error_type, error_message;
 };
@@ -181,8 +183,10 @@ class Store {
   double read_age(const char* statement, const std::string& names_json);
   // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
   void wake_key_waiters(const std::vector<std::int64_t>& task_ids);
-  // Task specs (json array) with a lease token on each one marked "claim".
-  Json with_lease_tokens(const Json& tasks);
+  // The json of new events and tasks as the statements read them; each task marked claim gets
+  // a lease token.
+  static Json events_json(const std::vector<NewEvent>& events);
+  Json tasks_json(const std::vector<NewTask>& tasks);
   ConnectionPool& pool_;
   LeaseTokens tokens_;
   std::string workflows_channel_, tasks_channel_, ended_channel_;

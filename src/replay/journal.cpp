@@ -26,45 +26,56 @@ void JournalCache::apply(const pg::JournalEvent& e) {
   ++next_seq;
   auto at = [&]() -> StepRecord& {
     if (e.step < 0 || e.step >= static_cast<int>(steps.size())) {
-      throw Error(fmt::format("journal event {} ({}) names step {}, which was never scheduled", e.seq, e.kind, e.step));
+      throw Error(fmt::format("journal event {} ({}) names step {}, which was never scheduled", e.seq,
+                              pg::to_text(e.kind), e.step));
     }
     return steps[static_cast<std::size_t>(e.step)];
   };
   auto open = [&](StepKind kind) -> StepRecord& {
     if (e.step != static_cast<int>(steps.size())) {
-      throw Error(fmt::format("journal event {} ({}) opens step {} out of order", e.seq, e.kind, e.step));
+      throw Error(fmt::format("journal event {} ({}) opens step {} out of order", e.seq, pg::to_text(e.kind), e.step));
     }
     StepRecord& r = steps.emplace_back();
     r.kind = kind;
     r.name = e.name;
     return r;
   };
-  if (e.kind == "workflow_started") {
-    input = e.data.at("input");
-    schedule = e.data.value("schedule", Json());
-  } else if (e.kind == "activity_scheduled") {
-    open(StepKind::activity);
-  } else if (e.kind == "activity_completed") {
-    StepRecord& r = at();
-    r.done = true;
-    r.value = e.data.at("result");
-    r.attempts = e.data.value("attempts", 1);
-  } else if (e.kind == "activity_failed") {
-    StepRecord& r = at();
-    r.done = r.failed = true;
-    r.error_type = e.data.value("error_type", "");
-    r.error_message = e.data.value("error_message", "");
-    r.attempts = e.data.value("attempts", 1);
-  } else if (e.kind == "timer_started") {
-    open(StepKind::timer).fire_at_us = e.data.at("fire_at_us").get<std::int64_t>();
-  } else if (e.kind == "timer_fired") {
-    at().done = true;
-  } else if (e.kind == "side_effect") {
-    StepRecord& r = open(StepKind::side_effect);
-    r.done = true;
-    r.value = e.data.at("value");
+  switch (e.kind) {
+    case pg::EventKind::workflow_started:
+      input = e.data.at("input");
+      schedule = e.data.value("schedule", Json());
+      break;
+    case pg::EventKind::activity_scheduled: open(StepKind::activity); break;
+    case pg::EventKind::activity_completed: {
+      StepRecord& r = at();
+      r.done = true;
+      r.value = e.data.at("result");
+      r.attempts = e.data.value("attempts", 1);
+      break;
+    }
+    case pg::EventKind::activity_failed: {
+      StepRecord& r = at();
+      r.done = r.failed = true;
+      r.error_type = e.data.value("error_type", "");
+      r.error_message = e.data.value("error_message", "");
+      r.attempts = e.data.value("attempts", 1);
+      break;
+    }
+    case pg::EventKind::timer_started:
+      open(StepKind::timer).fire_at_us = e.data.at("fire_at_us").get<std::int64_t>();
+      break;
+    case pg::EventKind::timer_fired: at().done = true; break;
+    case pg::EventKind::side_effect: {
+      StepRecord& r = open(StepKind::side_effect);
+      r.done = true;
+      r.value = e.data.at("value");
+      break;
+    }
+    case pg::EventKind::workflow_completed:
+    case pg::EventKind::workflow_failed:
+    case pg::EventKind::workflow_cancelled: break;
   }
-  // workflow_completed / workflow_failed / workflow_cancelled end the run; nothing to replay.
+  // workflow_completed / workflow_failed / workflow_cancelled end the run: nothing to replay.
 }
 
 }  // namespace durable::detail

@@ -49,8 +49,8 @@ StepRecord& Replay::add_step(StepKind kind, const std::string& name) {
   return r;
 }
 
-void Replay::add_event(const char* kind, int step, const std::string& name, Json data) {
-  events.push_back({{"kind", kind}, {"step", step}, {"name", name}, {"data", std::move(data)}});
+void Replay::add_event(pg::EventKind kind, int step, const std::string& name, Json data) {
+  events.push_back({kind, step, name, std::move(data)});
 }
 
 int Replay::schedule_activity(const std::string& name, Json input, const ActivityOptions& options) {
@@ -64,9 +64,9 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   if (!resolved.idempotency_key && def.key_of) resolved.idempotency_key = def.key_of(input);
   validate(resolved, name);
   add_step(StepKind::activity, name);
-  Json resolved_json = pg::options_to_json(resolved);
-  add_event("activity_scheduled", step, name, {{"input", input}, {"options", resolved_json}});
-  tasks.push_back({{"step", step}, {"name", name}, {"input", std::move(input)}, {"options", std::move(resolved_json)}});
+  add_event(pg::EventKind::activity_scheduled, step, name,
+            {{"input", input}, {"options", pg::options_to_json(resolved)}});
+  tasks.push_back({step, name, std::move(input), std::move(resolved)});
   return step;
 }
 
@@ -87,15 +87,15 @@ void Replay::sleep(Duration duration) {
     if (r->fire_at_us > now_us_) suspend();
     // Due by the database clock at the claim: journal that it fired, and go on.
     fired_now_.push_back(step);
-    add_event("timer_fired", step, "", Json::object());
+    add_event(pg::EventKind::timer_fired, step, "", Json::object());
     return;
   }
   StepRecord& r = add_step(StepKind::timer, "");
   r.fire_at_us = now_us_ + std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
-  add_event("timer_started", step, "", {{"fire_at_us", r.fire_at_us}, {"duration_ms", duration.count()}});
+  add_event(pg::EventKind::timer_started, step, "", {{"fire_at_us", r.fire_at_us}, {"duration_ms", duration.count()}});
   if (r.fire_at_us > now_us_) suspend();
   r.done = true;
-  add_event("timer_fired", step, "", Json::object());
+  add_event(pg::EventKind::timer_fired, step, "", Json::object());
 }
 
 std::int64_t Replay::now_us() {
@@ -104,7 +104,7 @@ std::int64_t Replay::now_us() {
   StepRecord& r = add_step(StepKind::side_effect, "now");
   r.done = true;
   r.value = now_us_;
-  add_event("side_effect", step, "now", {{"value", now_us_}});
+  add_event(pg::EventKind::side_effect, step, "now", {{"value", now_us_}});
   return now_us_;
 }
 
@@ -114,7 +114,7 @@ std::string Replay::uuid() {
   StepRecord& r = add_step(StepKind::side_effect, "uuid");
   r.done = true;
   r.value = random_uuid();
-  add_event("side_effect", step, "uuid", {{"value", r.value}});
+  add_event(pg::EventKind::side_effect, step, "uuid", {{"value", r.value}});
   return r.value.get<std::string>();
 }
 

@@ -9,6 +9,7 @@
 
 #include "durable/workflow.hpp"
 #include "registry.hpp"
+#include "pg/records.hpp"
 #include "replay/journal.hpp"
 
 namespace durable::detail {
@@ -32,8 +33,8 @@ class Replay {
   std::string uuid();
 
   // After the workflow function returned or threw: what to commit.
-  Json events = Json::array();  // new journal events, in step order
-  Json tasks = Json::array();   // new activity tasks
+  std::vector<pg::NewEvent> events;  // new journal events, in step order
+  std::vector<pg::NewTask> tasks;    // new activity tasks
   bool suspended() const { return suspended_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
@@ -45,7 +46,7 @@ class Replay {
   const StepRecord* replayed(int step, StepKind kind, const std::string& name);
   [[noreturn]] void suspend();
   StepRecord& add_step(StepKind kind, const std::string& name);
-  void add_event(const char* kind, int step, const std::string& name, Json data);
+  void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
 
   std::string workflow_id_, workflow_name_;
   const JournalCache& journal_;

@@ -149,7 +149,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.claim_token = random_uuid();
 
   auto fail = [&](std::string type, std::string message) {
-    commit.status = "failed";
+    commit.status = pg::RunStatus::failed;
     commit.error_type = std::move(type);
     commit.error_message = std::move(message);
     planned.ended = true;
@@ -158,7 +158,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
     Json result = def.run(ctx, journal.input);
     if (!replay.suspended() && !replay.nondeterminism()) {
       check_payload(result, fmt::format("the result of workflow '{}'", workflow_id));
-      commit.status = "completed";
+      commit.status = pg::RunStatus::completed;
       commit.result = std::move(result);
       planned.ended = true;
     }
@@ -170,41 +170,36 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
     }
   }
   if (replay.nondeterminism()) {
-    fail("durable::NonDeterminismError", replay.nondeterminism()->what());
+    fail(error_info(*replay.nondeterminism()).type, replay.nondeterminism()->what());
   }
 
-  commit.events = replay.events;
+  commit.events = std::move(replay.events);
   if (planned.ended) {
     // An ended run starts no new activities: drop the ones it scheduled without awaiting.
-    Json kept = Json::array();
-    for (auto& e : commit.events) {
-      if (e["kind"] != "activity_scheduled") kept.push_back(std::move(e));
-    }
-    commit.events = std::move(kept);
-    if (commit.status == "completed") {
-      commit.events.push_back({{"kind", "workflow_completed"}, {"data", {{"result", commit.result}}}});
+    std::erase_if(commit.events, [](const pg::NewEvent& e) { return e.kind == pg::EventKind::activity_scheduled; });
+    if (commit.status == pg::RunStatus::completed) {
+      commit.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", commit.result}}});
     } else {
-      commit.events.push_back({{"kind", "workflow_failed"},
-                               {"data", {{"error_type", commit.error_type}, {"error_message", commit.error_message}}}});
+      commit.events.push_back({pg::EventKind::workflow_failed,
+                               -1,
+                               "",
+                               {{"error_type", commit.error_type}, {"error_message", commit.error_message}}});
       detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
     }
     return planned;
   }
-  commit.tasks = replay.tasks;
+  commit.tasks = std::move(replay.tasks);
   commit.wake_at_us = replay.wake_at_us();
   // Run at once: tasks of activities this engine runs take its free slots in the same commit,
   // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
   if (!slots_ || core_.stopping()) return planned;
   int local = 0;
-  for (const auto& task : commit.tasks)
-    local += core_.registry.activities.count(task["name"].get<std::string>()) ? 1 : 0;
+  for (const pg::NewTask& task : commit.tasks) local += core_.registry.activities.count(task.name) ? 1 : 0;
   if (local > 0) planned.slots = slots_->reserve(local, handover);
   int marked = 0;
-  for (auto& task : commit.tasks) {
-    const bool claim =
-        marked < planned.slots.count() && core_.registry.activities.count(task["name"].get<std::string>());
-    task["claim"] = claim;
-    marked += claim ? 1 : 0;
+  for (pg::NewTask& task : commit.tasks) {
+    task.claim = marked < planned.slots.count() && core_.registry.activities.count(task.name);
+    marked += task.claim ? 1 : 0;
   }
   commit.claim_owner = core_.owner();
   commit.lease_margin = core_.options.lease_margin;
@@ -216,7 +211,8 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   ++core_.metrics.replays;
   core_.metrics.replay_latency.observe(std::chrono::steady_clock::now() - started);
   if (planned.ended) {
-    ++(planned.commit.status == "completed" ? core_.metrics.workflows_completed : core_.metrics.workflows_failed);
+    ++(planned.commit.status == pg::RunStatus::completed ? core_.metrics.workflows_completed
+                                                         : core_.metrics.workflows_failed);
     forget(planned.commit.workflow_id);
     core_.ended.notify();
     return;
@@ -224,9 +220,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   if (first_seq == journal.next_seq) {
     // Nothing arrived in between: our events are the journal's tail, so keep the cache whole.
     int seq = first_seq;
-    for (const auto& e : planned.commit.events) {
-      journal.apply({seq++, e["kind"].get<std::string>(), e.value("step", -1), e.value("name", ""), e["data"]});
-    }
+    for (const pg::NewEvent& e : planned.commit.events) journal.apply({seq++, e.kind, e.step, e.name, e.data});
   }
   if (static_cast<int>(planned.commit.tasks.size()) > planned.slots.count()) {
     core_.task_work.notify();  // for any dispatcher
@@ -241,7 +235,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   // journal after the claim (outcomes are journaled under a live replay lease too). Newer, not
   // wrong: the commit compares the length the replay saw with the database's.
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
-    journal->apply({0, "workflow_started", -1, "", *claim.start_data});  // a fresh run: no read
+    journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
     journal->apply(core_.store.read_journal(claim.workflow_id, journal->next_seq).events);
   }
@@ -287,7 +281,8 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   const auto started = std::chrono::steady_clock::now();
   Planned planned;
   try {
-    journal->apply({expected_seq, succeeded ? "activity_completed" : "activity_failed", task.step, task.name, data});
+    journal->apply({expected_seq, succeeded ? pg::EventKind::activity_completed : pg::EventKind::activity_failed,
+                    task.step, task.name, data});
     planned = plan(*journal, task.workflow_id, now_us, handover);
   } catch (const std::exception& e) {
     undo();

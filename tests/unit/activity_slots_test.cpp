@@ -50,7 +50,8 @@ ClaimedTask task_after(int handovers) {
 
 TEST_CASE("a reservation takes only free slots, and frees what it did not use when dropped", "[unit][slots]") {
   std::atomic<int> told{0};
-  ActivitySlots slots(2, [](const ClaimedTask&, Handover&) {}, [&] { ++told; });
+  ActivitySlots slots(
+      2, [](const ClaimedTask&, Handover&) {}, [&] { ++told; });
   {
     Reservation a = slots.reserve(3);
     CHECK(a.count() == 2);
@@ -71,7 +72,8 @@ TEST_CASE("launched tasks keep their slots until they return, and never more run
           "[unit][slots]") {
   Gate gate;
   std::atomic<int> told{0};
-  ActivitySlots slots(3, [&](const ClaimedTask&, Handover&) { gate.pass(); }, [&] { ++told; });
+  ActivitySlots slots(
+      3, [&](const ClaimedTask&, Handover&) { gate.pass(); }, [&] { ++told; });
   slots.launch(std::vector<ClaimedTask>(3), slots.reserve(3), ActivitySlots::Unused::keep_quiet);
   gate.wait_running(3);
   CHECK(slots.reserve(1).count() == 0);  // all busy
@@ -87,7 +89,8 @@ TEST_CASE("launched tasks keep their slots until they return, and never more run
 
 TEST_CASE("unused slots of a launch are told to the claimer, unless the claimer launched them", "[unit][slots]") {
   std::atomic<int> told{0};
-  ActivitySlots slots(2, [](const ClaimedTask&, Handover&) {}, [&] { ++told; });
+  ActivitySlots slots(
+      2, [](const ClaimedTask&, Handover&) {}, [&] { ++told; });
   slots.launch({}, slots.reserve(2), ActivitySlots::Unused::keep_quiet);
   CHECK(told == 0);
   slots.launch({}, slots.reserve(2));
@@ -95,14 +98,14 @@ TEST_CASE("unused slots of a launch are told to the claimer, unless the claimer 
   CHECK(slots.reserve(2).count() == 2);
 }
 
-TEST_CASE("a handed-over slot is passed on once, reserves no free slot, and only 32 times in a row",
-          "[unit][slots]") {
-  ActivitySlots slots(1, [](const ClaimedTask&, Handover&) {}, [] {});
+TEST_CASE("a handed-over slot is passed on once, reserves no free slot, and only 32 times in a row", "[unit][slots]") {
+  ActivitySlots slots(
+      1, [](const ClaimedTask&, Handover&) {}, [] {});
   Reservation only_free = slots.reserve(1);
   REQUIRE(only_free.count() == 1);
   Handover handover(task_after(0));
   Reservation first = slots.reserve(2, &handover);
-  CHECK(first.count() == 1);                       // the handed-over slot, and no free one left
+  CHECK(first.count() == 1);                        // the handed-over slot, and no free one left
   CHECK(slots.reserve(1, &handover).count() == 0);  // passed on already
   Handover worn(task_after(max_slot_handovers));
   CHECK(slots.reserve(1, &worn).count() == 0);  // the chain gives its slot back to the queue

@@ -18,7 +18,7 @@ Registry test_registry() {
   return r;
 }
 pg::JournalEvent event(int seq, const std::string& kind, int step, const std::string& name, Json data) {
-  return {seq, kind, step, name, std::move(data)};
+  return {seq, pg::event_kind_from_text(kind), step, name, std::move(data)};
 }
 }  // namespace
 
@@ -31,9 +31,9 @@ TEST_CASE("a new activity call becomes a command and suspends the code until its
   CHECK_THROWS_AS(ctx.call<test::EchoActivity>("x"), Suspend);
   CHECK(replay.suspended());
   REQUIRE(replay.tasks.size() == 1);
-  CHECK(replay.tasks[0]["name"] == "echo");
-  CHECK(replay.tasks[0]["options"]["max_attempts"] == 1);
-  CHECK(replay.events[0]["kind"] == "activity_scheduled");
+  CHECK(replay.tasks[0].name == "echo");
+  CHECK(replay.tasks[0].options.retry.max_attempts == 1);
+  CHECK(replay.events[0].kind == pg::EventKind::activity_scheduled);
 }
 
 TEST_CASE("a journaled result is returned without scheduling anything", "[unit][replay]") {
@@ -92,7 +92,7 @@ TEST_CASE("a journaled timer fires once the claim's clock passes it", "[unit][re
   WorkflowContext ctx(due);
   CHECK_NOTHROW(ctx.sleep(std::chrono::seconds{1}));
   REQUIRE(due.events.size() == 1);
-  CHECK(due.events[0]["kind"] == "timer_fired");
+  CHECK(due.events[0].kind == pg::EventKind::timer_fired);
   CHECK(due.wake_at_us() == -1);
 }
 
