@@ -10,6 +10,7 @@
 
 #include "dispatch/dispatcher.hpp"
 #include "engine_core.hpp"
+#include "pg/listener.hpp"
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 #include "printable.hpp"
@@ -104,9 +105,7 @@ EngineCore::EngineCore(EngineOptions o)
 
 EngineCore::~EngineCore() { stop(); }
 
-void EngineCore::ensure_schema() {
-  std::call_once(schema_once_, [&] { pool.run([&](pqxx::connection& conn) { pg::migrate(conn, options.schema); }); });
-}
+void EngineCore::ensure_schema() { pool.ensure_schema(); }
 
 int EngineCore::activity_capacity() const {
   auto it = options.instance_activity_concurrency.find(options.instance);
@@ -189,40 +188,18 @@ void EngineCore::stop() {
   detail::logger().info("engine '{}' stopped", owner_);
 }
 
-namespace {
-class WakeReceiver : public pqxx::notification_receiver {
- public:
-  WakeReceiver(pqxx::connection& conn, const std::string& channel, WakeSignal& signal, bool one = false)
-      : pqxx::notification_receiver(conn, channel), signal_(signal), one_(one) {}
-  void operator()(const std::string&, int) override { one_ ? signal_.notify_one() : signal_.notify(); }
-
- private:
-  WakeSignal& signal_;
-  bool one_;  // wake one waiter: it passes the wake-up on when it found work
-};
-}  // namespace
-
-// LISTEN on a connection of its own; polling in the claim loops covers any notification lost
-// while this reconnects.
 void EngineCore::listen() {
-  while (!stopping()) {
-    try {
-      auto listening = pool.open();
-      pqxx::connection& conn = *listening;
-      WakeReceiver workflows(conn, pg::wake_channel(options.schema, pg::Wake::workflows), workflow_work, true);
-      WakeReceiver tasks(conn, pg::wake_channel(options.schema, pg::Wake::tasks), task_work);
-      WakeReceiver endings(conn, pg::wake_channel(options.schema, pg::Wake::ended), ended);
-      WakeReceiver schedules(conn, pg::wake_channel(options.schema, pg::Wake::schedules), schedule_work);
-      workflow_work.notify();  // anything added or ended while we were not listening
-      task_work.notify();
-      schedule_work.notify();
-      ended.notify();
-      while (!stopping()) conn.await_notification(0, 200000);
-    } catch (const std::exception& e) {
-      detail::logger().debug("notification listener reconnecting: {}", e.what());
-      for (int i = 0; i < 10 && !stopping(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds{50});
-    }
-  }
+  pg::listen(
+      pool,
+      [this](pg::Wake kind) {
+        switch (kind) {
+          case pg::Wake::workflows: workflow_work.notify_one(); break;  // it passes the wake-up on when it found work
+          case pg::Wake::tasks: task_work.notify(); break;
+          case pg::Wake::ended: ended.notify(); break;
+          case pg::Wake::schedules: schedule_work.notify(); break;
+        }
+      },
+      [this] { return stopping(); });
 }
 
 }  // namespace detail
@@ -307,7 +284,6 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
   check_workflow_id(workflow_id);
   detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
   core->registry.workflow(workflow_name).check_input(input);
-  core->ensure_schema();
   const std::string run_id = detail::random_uuid();
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before).
@@ -399,7 +375,6 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event
 
 UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
   check_workflow_id(workflow_id);
-  core_->ensure_schema();
   auto row = core_->store.read_workflow(workflow_id);
   if (!row) throw WorkflowNotFound(workflow_id);
   return UntypedWorkflowHandle(core_, workflow_id, row->run_id);

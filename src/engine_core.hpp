@@ -34,7 +34,7 @@ class EngineCore {
   // Starts the one LISTEN session, once: at start(), or at a thin client's (never started) first
   // wait for a result, so it hears of runs ended elsewhere as soon as an engine does.
   void listen_once();
-  // Migrates the schema once per engine (also for engines used only to start workflows).
+  // Migrates the schema now (start() does; any other database call does on its first connection).
   void ensure_schema();
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
@@ -66,7 +66,6 @@ class EngineCore {
   void listen();
 
   std::string owner_;
-  std::once_flag schema_once_;
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   mutable std::mutex lifecycle_mutex_;  // guards dispatcher_ against a snapshot during stop()

@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <pqxx/pqxx>
 
-#include "pg/connection_pool.hpp"
+#include "pg/admin.hpp"
 #include "pg/migrations.hpp"
-#include "pg/statements.hpp"
 #include "uuid.hpp"
 
 namespace durable::testing {
@@ -20,34 +18,15 @@ std::string unique_schema(const std::string& prefix) {
   return name;
 }
 
-void drop_schema(const std::string& url, const std::string& schema) {
-  pg::validate_schema_name(schema);
-  pqxx::connection conn(url);
-  pqxx::nontransaction tx(conn);
-  tx.exec0(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", pg::quoted(schema)));
-}
-
-namespace {
-// Sets the schema's clock skew to `skew_sql` (over $1) and wakes every engine on it.
-void move_clock(const std::string& url, const std::string& schema, const std::string& skew_sql, std::int64_t arg) {
-  pg::validate_schema_name(schema);
-  pqxx::connection conn(url);
-  pqxx::work tx(conn);
-  tx.exec_params0(fmt::format("UPDATE {}.clock SET skew = {}", pg::quoted(schema), skew_sql), arg);
-  for (auto kind : {pg::Wake::workflows, pg::Wake::tasks, pg::Wake::schedules}) {
-    tx.exec_params("SELECT pg_notify($1, '')", pg::wake_channel(schema, kind));  // due times moved
-  }
-  tx.commit();
-}
-}  // namespace
+void drop_schema(const std::string& url, const std::string& schema) { pg::drop_schema(url, schema); }
 
 void advance_clock(const std::string& url, const std::string& schema, Duration by) {
-  move_clock(url, schema, "skew + $1::bigint * interval '1 millisecond'", by.count());
+  pg::set_clock_skew(url, schema, "skew + $1::bigint * interval '1 millisecond'", by.count());
 }
 
 void set_clock(const std::string& url, const std::string& schema, std::chrono::system_clock::time_point to) {
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(to.time_since_epoch()).count();
-  move_clock(url, schema, "timestamptz 'epoch' + $1::bigint * interval '1 microsecond' - now()", us);
+  pg::set_clock_skew(url, schema, "timestamptz 'epoch' + $1::bigint * interval '1 microsecond' - now()", us);
 }
 
 }  // namespace durable::testing

@@ -8,6 +8,7 @@
 
 #include "durable/errors.hpp"
 #include "failpoint.hpp"
+#include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 
 namespace durable::pg {
@@ -38,8 +39,13 @@ std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
   return conn ? std::move(conn) : open_session();
 }
 
-std::unique_ptr<pqxx::connection> ConnectionPool::connect() const {
+void ConnectionPool::ensure_schema() {
+  run([](pqxx::connection&) {});  // a connection of this pool exists only on a migrated schema
+}
+
+std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   auto conn = open();
+  std::call_once(migrated_, [&] { migrate(*conn, schema_); });
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
   // Every statement finds its rows by key. Planned once while the tables are still small, a

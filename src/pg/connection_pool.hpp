@@ -20,8 +20,11 @@ class ConnectionPool {
   ConnectionPool(std::string url, std::string schema, int size, std::string application_name);
   ~ConnectionPool();
 
-  // Opens a connection with the schema's statements prepared on it.
-  std::unique_ptr<pqxx::connection> connect() const;
+  // Opens a connection with the schema's statements prepared on it; the pool's first one migrates
+  // the schema first (the one place it is ensured: statements cannot be prepared without it).
+  std::unique_ptr<pqxx::connection> connect();
+  // Migrates the schema unless this pool did already; throws what migrating threw.
+  void ensure_schema();
   // Opens a plain connection, named like the pool's (the notification listener's).
   std::unique_ptr<pqxx::connection> open() const;
 
@@ -60,6 +63,7 @@ class ConnectionPool {
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   std::mutex mutex_;
   std::condition_variable available_;
+  std::once_flag migrated_;  // not set by a migration that threw: the next connection tries again
 };
 
 // Quoted identifier for a schema name already checked by validate_schema_name().

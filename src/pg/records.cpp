@@ -54,8 +54,8 @@ E value_of(const Texts<E, N>& texts, std::string_view text, const char* what) {
     if (t == text) return v;
   }
   // Only a schema written by a newer build (or by hand) holds one: say so rather than guess.
-  throw Error(fmt::format("unknown {} '{}' in the database: was it written by a newer version of durable?", what,
-                          text));
+  throw Error(
+      fmt::format("unknown {} '{}' in the database: was it written by a newer version of durable?", what, text));
 }
 
 }  // namespace

@@ -68,7 +68,6 @@ pg::ScheduleRow first_fire(detail::EngineCore& core, const std::string& id, cons
 bool save(detail::EngineCore& core, const std::string& id, const ScheduleSpec& spec,
           bool (pg::ScheduleStore::*write)(const pg::ScheduleRow&, const std::string&)) {
   const CronCalendar calendar = checked(core.registry, id, spec);
-  core.ensure_schema();
   if (!(core.schedule_store.*write)(first_fire(core, id, spec, calendar), detail::random_uuid())) return false;
   core.schedule_work.notify();
   return true;
@@ -119,33 +118,28 @@ void Schedules::update(const std::string& id, const ScheduleSpec& spec) {
 
 void Schedules::pause(const std::string& id) {
   check_id(id);
-  core_.ensure_schema();
   if (!core_.schedule_store.set_paused(id, true)) throw ScheduleNotFound(id);
 }
 
 void Schedules::resume(const std::string& id) {
   check_id(id);
-  core_.ensure_schema();
   if (!core_.schedule_store.set_paused(id, false)) throw ScheduleNotFound(id);
   core_.schedule_work.notify();
 }
 
 void Schedules::remove(const std::string& id) {
   check_id(id);
-  core_.ensure_schema();
   if (!core_.schedule_store.remove(id)) throw ScheduleNotFound(id);
 }
 
 ScheduleInfo Schedules::get(const std::string& id) {
   check_id(id);
-  core_.ensure_schema();
   auto rows = core_.schedule_store.read(id);
   if (rows.empty()) throw ScheduleNotFound(id);
   return info_of(std::move(rows.front()));
 }
 
 std::vector<ScheduleInfo> Schedules::list() {
-  core_.ensure_schema();
   std::vector<ScheduleInfo> infos;
   for (auto& row : core_.schedule_store.read(std::nullopt)) infos.push_back(info_of(std::move(row)));
   return infos;
