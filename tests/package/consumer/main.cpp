@@ -1,5 +1,6 @@
 // An outside project: compiles against the installed headers and links the installed library.
 #include <durable/durable.hpp>
+#include <durable/testing.hpp>
 
 #include <iostream>
 
@@ -16,6 +17,8 @@ int main() {
     durable::Engine engine(options);
   } catch (const durable::InvalidSchemaName& e) {
     std::cout << "consumer linked durable: " << e.what() << "\n";
+    // ... and the test kit, a target of its own.
+    std::cout << "consumer linked durable::testing: " << durable::testing::unique_schema("consumer") << "\n";
     return 0;
   }
   return 1;
