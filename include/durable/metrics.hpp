@@ -26,10 +26,11 @@ struct EngineMetrics {
   std::string schema{};    // EngineOptions::schema
 
   // The activity pool, now.
-  int activity_capacity = 0;  // activity slots of this instance (its activity concurrency)
-  int activity_busy = 0;      // slots with a body running, stuck ones included
-  int stuck_slots = 0;        // bodies still running after their attempt timed out: their slots stay taken
-  double saturation = 0;      // activity_busy / activity_capacity
+  int activity_capacity = 0;   // activity slots of this instance (its activity concurrency)
+  int activity_busy = 0;       // slots with a body running, stuck ones included
+  int stuck_slots = 0;         // bodies still running after their attempt timed out: their slots stay taken
+  int activity_in_flight = 0;  // tasks leased here whose outcome is not committed yet (at most twice the slots)
+  double saturation = 0;       // activity_busy / activity_capacity
 
   // The queues, read from the database when the snapshot is taken: the age of the oldest task
   // this instance could claim now, and of the oldest workflow waiting for a replay that its

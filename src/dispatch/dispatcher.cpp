@@ -17,7 +17,7 @@ Dispatcher::Dispatcher(EngineCore& core)
     : core_(core),
       names_json_(core.registry.activity_names_json()),
       slots_(
-          core.activity_capacity(), [this](const pg::ClaimedTask& task, Handover& handover) { run(task, handover); },
+          core.activity_capacity(), [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
           [this] { core_.task_work.notify(); }) {}
 
 Dispatcher::~Dispatcher() { slots_.shutdown(); }
@@ -107,15 +107,19 @@ void Dispatcher::watch() {
   }
 }
 
-void Dispatcher::run(const pg::ClaimedTask& task, Handover& handover) {
+void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
   ++core_.metrics.claims;
   if (task.leased_at_once) ++core_.metrics.run_at_once;
   if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
   failpoint("task.after_claim");
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);
-    if (task.after_lease_expiry && !due_after_lost_lease(task, handover)) return;
-    if (task.options.idempotency_key && !run_once_per_key(task, handover)) return;
+    if (task.after_lease_expiry && !due_after_lost_lease(task, hold)) return;
+    if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
+    if (!hold.start_body()) {  // stopping while it waited for a body slot: hand it back
+      core_.store.release_task(task);
+      return;
+    }
     auto state = std::make_shared<AttemptState>();
     state->workflow_id = task.workflow_id;
     state->activity_name = task.name;
@@ -135,9 +139,11 @@ void Dispatcher::run(const pg::ClaimedTask& task, Handover& handover) {
     ErrorInfo error;
     try {
       result = def.run(ctx, task.input);
+      hold.body_returned();  // its slot may run another body while this outcome commits
       check_payload(result, fmt::format("the result of activity '{}'", task.name));
       succeeded = true;
     } catch (...) {
+      hold.body_returned();
       error = current_error();
       // A result that cannot be stored would be refused again on every attempt.
       if (!error.non_retryable && error.type == "durable::PayloadError") error.non_retryable = true;
@@ -156,9 +162,9 @@ void Dispatcher::run(const pg::ClaimedTask& task, Handover& handover) {
     }
     failpoint("task.before_commit");
     if (succeeded) {
-      finish(task, true, result, {}, &handover);
+      finish(task, true, result, {}, &hold);
     } else {
-      settle_failure(task, error, &handover);
+      settle_failure(task, error, &hold);
     }
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
@@ -170,13 +176,13 @@ void Dispatcher::run(const pg::ClaimedTask& task, Handover& handover) {
 // next attempt waits the policy's delay after the lease ran out, within attempts and horizon.
 // True when this attempt may run now; otherwise the task failed for good or was handed back
 // until it is due (the attempt not counted: the lost one was, by the claim).
-bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, Handover& handover) {
+bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold) {
   constexpr const char* lost = "the worker running attempt {} stopped renewing its lease (crashed, hung or cut off)";
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = std::find(listed.begin(), listed.end(), error_info(LeaseExpired("")).type) == listed.end();
   if (task.attempt > retry.max_attempts || !retryable) {
-    finish(task, false, {}, error_info(LeaseExpired(fmt::format(lost, task.attempt - 1))), &handover, false);
+    finish(task, false, {}, error_info(LeaseExpired(fmt::format(lost, task.attempt - 1))), &hold, false);
     return false;
   }
   using us = std::chrono::microseconds;
@@ -188,7 +194,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, Handover& han
            error_info(LeaseExpired(fmt::format("{} (not retried: the next attempt would start past max_retry_horizon "
                                                "of {} ms)",
                                                fmt::format(lost, task.attempt - 1), retry.max_retry_horizon.count()))),
-           &handover, false);
+           &hold, false);
     return false;
   }
   if (due_us <= task.claimed_at_us) return true;
@@ -203,7 +209,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, Handover& han
 // settled with the committed result of an earlier task with the same key, or handed back to
 // wait while another attempt with the same key runs (so at most one body runs at a time), until
 // the holder lets go of the key (which wakes it) or its lease runs out (it crashed).
-bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, Handover& handover) {
+bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold) {
   auto reused = core_.store.reusable_result(task);  // a committed result needs no lock
   if (!reused) {
     if (!core_.store.lock_key_or_wait(task)) return false;
@@ -222,13 +228,13 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, Handover& handove
                  fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
                              "'{}'); use a key that identifies the input",
                              task.name, reused->workflow_id))),
-             &handover);
+             &hold);
       return false;
     }
   }
   logger().debug("activity '{}' (task {}): reusing the result committed for its idempotency key", task.name,
                  task.task_id);
-  finish(task, true, reused->result, {}, &handover);
+  finish(task, true, reused->result, {}, &hold);
   return false;
 }
 
@@ -261,7 +267,7 @@ Duration Dispatcher::uniform(Duration low, Duration high) {
   return Duration{std::uniform_int_distribution<Duration::rep>(low.count(), std::max(low, high).count())(random_)};
 }
 
-void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, Handover* handover) {
+void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold) {
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
@@ -277,21 +283,21 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
                {error.type, fmt::format("{} (not retried: the next attempt would start past max_retry_horizon of "
                                         "{} ms)",
                                         error.message, retry.max_retry_horizon.count())},
-               handover);
+               hold);
         return;
     }
   }
-  finish(task, false, {}, error, handover);
+  finish(task, false, {}, error, hold);
 }
 
 void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
-                        Handover* handover, bool record_attempt) {
+                        SlotHold* hold, bool record_attempt) {
   // Continue in place when this engine holds the workflow's journal: one commit for the outcome
   // and the replay it unblocks, instead of a commit, a claim and another commit. The tasks that
   // commit leased to this engine run on the slots the replay reserved (this step's own first).
   Runner* runner = core_.runner();
   std::optional<Runner::Continued> continued =
-      runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt, handover) : std::nullopt;
+      runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt, hold) : std::nullopt;
   std::optional<pg::StepOutcome> step;
   if (continued) {
     step = std::move(continued->step);
@@ -317,6 +323,7 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
 }
 
 void Dispatcher::drain(std::chrono::milliseconds grace) {
+  slots_.close();  // tasks still waiting for a body slot hand themselves back
   if (!slots_.wait_idle(grace)) {
     std::map<std::int64_t, Running> left;
     {
@@ -339,7 +346,8 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
 
 void Dispatcher::add_gauges(EngineMetrics& metrics) const {
   std::lock_guard lock(running_mutex_);
-  metrics.activity_busy = slots_.busy();
+  metrics.activity_busy = slots_.running_bodies();
+  metrics.activity_in_flight = slots_.in_flight();
   metrics.stuck_slots = stuck_;
 }
 

@@ -33,16 +33,16 @@ class Dispatcher {
   void add_gauges(EngineMetrics& metrics) const;
 
  private:
-  // Settles one task on a pool thread; `handover` is its slot, which the next step may take.
-  void run(const pg::ClaimedTask& task, Handover& handover);
+  // Settles one task on a pool thread, where `hold` is what it holds of the slots.
+  void run(const pg::ClaimedTask& task, SlotHold& hold);
   int stuck_slots() const;
-  // `handover` is null off the task's pool thread (a timeout failed by the watcher).
-  void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, Handover* handover);
-  void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
-              Handover* handover, bool record_attempt = true);
+  // `hold` is null off the task's pool thread (a timeout failed by the watcher).
+  void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold);
+  void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error, SlotHold* hold,
+              bool record_attempt = true);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
-  bool due_after_lost_lease(const pg::ClaimedTask& task, Handover& handover);
-  bool run_once_per_key(const pg::ClaimedTask& task, Handover& handover);
+  bool due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold);
+  bool run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold);
   Duration jittered(const RetryPolicy& policy, Duration delay);
   // A random wait in [low, high], from the shared generator.
   Duration uniform(Duration low, Duration high);

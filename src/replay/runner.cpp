@@ -136,7 +136,7 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
 }
 
 Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us,
-                             Handover* handover) {
+                             SlotHold* hold) {
   const WorkflowDefinition& def = core_.registry.workflow(journal.name);
   Replay replay(workflow_id, journal.name, journal, now_us, core_.registry);
   WorkflowContext ctx(replay);
@@ -195,7 +195,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   if (!slots_ || core_.stopping()) return planned;
   int local = 0;
   for (const pg::NewTask& task : commit.tasks) local += core_.registry.activities.count(task.name) ? 1 : 0;
-  if (local > 0) planned.slots = slots_->reserve(local, handover);
+  if (local > 0) planned.slots = slots_->reserve(local, hold);
   int marked = 0;
   for (pg::NewTask& task : commit.tasks) {
     task.claim = marked < planned.slots.count() && core_.registry.activities.count(task.name);
@@ -255,7 +255,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
 
 std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
                                                              const Json& result, const ErrorInfo& error,
-                                                             bool record_attempt, Handover* handover) {
+                                                             bool record_attempt, SlotHold* hold) {
   std::shared_ptr<JournalCache> journal = journal_of(task);
   if (!journal) return std::nullopt;
   std::unique_lock busy(journal->busy, std::try_to_lock);
@@ -283,7 +283,7 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   try {
     journal->apply({expected_seq, succeeded ? pg::EventKind::activity_completed : pg::EventKind::activity_failed,
                     task.step, task.name, data});
-    planned = plan(*journal, task.workflow_id, now_us, handover);
+    planned = plan(*journal, task.workflow_id, now_us, hold);
   } catch (const std::exception& e) {
     undo();
     detail::logger().debug("workflow '{}' cannot continue in place: {}", task.workflow_id, e.what());

@@ -40,10 +40,10 @@ class Runner {
   // in one statement, when no one else is replaying the workflow here. The journal is this
   // engine's cached copy, or read from the database when it has none. nullopt when it cannot try
   // (the caller finishes the task alone); `step.continued` says whether the replay went in too
-  // (if not, the workflow was only made runnable). `handover`: the finished task's slot, which
-  // the next task of the workflow may take over (null: none).
+  // (if not, the workflow was only made runnable). `hold`: the finished task's hold on the
+  // slots, which says whether its workflow may lease its next task at once (null: it may).
   std::optional<Continued> finish_and_continue(const pg::ClaimedTask& task, bool succeeded, const Json& result,
-                                               const ErrorInfo& error, bool record_attempt, Handover* handover);
+                                               const ErrorInfo& error, bool record_attempt, SlotHold* hold);
 
  private:
   // A replay's outcome, ready to commit, and the slots reserved for the tasks it leases at once.
@@ -52,7 +52,7 @@ class Runner {
     bool ended = false;
     Reservation slots;
   };
-  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, Handover* handover);
+  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, SlotHold* hold);
   // After the commit: keep the cache in step and wake whoever waits. `first_seq`: its first event's seq.
   void committed(JournalCache& journal, const Planned& planned, int first_seq,
                  std::chrono::steady_clock::time_point started);

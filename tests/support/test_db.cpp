@@ -58,7 +58,7 @@ EngineMetrics settled_metrics(Engine& engine, std::uint64_t finished_runs) {
   EngineMetrics m;
   wait_until([&] {
     m = engine.metrics();
-    return m.activity_busy == 0 && m.workflows_completed + m.workflows_failed >= finished_runs;
+    return m.activity_in_flight == 0 && m.workflows_completed + m.workflows_failed >= finished_runs;
   });
   return m;
 }

@@ -1,5 +1,6 @@
 // Slot accounting of the activity pool, without a database: reservations are values that free
-// themselves, a handed-over slot is passed on once, and no more tasks run than there are slots.
+// themselves, a returned body gives its slot back while its outcome commits, launched tasks
+// not yet committed stay within twice the slots, and a long chain leaves the queue its turn.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -14,24 +15,23 @@ using durable::pg::ClaimedTask;
 
 namespace {
 
-// Tasks that wait at a gate, counting how many run at once.
+// A gate tasks wait at, counting how many wait at once.
 struct Gate {
   std::mutex mutex;
   std::condition_variable changed;
   bool open = false;
-  int running = 0, most = 0, ran = 0;
+  int waiting = 0, most = 0;
 
   void pass() {
     std::unique_lock lock(mutex);
-    most = std::max(most, ++running);
+    most = std::max(most, ++waiting);
     changed.notify_all();
     changed.wait(lock, [&] { return open; });
-    --running;
-    ++ran;
+    --waiting;
   }
-  void wait_running(int n) {
+  void wait_for(int n) {
     std::unique_lock lock(mutex);
-    changed.wait(lock, [&] { return running == n; });
+    changed.wait(lock, [&] { return waiting == n; });
   }
   void release() {
     std::lock_guard lock(mutex);
@@ -51,7 +51,7 @@ ClaimedTask task_after(int handovers) {
 TEST_CASE("a reservation takes only free slots, and frees what it did not use when dropped", "[unit][slots]") {
   std::atomic<int> told{0};
   ActivitySlots slots(
-      2, [](const ClaimedTask&, Handover&) {}, [&] { ++told; });
+      2, [](const ClaimedTask&, SlotHold&) {}, [&] { ++told; });
   {
     Reservation a = slots.reserve(3);
     CHECK(a.count() == 2);
@@ -68,29 +68,59 @@ TEST_CASE("a reservation takes only free slots, and frees what it did not use wh
   CHECK(slots.reserve(1).count() == 0);  // moving does not free
 }
 
-TEST_CASE("launched tasks keep their slots until they return, and never more run than there are slots",
-          "[unit][slots]") {
-  Gate gate;
-  std::atomic<int> told{0};
+TEST_CASE("no more bodies run at once than there are slots", "[unit][slots]") {
+  Gate bodies;
   ActivitySlots slots(
-      3, [&](const ClaimedTask&, Handover&) { gate.pass(); }, [&] { ++told; });
-  slots.launch(std::vector<ClaimedTask>(3), slots.reserve(3), ActivitySlots::Unused::keep_quiet);
-  gate.wait_running(3);
-  CHECK(slots.reserve(1).count() == 0);  // all busy
-  CHECK(slots.busy() == 3);
-  CHECK(told == 0);
-  gate.release();
+      3,
+      [&](const ClaimedTask&, SlotHold& hold) {
+        REQUIRE(hold.start_body());
+        bodies.pass();
+      },
+      [] {});
+  slots.launch(std::vector<ClaimedTask>(3), slots.reserve(5), ActivitySlots::Unused::keep_quiet);
+  bodies.wait_for(3);
+  CHECK(slots.running_bodies() == 3);
+  CHECK(slots.reserve(1).count() == 0);  // every body slot is taken
+  bodies.release();
   REQUIRE(slots.wait_idle(std::chrono::seconds{10}));
-  CHECK(gate.ran == 3);
-  CHECK(gate.most == 3);
+  CHECK(bodies.most == 3);
+  CHECK(slots.running_bodies() == 0);
   CHECK(slots.reserve(3).count() == 3);
-  CHECK(told >= 1);  // a returning task frees a slot: the claimer hears of it
+}
+
+TEST_CASE("a returned body frees its slot while its outcome commits, and uncommitted tasks stay within twice the slots",
+          "[unit][slots]") {
+  Gate commits;
+  std::atomic<int> told{0};
+  // The body returns at once; the outcome's commit waits at the gate.
+  ActivitySlots slots(
+      2,
+      [&](const ClaimedTask&, SlotHold& hold) {
+        REQUIRE(hold.start_body());
+        hold.body_returned();
+        commits.pass();
+      },
+      [&] { ++told; });
+  slots.launch(std::vector<ClaimedTask>(2), slots.reserve(2), ActivitySlots::Unused::keep_quiet);
+  commits.wait_for(2);
+  CHECK(slots.running_bodies() == 0);
+  CHECK(told >= 1);  // the claimer heard that the body slots came back
+  Reservation more = slots.reserve(5);
+  CHECK(more.count() == 2);  // two more bodies while two outcomes commit ...
+  slots.launch(std::vector<ClaimedTask>(2), std::move(more), ActivitySlots::Unused::keep_quiet);
+  commits.wait_for(4);
+  CHECK(slots.in_flight() == 4);
+  CHECK(slots.reserve(1).count() == 0);  // ... and no more: 4 launched, none committed
+  commits.release();
+  REQUIRE(slots.wait_idle(std::chrono::seconds{10}));
+  CHECK(slots.in_flight() == 0);
+  CHECK(slots.reserve(2).count() == 2);
 }
 
 TEST_CASE("unused slots of a launch are told to the claimer, unless the claimer launched them", "[unit][slots]") {
   std::atomic<int> told{0};
   ActivitySlots slots(
-      2, [](const ClaimedTask&, Handover&) {}, [&] { ++told; });
+      2, [](const ClaimedTask&, SlotHold&) {}, [&] { ++told; });
   slots.launch({}, slots.reserve(2), ActivitySlots::Unused::keep_quiet);
   CHECK(told == 0);
   slots.launch({}, slots.reserve(2));
@@ -98,17 +128,79 @@ TEST_CASE("unused slots of a launch are told to the claimer, unless the claimer 
   CHECK(slots.reserve(2).count() == 2);
 }
 
-TEST_CASE("a handed-over slot is passed on once, reserves no free slot, and only 32 times in a row", "[unit][slots]") {
+TEST_CASE("a workflow leases its next task at once only 32 steps in a row, then queues it", "[unit][slots]") {
+  std::atomic<int> granted_fresh{-1}, granted_worn{-1};
   ActivitySlots slots(
-      1, [](const ClaimedTask&, Handover&) {}, [] {});
-  Reservation only_free = slots.reserve(1);
-  REQUIRE(only_free.count() == 1);
-  Handover handover(task_after(0));
-  Reservation first = slots.reserve(2, &handover);
-  CHECK(first.count() == 1);                        // the handed-over slot, and no free one left
-  CHECK(slots.reserve(1, &handover).count() == 0);  // passed on already
-  Handover worn(task_after(max_slot_handovers));
-  CHECK(slots.reserve(1, &worn).count() == 0);  // the chain gives its slot back to the queue
-  first = Reservation();
-  CHECK(slots.reserve(1).count() == 0);  // dropping a handed-over slot frees no free slot
+      2,
+      [&](const ClaimedTask& task, SlotHold& hold) {
+        REQUIRE(hold.start_body());
+        hold.body_returned();
+        (task.handovers == 0 ? granted_fresh : granted_worn) = slots.reserve(1, &hold).count();
+      },
+      [] {});
+  std::vector<ClaimedTask> tasks{task_after(0), task_after(max_slot_handovers)};
+  slots.launch(std::move(tasks), slots.reserve(2));
+  REQUIRE(slots.wait_idle(std::chrono::seconds{10}));
+  CHECK(granted_fresh == 1);
+  CHECK(granted_worn == 0);  // the chain gives the queue its turn
+}
+
+TEST_CASE("a workflow continuing in place passes its permit on, and its next task waits for a body slot",
+          "[unit][slots]") {
+  Gate bodies;
+  std::atomic<int> passed{-1};
+  ActivitySlots* self = nullptr;
+  ActivitySlots slots(
+      1,
+      [&](const ClaimedTask& task, SlotHold& hold) {
+        REQUIRE(hold.start_body());
+        if (task.step == 0) {  // the finishing step: its body returned, it continues in place
+          hold.body_returned();
+          Reservation next = self->reserve(1, &hold);
+          passed = next.count();
+          ClaimedTask second;
+          second.step = 1;
+          self->launch({second}, std::move(next));
+          return;
+        }
+        bodies.pass();
+      },
+      [] {});
+  self = &slots;
+  slots.launch({ClaimedTask{}}, slots.reserve(1));
+  bodies.wait_for(1);
+  CHECK(passed == 1);
+  CHECK(slots.running_bodies() == 1);
+  CHECK(slots.reserve(1).count() == 0);  // the one body slot is busy
+  bodies.release();
+  REQUIRE(slots.wait_idle(std::chrono::seconds{10}));
+  CHECK(slots.in_flight() == 0);
+}
+
+TEST_CASE("a task waiting for a body slot gives up when the pool closes", "[unit][slots]") {
+  Gate bodies;
+  std::atomic<int> gave_up{0};
+  ActivitySlots* self = nullptr;
+  ActivitySlots slots(
+      1,
+      [&](const ClaimedTask& task, SlotHold& hold) {
+        if (task.step == 0) {
+          REQUIRE(hold.start_body());
+          Reservation next = self->reserve(1, &hold);  // passed on while the body still runs
+          ClaimedTask waiting;
+          waiting.step = 1;
+          self->launch({waiting}, std::move(next));
+          bodies.pass();
+          return;
+        }
+        if (!hold.start_body()) ++gave_up;
+      },
+      [] {});
+  self = &slots;
+  slots.launch({ClaimedTask{}}, slots.reserve(1));
+  bodies.wait_for(1);
+  slots.close();
+  bodies.release();
+  REQUIRE(slots.wait_idle(std::chrono::seconds{10}));
+  CHECK(gave_up == 1);
 }

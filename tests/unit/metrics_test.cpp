@@ -18,6 +18,7 @@ std::vector<EngineMetrics> snapshot() {
   a.activity_capacity = 4;
   a.activity_busy = 3;
   a.stuck_slots = 1;
+  a.activity_in_flight = 5;
   a.saturation = 0.75;
   a.queue_age_seconds = 2.5;
   a.workflow_queue_age_seconds = 0.5;
@@ -58,6 +59,10 @@ durable_activity_slots_busy{schema="billing",engine_instance="a\\b\"c\nd"} 0
 # TYPE durable_activity_slots_stuck gauge
 durable_activity_slots_stuck{schema="durable",engine_instance="api-1"} 1
 durable_activity_slots_stuck{schema="billing",engine_instance="a\\b\"c\nd"} 0
+# HELP durable_activity_in_flight Activity tasks leased to this instance whose outcome is not committed yet (at most twice the slots)
+# TYPE durable_activity_in_flight gauge
+durable_activity_in_flight{schema="durable",engine_instance="api-1"} 5
+durable_activity_in_flight{schema="billing",engine_instance="a\\b\"c\nd"} 0
 # HELP durable_activity_saturation Busy activity slots divided by activity slots (0 to 1)
 # TYPE durable_activity_saturation gauge
 durable_activity_saturation{schema="durable",engine_instance="api-1"} 0.75
