@@ -26,17 +26,21 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <iterator>
 #include <latch>
 #include <numeric>
 #include <optional>
 #include <pqxx/pqxx>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -254,9 +258,49 @@ int run_worker(const std::string& schema) {
 // ---- PostgreSQL cost: WAL bytes and write transactions per unit of work ---------------------
 
 struct PgCost {
-  double wal_bytes = 0;    // per unit
-  double write_xacts = 0;  // per unit
+  double wal_bytes = 0;                   // per unit
+  double write_xacts = 0;                 // per unit
+  std::optional<double> server_cpu_us{};  // per unit; empty when the server is not on this machine
 };
+
+// CPU time (user + system, microseconds) the PostgreSQL server on this machine has used: its
+// postmaster's own and that of its children, live ones read one by one, ended ones from the
+// postmaster's total of waited-for children. Empty when the data directory's postmaster.pid is
+// not readable here (a remote server).
+std::optional<double> server_cpu_us(pqxx::connection& conn) {
+  std::string data_dir;
+  {
+    pqxx::nontransaction tx(conn);
+    data_dir = tx.exec1("SELECT setting FROM pg_settings WHERE name = 'data_directory'")[0].as<std::string>();
+  }
+  std::ifstream pid_file(data_dir + "/postmaster.pid");
+  long postmaster = 0;
+  if (!(pid_file >> postmaster)) return std::nullopt;
+  // /proc/PID/stat: "pid (comm) state ppid ..."; utime, stime, cutime, cstime are fields 14-17.
+  auto fields_of = [](const std::filesystem::path& stat) -> std::vector<std::string> {
+    std::ifstream in(stat);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) return {};
+    std::vector<std::string> fields;  // from field 3 (state) on
+    std::istringstream rest(text.substr(close + 2));
+    for (std::string f; rest >> f;) fields.push_back(f);
+    return fields;
+  };
+  double ticks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    const auto f = fields_of(entry.path() / "stat");
+    if (f.size() < 15) continue;
+    const long pid = std::stol(name);
+    const long ppid = std::stol(f[1]);
+    if (pid != postmaster && ppid != postmaster) continue;
+    ticks += std::stod(f[11]) + std::stod(f[12]);                         // utime, stime
+    if (pid == postmaster) ticks += std::stod(f[13]) + std::stod(f[14]);  // cutime, cstime: ended children
+  }
+  return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 // WAL and write transactions the server produced between construction and per(). Both
 // counters are server-wide, so anything else running on the server (autovacuum included) is
@@ -273,6 +317,7 @@ struct PgCost {
 class PgCostProbe {
  public:
   explicit PgCostProbe(const std::string& url) : conn_(url) {
+    before_cpu_us_ = server_cpu_us(conn_);
     before_xid_ = take_xid();
     pqxx::nontransaction tx(conn_);
     before_lsn_ = tx.exec1("SELECT pg_current_wal_insert_lsn()::text")[0].as<std::string>();
@@ -286,7 +331,10 @@ class PgCostProbe {
                 .as<long long>();
     }
     const long long xacts = take_xid() - before_xid_ - 1;
-    return {static_cast<double>(wal) / units, static_cast<double>(xacts) / units};
+    PgCost cost{static_cast<double>(wal) / units, static_cast<double>(xacts) / units};
+    const auto cpu = server_cpu_us(conn_);
+    if (cpu && before_cpu_us_) cost.server_cpu_us = (*cpu - *before_cpu_us_) / units;
+    return cost;
   }
 
  private:
@@ -298,6 +346,7 @@ class PgCostProbe {
   }
 
   pqxx::connection conn_;
+  std::optional<double> before_cpu_us_;
   long long before_xid_ = 0;
   std::string before_lsn_;
 };
@@ -305,6 +354,7 @@ class PgCostProbe {
 void add_pg_cost(Result& result, const PgCost& cost, const std::string& unit) {
   result["wal_bytes_per_" + unit] = cost.wal_bytes;
   result["write_xacts_per_" + unit] = cost.write_xacts;
+  result["pg_cpu_us_per_" + unit] = cost.server_cpu_us ? durable::Json(*cost.server_cpu_us) : durable::Json();
 }
 
 // ---- The limit: a minimal job queue on the same PostgreSQL -------------------------------------
@@ -853,25 +903,30 @@ std::vector<Result> of_kind(const std::vector<Result>& results, const char* benc
   return out;
 }
 
+std::string cpu_text(const Result& r, const std::string& key) {
+  return r.contains(key) && r[key].is_number() ? fmt::format("{:.0f}", r[key].get<double>()) : std::string("-");
+}
+
 void print_raw_queue(const Result& r) {
   fmt::print(
       "\nraw queue (the limit): {} jobs, {} workers, {:.2f} s: {:.1f} jobs/s, {:.0f} WAL bytes/job, "
-      "{:.2f} write xacts/job\n",
+      "{:.2f} write xacts/job, {} us of PostgreSQL CPU/job\n",
       r["jobs"].get<int>(), r["workers"].get<int>(), r["seconds"].get<double>(), r["jobs_per_s"].get<double>(),
-      r["wal_bytes_per_job"].get<double>(), r["write_xacts_per_job"].get<double>());
+      r["wal_bytes_per_job"].get<double>(), r["write_xacts_per_job"].get<double>(), cpu_text(r, "pg_cpu_us_per_job"));
 }
 
 // Throughput figures shared by the throughput and scaling tables.
-constexpr auto throughput_header = "{:>9} {:>8} {:>11} {:>8} {:>7} {:>9} {:>10} {:>10}";
+constexpr auto throughput_header = "{:>9} {:>8} {:>11} {:>8} {:>7} {:>9} {:>10} {:>10} {:>12}";
 std::string throughput_columns(const Result& r) {
-  return fmt::format("{:>9} {:>8.2f} {:>11.1f} {:>8.1f} {:>7} {:>9} {:>10.0f} {:>10.2f}", r["workflows"].get<int>(),
-                     r["seconds"].get<double>(), r["workflows_per_s"].get<double>(), r["steps_per_s"].get<double>(),
-                     ratio_text(r, "workflows_ratio_to_raw_queue"), ratio_text(r, "ratio_to_raw_queue"),
-                     r["wal_bytes_per_step"].get<double>(), r["write_xacts_per_step"].get<double>());
+  return fmt::format("{:>9} {:>8.2f} {:>11.1f} {:>8.1f} {:>7} {:>9} {:>10.0f} {:>10.2f} {:>12}",
+                     r["workflows"].get<int>(), r["seconds"].get<double>(), r["workflows_per_s"].get<double>(),
+                     r["steps_per_s"].get<double>(), ratio_text(r, "workflows_ratio_to_raw_queue"),
+                     ratio_text(r, "ratio_to_raw_queue"), r["wal_bytes_per_step"].get<double>(),
+                     r["write_xacts_per_step"].get<double>(), cpu_text(r, "pg_cpu_us_per_step"));
 }
 std::string throughput_titles() {
   return fmt::format(fmt::runtime(throughput_header), "workflows", "seconds", "workflows/s", "steps/s", "wf/raw",
-                     "steps/raw", "WAL B/step", "xacts/step");
+                     "steps/raw", "WAL B/step", "xacts/step", "PG CPU us/st");
 }
 
 void print_throughput(const std::vector<Result>& rows) {

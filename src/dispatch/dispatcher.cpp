@@ -115,11 +115,8 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
   try {
     const ActivityDefinition& def = core_.registry.activity(task.name);
     if (task.after_lease_expiry && !due_after_lost_lease(task, hold)) return;
+    if (!start_body(task, hold)) return;
     if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
-    if (!hold.start_body()) {  // stopping while it waited for a body slot: hand it back
-      core_.store.release_task(task);
-      return;
-    }
     auto state = std::make_shared<AttemptState>();
     state->workflow_id = task.workflow_id;
     state->activity_name = task.name;
@@ -170,6 +167,26 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
     logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
   }
+}
+
+// Takes a body slot: at once for a claimed task, after a wait of at most the bodies ahead of
+// it for a task a continuing workflow leased at once. A wait that used up half the lease's
+// margin renews the lease first (the body's timeout counts from now), and a lease lost
+// meanwhile (taken over elsewhere) runs nothing here. False: nothing to run.
+bool Dispatcher::start_body(const pg::ClaimedTask& task, SlotHold& hold) {
+  const auto asked = std::chrono::steady_clock::now();
+  if (!hold.start_body()) {  // stopping while it waited for a body slot: hand it back
+    core_.store.release_task(task);
+    return false;
+  }
+  if (std::chrono::steady_clock::now() - asked < core_.options.lease_margin / 2) return true;
+  if (core_.store.heartbeat(task, task.options.timeout + core_.options.lease_margin, "") ==
+      pg::HeartbeatOutcome::kept) {
+    return true;
+  }
+  logger().info("activity '{}' (task {}) lost its lease while it waited for a slot; not run here", task.name,
+                task.task_id);
+  return false;
 }
 
 // A lost lease (a crashed, frozen or cut-off worker) is a failed attempt like any other: the

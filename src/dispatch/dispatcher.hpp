@@ -42,6 +42,7 @@ class Dispatcher {
               bool record_attempt = true);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
   bool due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold);
+  bool start_body(const pg::ClaimedTask& task, SlotHold& hold);
   bool run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold);
   Duration jittered(const RetryPolicy& policy, Duration delay);
   // A random wait in [low, high], from the shared generator.
