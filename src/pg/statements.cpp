@@ -426,7 +426,8 @@ WITH k AS (
               AS holder_until),
 r AS (
   UPDATE {s}.tasks
-  SET status = 'pending', attempt = attempt - 1, available_at = (SELECT holder_until FROM k), lease_token = NULL,
+  SET status = 'pending', attempt = attempt - 1,
+      available_at = coalesce((SELECT holder_until FROM k), {now} + interval '1 second'), lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now()
   WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND NOT (SELECT locked FROM k)
   RETURNING 1)
