@@ -55,7 +55,12 @@ class EngineCore {
   pg::ConnectionPool pool;
   pg::Store store;
   pg::ScheduleStore schedule_store;
-  StepCommitter steps{*this};  // every finished activity commits through it, in groups
+  // Every finished activity commits through it, in groups.
+  StepCommitter steps{[this](const std::vector<const pg::StepCommit*>& batch) {
+    auto outcomes = store.complete_steps(batch, owner_, options.lease_margin);
+    ++metrics.outcome_commits;
+    return outcomes;
+  }};
   // Each wakes only the loops it concerns, from a NOTIFY or a local write.
   WakeSignal workflow_work;  // a workflow may be runnable: wakes a runner (notify_one), which passes it on
   WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher

@@ -1,7 +1,5 @@
 #include "dispatch/step_committer.hpp"
 
-#include "engine_core.hpp"
-
 namespace durable::detail {
 
 pg::StepOutcome StepCommitter::commit(const pg::StepCommit& step) {
@@ -38,7 +36,6 @@ pg::StepOutcome StepCommitter::commit(const pg::StepCommit& step) {
     const auto started = Clock::now();
     try {
       outcomes = run_batch(batch);
-      ++core_.metrics.outcome_commits;
     } catch (...) {
       error = std::current_exception();
     }
@@ -64,6 +61,11 @@ pg::StepOutcome StepCommitter::commit(const pg::StepCommit& step) {
   return std::move(*me.outcome);
 }
 
+std::size_t StepCommitter::queued() const {
+  std::lock_guard lock(mutex_);
+  return waiting_.size();
+}
+
 void StepCommitter::came_back(Clock::duration took) { come_back_ = (3 * come_back_ + took) / 4; }
 
 std::vector<StepCommitter::Waiting*> StepCommitter::take_batch() {
@@ -83,7 +85,7 @@ std::vector<pg::StepOutcome> StepCommitter::run_batch(const std::vector<Waiting*
   std::vector<const pg::StepCommit*> steps;
   steps.reserve(batch.size());
   for (const Waiting* w : batch) steps.push_back(w->step);
-  return core_.store.complete_steps(steps, core_.owner(), core_.options.lease_margin);
+  return commit_batch_(steps);
 }
 
 }  // namespace durable::detail

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -17,17 +18,20 @@
 
 namespace durable::detail {
 
-class EngineCore;
-
 class StepCommitter {
   using Clock = std::chrono::steady_clock;
 
  public:
-  explicit StepCommitter(EngineCore& core) : core_(core) {}
+  // Commits one batch of steps in one statement (Store::complete_steps): one outcome per step,
+  // in order, or it throws (nothing of it committed, or it is in doubt).
+  using CommitBatch = std::function<std::vector<pg::StepOutcome>(const std::vector<const pg::StepCommit*>&)>;
+  explicit StepCommitter(CommitBatch commit_batch) : commit_batch_(std::move(commit_batch)) {}
 
   // Commits `step` in a batch with others; blocks until its batch has committed. Throws what the
   // batch's statement threw (nothing of it was committed, or it is in doubt: see Store).
   pg::StepOutcome commit(const pg::StepCommit& step);
+  // Steps waiting for a batch (not those in the database): for tests.
+  std::size_t queued() const;
 
  private:
   struct Waiting {
@@ -42,8 +46,8 @@ class StepCommitter {
   std::vector<pg::StepOutcome> run_batch(const std::vector<Waiting*>& batch);
 
   static constexpr std::size_t max_batch_ = 64;
-  EngineCore& core_;
-  std::mutex mutex_;
+  CommitBatch commit_batch_;
+  mutable std::mutex mutex_;
   std::condition_variable committed_;
   std::deque<Waiting*> waiting_;
   std::set<std::string> committing_;        // workflows of the steps in the batches in the database
