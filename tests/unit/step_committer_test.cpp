@@ -119,8 +119,7 @@ TEST_CASE("a batch holds at most one step per workflow", "[unit][group-commit]")
   CHECK(db.batches[2].size() == 1);
 }
 
-TEST_CASE("a batch whose statement fails fails every step in it, and the next batch goes on",
-          "[unit][group-commit]") {
+TEST_CASE("a batch whose statement fails fails every step in it, and the next batch goes on", "[unit][group-commit]") {
   FakeStatement db;
   StepCommitter committer([&](const auto& steps) { return db(steps); });
   const auto a = task(1, "wf-a"), b = task(2, "wf-b"), c = task(3, "wf-c"), d = task(4, "wf-d");
