@@ -40,7 +40,7 @@ std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
 }
 
 void ConnectionPool::ensure_schema() {
-  run([](pqxx::connection&) {});  // a connection of this pool exists only on a migrated schema
+  read([](pqxx::connection&) {});  // a connection of this pool exists only on a migrated schema
 }
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
@@ -90,7 +90,7 @@ void ConnectionPool::release(std::unique_ptr<pqxx::connection> conn) {
   available_.notify_one();
 }
 
-void ConnectionPool::run(const std::function<void(pqxx::connection&)>& work, std::chrono::milliseconds give_up_after) {
+void ConnectionPool::read(const std::function<void(pqxx::connection&)>& work, std::chrono::milliseconds give_up_after) {
   run_tries([&](pqxx::connection& conn, bool) { work(conn); }, {}, give_up_after);
 }
 

@@ -28,16 +28,14 @@ class ConnectionPool {
   // Opens a plain connection, named like the pool's (the notification listener's).
   std::unique_ptr<pqxx::connection> open() const;
 
-  // Runs `work` on a pooled connection. A broken connection, a commit whose outcome is
-  // unknown, a serialization failure or a deadlock is retried on a fresh connection until
-  // `give_up_after`; `work` must therefore be safe to run again: every statement we run is
-  // fenced (lease tokens) or insert-if-absent, so a repeat of a committed change matches nothing.
-  // Giving up on those throws durable::DatabaseUnavailable; any other statement error is
-  // durable::DatabaseRefused at once.
-  void run(const std::function<void(pqxx::connection&)>& work,
-           std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
+  // Runs `work`, which only reads, on a pooled connection. A broken connection, a serialization
+  // failure or a deadlock is retried on a fresh connection until `give_up_after`. Giving up
+  // throws durable::DatabaseUnavailable; any other statement error is durable::DatabaseRefused
+  // at once. Whatever writes goes through write().
+  void read(const std::function<void(pqxx::connection&)>& work,
+            std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
 
-  // The one policy for a write whose outcome is unknown. Like run, but `work` is told whether an
+  // The one policy for a write whose outcome is unknown. Retried like read, but `work` is told whether an
   // earlier try may have committed (the connection broke or the commit was in doubt after the
   // statement was sent): a fenced write that then matches nothing must re-read what it wrote and
   // decide (committed earlier, or fenced off), never assume nothing happened. `name` names the

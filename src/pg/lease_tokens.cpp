@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pg/connection_pool.hpp"
 #include "pg/statements.hpp"
 
 namespace durable::pg {
@@ -11,11 +12,11 @@ std::int64_t LeaseTokens::take(int count) {
   std::lock_guard lock(mutex_);
   if (end_ - next_ < wanted) {
     const std::int64_t size = std::max(block_size_, wanted);
-    pool_.run([&](pqxx::connection& conn) {
+    pool_.write("reserve_lease_tokens", [&](pqxx::connection& conn, bool) {
       pqxx::work tx(conn);
       // Whatever the role or session says: the block must be durable before a token of it is used.
       tx.exec0("SET LOCAL synchronous_commit = on");
-      next_ = tx.exec_prepared1(stmt::reserve_lease_tokens, size)[0].as<std::int64_t>();
+      next_ = tx.exec_prepared1(stmt::reserve_lease_tokens, size)["first"].as<std::int64_t>();
       tx.commit();  // a lost answer: the retry reserves another block, this one is never used
     });
     end_ = next_ + size;

@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <mutex>
 
-#include "pg/connection_pool.hpp"
-
 namespace durable::pg {
+
+class ConnectionPool;
 
 class LeaseTokens {
  public:

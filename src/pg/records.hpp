@@ -1,13 +1,18 @@
 // Typed records between replay and storage: the kinds of journal events and the statuses of
-// runs and tasks, each with its one text form (what the tables store), and the new events and
-// tasks a replay commits. JSON is left for user payloads and event data.
+// runs and tasks, each with its one text form (what the tables store), what a replay commits,
+// and the rows the engine claims and reads (filled by column name in pg/rows.cpp). JSON is left
+// for user payloads and event data. No libpqxx here: the layers above include this.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "durable/detail/payload.hpp"
+#include "durable/options.hpp"
 #include "resolved_options.hpp"
 
 namespace durable::pg {
@@ -52,6 +57,106 @@ struct NewTask {
   Json input;
   detail::ResolvedActivityOptions options;
   bool claim = false;
+};
+
+// What a store write found when it re-read after an unknown outcome, or at once.
+enum class FinishOutcome { committed, committed_earlier, fenced_off };
+enum class RetryOutcome { retried, past_horizon, fenced_off };
+enum class HeartbeatOutcome { kept, lease_lost, cancelled };
+
+struct ClaimedWorkflow {
+  std::string workflow_id, run_id, name;
+  int next_seq = 0;
+  std::int64_t lease_token = 0;
+  std::int64_t now_us = 0;  // the database clock at the claim
+  // The data of its workflow_started event when that is the whole journal (a fresh run), so the
+  // first replay needs no read of the journal.
+  std::optional<Json> start_data;
+};
+
+struct JournalEvent {
+  int seq = 0;
+  EventKind kind = EventKind::workflow_started;
+  int step = -1;
+  std::string name;
+  Json data;
+};
+
+// A workflow's journal from some event on, with the run and workflow name it belongs to (read in
+// one snapshot). `run_id` is empty when there is no such workflow.
+struct JournalRead {
+  std::string run_id;
+  std::string name;
+  std::vector<JournalEvent> events;
+};
+
+struct ReplayCommit {
+  std::string workflow_id;
+  std::int64_t lease_token = 0;
+  std::vector<NewEvent> events;
+  RunStatus status = RunStatus::running;
+  Json result;  // null unless completed
+  std::string error_type, error_message;
+  int seen_seq = 0;              // the journal length the replay saw
+  std::int64_t wake_at_us = -1;  // earliest pending timer, -1 for none
+  std::vector<NewTask> tasks;    // those marked claim are leased to claim_owner at once
+  std::string claim_owner;       // who runs the tasks marked claim (this engine)
+  std::string claim_token;       // marks them, so a retry after a lost answer finds them
+  Duration lease_margin{0};
+};
+
+struct ClaimedTask {
+  std::int64_t task_id = 0;
+  std::string workflow_id;
+  int step = 0;
+  std::string name;
+  Json input;
+  detail::ResolvedActivityOptions options;
+  int attempt = 0;
+  std::int64_t lease_token = 0;
+  std::int64_t claimed_at_us = 0;  // the database clock when it was leased to this engine
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();  // ... and ours
+  std::int64_t first_started_at_us = 0;  // when its first attempt started (the retry horizon counts from it)
+  bool after_lease_expiry = false;       // the previous attempt's worker lost its lease ...
+  std::int64_t lease_lost_at_us = 0;     // ... at this time (the database clock)
+  Json last_heartbeat;                   // details of the latest heartbeat of any earlier attempt, or null
+  bool leased_at_once = false;           // by the commit that created it, not by a claim
+  int handovers = 0;                     // steps before it, in a row, that passed their slot on to the next
+};
+
+// What a replay commit wrote.
+struct ReplayOutcome {
+  std::optional<int> base;           // seq of its first event; nullopt when its lease was lost (nothing written)
+  std::vector<ClaimedTask> claimed;  // its tasks leased to this engine in the same commit
+  std::int64_t now_us = 0;           // the database clock at the commit
+};
+
+// What finishing a task together with the replay it unblocks wrote.
+struct StepOutcome {
+  FinishOutcome finish = FinishOutcome::fenced_off;
+  bool continued = false;            // the replay was committed too
+  std::optional<int> base;           // seq of the task's outcome event (when continued)
+  std::vector<ClaimedTask> claimed;  // the replay's tasks leased to this engine
+  std::int64_t now_us = 0;
+};
+
+// A finished task to commit with complete_steps, and the replay its outcome unblocks, if any.
+struct StepCommit {
+  const ClaimedTask* task = nullptr;
+  bool succeeded = false;
+  Json result;
+  std::string error_type, error_message;
+  bool record_attempt = true;            // false: the attempt was recorded already (a lost lease)
+  const ReplayCommit* replay = nullptr;  // computed for `expected_seq` events of run `run_id`, plus this outcome
+  int expected_seq = -1;
+  std::string run_id;
+};
+
+struct WorkflowRow {
+  std::string run_id, name;
+  RunStatus status = RunStatus::running;
+  Json result;
+  std::string error_type, error_message;
 };
 
 }  // namespace durable::pg

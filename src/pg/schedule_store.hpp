@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "durable/schedule.hpp"
-#include "pg/connection_pool.hpp"
-
 namespace durable::pg {
+
+class ConnectionPool;
 
 struct ScheduleRow {
   std::string id;

@@ -130,7 +130,15 @@ r AS (
 SELECT pg_notify($5, ''))"},
 
     {stmt::read_workflow, R"(
-SELECT run_id::text, name, status, result::text, coalesce(error_type, ''), coalesce(error_message, '')
+SELECT run_id::text, name, status, result::text, coalesce(error_type, '') AS error_type,
+       coalesce(error_message, '') AS error_message
+FROM {s}.workflows WHERE workflow_id = $1)"},
+
+    // After a start whose answer was lost: whether the run under id $1 is run $2::uuid, and its
+    // lease token while it is still leased to owner $3 (else NULL: any runner claims it).
+    {stmt::own_start, R"(
+SELECT run_id = $2::uuid AS ours, CASE WHEN lease_owner = $3 AND lease_until >= {now} THEN lease_token END AS lease_token,
+       {s}.epoch_us({now}) AS now_us
 FROM {s}.workflows WHERE workflow_id = $1)"},
 
     // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token, $6 first of $2 lease tokens.
@@ -163,7 +171,8 @@ FROM {s}.workflows w WHERE claim_token = $1 AND status = 'running' AND lease_unt
     // $1 id, $2 first seq. One row per event, each with the run and the workflow's name; one row
     // with no event when there is none from $2 on.
     {stmt::read_journal, R"(
-SELECT w.run_id::text, w.name, j.seq, j.kind, coalesce(j.step, -1), coalesce(j.name, ''), j.data::text
+SELECT w.run_id::text, w.name AS workflow_name, j.seq, j.kind, coalesce(j.step, -1) AS step,
+       coalesce(j.name, '') AS event_name, j.data::text
 FROM {s}.workflows w LEFT JOIN {s}.journal j ON j.workflow_id = w.workflow_id AND j.seq >= $2
 WHERE w.workflow_id = $1 ORDER BY j.seq)"},
 
@@ -455,7 +464,7 @@ WHERE t.task_id = $1)"},
     // How long the oldest claimable task of these activities ($1, json array of names) has waited:
     // pending since it became available, or running since its lease ran out. One index probe per name.
     {stmt::queue_age, R"(
-SELECT coalesce(extract(epoch FROM {now} - min(since)), 0)::float8
+SELECT coalesce(extract(epoch FROM {now} - min(since)), 0)::float8 AS age
 FROM jsonb_array_elements_text($1::jsonb) AS n(name),
 LATERAL (
   SELECT (SELECT available_at FROM {s}.tasks WHERE {pending_task} ORDER BY available_at LIMIT 1) AS since
@@ -465,7 +474,7 @@ LATERAL (
     // The same for runnable workflows of these workflow names ($1, json array): claimable since
     // they became runnable (stamped by the server's own clock), or since their timer came due.
     {stmt::workflow_queue_age, R"(
-SELECT coalesce(extract(epoch FROM max(age)), 0)::float8
+SELECT coalesce(extract(epoch FROM max(age)), 0)::float8 AS age
 FROM jsonb_array_elements_text($1::jsonb) AS n(name),
 LATERAL (
   SELECT now() - (SELECT runnable_since FROM {s}.workflows WHERE {runnable_workflow}
@@ -474,10 +483,10 @@ LATERAL (
   SELECT {now} - (SELECT wake_at FROM {s}.workflows WHERE {waking_workflow} ORDER BY wake_at LIMIT 1)) AS oldest)"},
 
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
-    {stmt::db_now_us, "SELECT {s}.epoch_us({now})"},
+    {stmt::db_now_us, "SELECT {s}.epoch_us({now}) AS now_us"},
 
     // A block of $1 lease tokens, never handed out before; the first one. Committed synchronously.
-    {stmt::reserve_lease_tokens, "UPDATE {s}.lease_token_blocks SET next = next + $1 RETURNING next - $1"},
+    {stmt::reserve_lease_tokens, "UPDATE {s}.lease_token_blocks SET next = next + $1 RETURNING next - $1 AS first"},
 
     // $1 id, $2 workflow, $3 input, $4 cron, $5 zone, $6 policy, $7 limit, $8 grace ms, $9 next fire,
     // $10 previous fire, $11 revision, $12 channel. The revision read is the one before this
@@ -490,8 +499,8 @@ WITH i AS (
   ON CONFLICT (schedule_id) DO NOTHING
   RETURNING 1),
 n AS (SELECT pg_notify($12, '') FROM i)
-SELECT (SELECT count(*) FROM i), (SELECT count(*) FROM n),
-       (SELECT revision::text FROM {s}.schedules WHERE schedule_id = $1))"},
+SELECT (SELECT count(*) FROM i) AS written, (SELECT count(*) FROM n) AS notified,
+       (SELECT revision::text FROM {s}.schedules WHERE schedule_id = $1) AS revision_before)"},
 
     // The same parameters; the next fire is recomputed by the caller, so a changed cron applies at once.
     {stmt::update_schedule, R"(
@@ -503,26 +512,27 @@ WITH u AS (
   WHERE schedule_id = $1
   RETURNING 1),
 n AS (SELECT pg_notify($12, '') FROM u)
-SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM n))"},
+SELECT (SELECT count(*) FROM u) AS written, (SELECT count(*) FROM n) AS notified)"},
 
     // $1 id, $2 paused, $3 channel
     {stmt::pause_schedule, R"(
 WITH u AS (UPDATE {s}.schedules SET paused = $2, updated_at = now() WHERE schedule_id = $1 RETURNING 1),
 n AS (SELECT pg_notify($3, '') FROM u)
-SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM n))"},
+SELECT (SELECT count(*) FROM u) AS written, (SELECT count(*) FROM n) AS notified)"},
 
     {stmt::delete_schedule, "DELETE FROM {s}.schedules WHERE schedule_id = $1 RETURNING 1"},
 
     // $1 id, or NULL for all
     {stmt::read_schedules, R"(
 SELECT schedule_id, workflow_name, input::text, cron, time_zone, misfire_policy, catchup_limit, misfire_grace_ms,
-       paused, {s}.epoch_us(next_fire_at), fires_started, fires_dropped
+       paused, {s}.epoch_us(next_fire_at) AS next_fire_us, fires_started, fires_dropped
 FROM {s}.schedules WHERE $1::text IS NULL OR schedule_id = $1 ORDER BY schedule_id)"},
 
     // Due schedules, locked for the transaction that fires them and advances them. $1 limit
     {stmt::due_schedules, R"(
 SELECT schedule_id, workflow_name, input::text, cron, time_zone, misfire_policy, catchup_limit, misfire_grace_ms,
-       {s}.epoch_us(next_fire_at), {s}.epoch_us(prev_fire_at), {s}.epoch_us({now})
+       {s}.epoch_us(next_fire_at) AS next_fire_us, {s}.epoch_us(prev_fire_at) AS prev_fire_us,
+       {s}.epoch_us({now}) AS now_us
 FROM {s}.schedules WHERE NOT paused AND next_fire_at <= {now}
 ORDER BY next_fire_at LIMIT $1 FOR UPDATE SKIP LOCKED)"},
 
@@ -535,7 +545,7 @@ WHERE schedule_id = $1)"},
 
     // Microseconds until the earliest active schedule is due (NULL when there is none).
     {stmt::next_schedule_in, R"(
-SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) FROM {s}.schedules WHERE NOT paused)"},
+SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) AS due_in_us FROM {s}.schedules WHERE NOT paused)"},
 };
 
 }  // namespace

@@ -1,8 +1,11 @@
 #include "pg/store.hpp"
 
+#include <functional>
 #include <map>
 
 #include "failpoint.hpp"
+#include "pg/connection_pool.hpp"
+#include "pg/rows.hpp"
 #include "pg/statements.hpp"
 #include "uuid.hpp"
 
@@ -28,6 +31,94 @@ std::string from_hex(const std::string& hex) {
   }
   return out;
 }
+
+// A claim commits as it answers; if the answer is lost, a blind second claim would strand
+// what the first one took until its lease ran out. So a retry first recovers by claim token:
+// `claim(tx, token, recovering)` returns whether it found rows.
+void claim_with_recovery(ConnectionPool& pool,
+                         const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim) {
+  const std::string token = detail::random_uuid();
+  pool.write("claim", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    if (!(maybe_committed && claim(tx, token, true))) claim(tx, token, false);
+    detail::failpoint("claim.before_commit");
+    tx.commit();
+  });
+}
+
+std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token) {
+  std::vector<ClaimedTask> tasks;
+  for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, claim_token)) tasks.push_back(rows::claimed_task(row));
+  return tasks;
+}
+
+// The tasks a commit leased at once: from its answer's [task_id, step, lease_token] rows.
+std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::field& claimed, std::int64_t now_us) {
+  std::vector<ClaimedTask> tasks;
+  for (const auto& row : Json::parse(claimed.c_str())) {
+    const int step = row[1].get<int>();
+    for (const NewTask& spec : commit.tasks) {
+      if (spec.step != step) continue;
+      ClaimedTask t;
+      t.task_id = row[0].get<std::int64_t>();
+      t.workflow_id = commit.workflow_id;
+      t.step = step;
+      t.name = spec.name;
+      t.input = spec.input;
+      t.options = spec.options;
+      t.attempt = 1;
+      t.lease_token = row[2].get<std::int64_t>();
+      t.claimed_at_us = now_us;
+      t.first_started_at_us = now_us;
+      t.leased_at_once = true;
+      tasks.push_back(std::move(t));
+    }
+  }
+  return tasks;
+}
+
+// The json of new events as the statements read them.
+Json events_json(const std::vector<NewEvent>& events) {
+  Json out = Json::array();
+  for (const NewEvent& e : events) {
+    out.push_back({{"kind", to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
+  }
+  return out;
+}
+
+// The task's status and whether it still carries `lease_token`; nullopt when there is no such task.
+struct TaskState {
+  TaskStatus status;
+  bool same_lease;
+};
+std::optional<TaskState> task_state(pqxx::transaction_base& tx, const ClaimedTask& task) {
+  auto rows = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
+  if (rows.empty()) return std::nullopt;
+  return TaskState{task_status_from_text(rows[0]["status"].as<std::string>()), rows[0]["same_lease"].as<bool>()};
+}
+
+// After a fenced finish matched nothing on a retry: did an earlier try of this very lease commit
+// it before the connection dropped? Re-read, never redo.
+bool finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded) {
+  auto state = task_state(tx, task);
+  return state && state->same_lease && state->status == (succeeded ? TaskStatus::completed : TaskStatus::failed);
+}
+
+// After a fenced retry matched nothing on a retry: did an earlier try of this attempt schedule it?
+// Its attempt row says so (written by that statement only, with the time of the next attempt).
+bool retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task) {
+  return !tx.exec_prepared(stmt::attempt_retried, task.task_id, task.attempt).empty();
+}
+
+double read_age(ConnectionPool& pool, const char* statement, const std::string& names_json) {
+  double age = 0;
+  pool.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    age = tx.exec_prepared1(statement, names_json)["age"].as<double>();
+  });
+  return age;
+}
+
 }  // namespace
 
 Json options_to_json(const detail::ResolvedActivityOptions& o) {
@@ -70,14 +161,25 @@ Store::Started Store::start_workflow(const std::string& id, const std::string& r
                                      const Json& input, const std::string& owner, Duration lease) {
   Started started;
   const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
-  pool_.run([&](pqxx::connection& conn) {
+  auto lease_it = [&](std::int64_t lease_token, std::int64_t now_us) {
+    started.leased = ClaimedWorkflow{id, run_id, name, 1, lease_token, now_us, Json{{"input", input}}};
+  };
+  pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
+    started = {};
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}", owner,
                                  lease.count(), token);
-    started.inserted = row[0].as<int>() == 1;
-    if (started.inserted && !row[2].is_null()) {
-      started.leased = ClaimedWorkflow{
-          id, run_id, name, 1, row[2].as<std::int64_t>(), row[3].as<std::int64_t>(), Json{{"input", input}}};
+    started.inserted = row["inserted"].as<int>() == 1;
+    if (started.inserted) {
+      if (!row["lease_token"].is_null())
+        lease_it(row["lease_token"].as<std::int64_t>(), row["now_us"].as<std::int64_t>());
+    } else if (maybe_committed) {
+      // An earlier try may have started it: then the run is ours, and so is its lease if it still holds.
+      auto own = tx.exec_prepared(stmt::own_start, id, run_id, owner);
+      started.inserted = !own.empty() && own[0]["ours"].as<bool>();
+      if (started.inserted && !own[0]["lease_token"].is_null()) {
+        lease_it(own[0]["lease_token"].as<std::int64_t>(), own[0]["now_us"].as<std::int64_t>());
+      }
     }
   });
   return started;
@@ -86,10 +188,17 @@ Store::Started Store::start_workflow(const std::string& id, const std::string& r
 bool Store::reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
                               const Json& input, const std::string& replaceable) {
   bool reused = false;
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.write("reuse_workflow_id", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     reused = !tx.exec_prepared(stmt::reuse_workflow_id, id, run_id, name, input.dump(), replaceable).empty();
-    if (!reused) return;  // rolled back: nothing replaced
+    if (!reused) {
+      // Nothing replaced now; after a lost answer, the earlier try may have put our run in place.
+      if (maybe_committed) {
+        auto own = tx.exec_prepared(stmt::own_start, id, run_id, "");
+        reused = !own.empty() && own[0]["ours"].as<bool>();
+      }
+      return;  // rolled back: nothing written
+    }
     tx.exec_prepared(stmt::begin_run, id, run_id, name, input.dump(), workflows_channel_);
     tx.commit();
   });
@@ -98,27 +207,24 @@ bool Store::reuse_workflow_id(const std::string& id, const std::string& run_id, 
 
 std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
   std::optional<WorkflowRow> row;
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     auto r = tx.exec_prepared(stmt::read_workflow, id);
-    if (r.empty()) return;
-    WorkflowRow w;
-    w.run_id = r[0][0].as<std::string>();
-    w.name = r[0][1].as<std::string>();
-    w.status = run_status_from_text(r[0][2].as<std::string>());
-    w.result = r[0][3].is_null() ? Json() : Json::parse(r[0][3].as<std::string>());
-    w.error_type = r[0][4].as<std::string>();
-    w.error_message = r[0][5].as<std::string>();
-    row = std::move(w);
+    row = r.empty() ? std::nullopt : std::optional<WorkflowRow>(rows::workflow(r[0]));
   });
   return row;
 }
 
 bool Store::cancel_workflow(const std::string& id) {
   bool cancelled = false;
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.write("cancel_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
-    cancelled = tx.exec_prepared1(stmt::cancel_workflow, id, ended_channel_)[0].as<int>() == 1;
+    cancelled = tx.exec_prepared1(stmt::cancel_workflow, id, ended_channel_)["cancelled"].as<int>() == 1;
+    if (!cancelled && maybe_committed) {
+      // The earlier try may have cancelled it: a cancelled run now is taken as ours.
+      auto r = tx.exec_prepared(stmt::read_workflow, id);
+      cancelled = !r.empty() && rows::workflow(r[0]).status == RunStatus::cancelled;
+    }
   });
   return cancelled;
 }
@@ -127,106 +233,30 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
                                                     Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
   const std::int64_t first_token = tokens_.take(limit);
-  claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
+  claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_workflows, token)
                            : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token,
                                               first_token);
     claimed.clear();
-    for (const auto& row : rows) {
-      claimed.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<int>(),
-                         row[4].as<std::int64_t>(), row[5].as<std::int64_t>(),
-                         row[6].is_null() ? std::nullopt : std::optional<Json>(Json::parse(row[6].as<std::string>()))});
-    }
+    for (const auto& row : rows) claimed.push_back(rows::claimed_workflow(row));
     return !claimed.empty();
   });
   return claimed;
 }
 
-// A claim commits as it answers; if the answer is lost, a blind second claim would strand
-// what the first one took until its lease ran out. So a retry first recovers by claim token.
-void Store::claim_with_recovery(const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim) {
-  const std::string token = detail::random_uuid();
-  pool_.write("claim", [&](pqxx::connection& conn, bool maybe_committed) {
-    pqxx::work tx(conn);
-    if (!(maybe_committed && claim(tx, token, true))) claim(tx, token, false);
-    detail::failpoint("claim.before_commit");
-    tx.commit();
-  });
-}
-
 JournalRead Store::read_journal(const std::string& id, int from_seq) {
   JournalRead read;
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.read([&](pqxx::connection& conn) {
     read = {};
     pqxx::nontransaction tx(conn);
     for (const auto& row : tx.exec_prepared(stmt::read_journal, id, from_seq)) {
-      read.run_id = row[0].as<std::string>();
-      read.name = row[1].as<std::string>();
-      if (row[2].is_null()) continue;  // the workflow, without events from `from_seq` on
-      read.events.push_back({row[2].as<int>(), event_kind_from_text(row[3].as<std::string>()), row[4].as<int>(),
-                             row[5].as<std::string>(), Json::parse(row[6].as<std::string>())});
+      read.run_id = row["run_id"].as<std::string>();
+      read.name = row["workflow_name"].as<std::string>();
+      if (row["seq"].is_null()) continue;  // the workflow, without events from `from_seq` on
+      read.events.push_back(rows::journal_event(row));
     }
   });
   return read;
-}
-
-namespace {
-ClaimedTask claimed_task(const pqxx::row& row) {
-  ClaimedTask t;
-  t.task_id = row[0].as<std::int64_t>();
-  t.workflow_id = row[1].as<std::string>();
-  t.step = row[2].as<int>();
-  t.name = row[3].as<std::string>();
-  t.input = Json::parse(row[4].as<std::string>());
-  t.options = options_from_json(Json::parse(row[5].as<std::string>()));
-  t.attempt = row[6].as<int>();
-  t.lease_token = row[7].as<std::int64_t>();
-  t.after_lease_expiry = task_status_from_text(row[8].as<std::string>()) == TaskStatus::running;
-  if (!row[9].is_null()) t.last_heartbeat = Json::parse(row[9].as<std::string>());
-  t.claimed_at_us = row[10].as<std::int64_t>();
-  t.first_started_at_us = row[11].as<std::int64_t>();
-  if (t.after_lease_expiry && !row[12].is_null()) t.lease_lost_at_us = row[12].as<std::int64_t>();
-  return t;
-}
-}  // namespace
-
-std::vector<ClaimedTask> Store::reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token) {
-  std::vector<ClaimedTask> tasks;
-  for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, claim_token)) tasks.push_back(claimed_task(row));
-  return tasks;
-}
-
-std::vector<ClaimedTask> Store::leased_at_once(const ReplayCommit& commit, const pqxx::field& rows,
-                                               std::int64_t now_us) {
-  std::vector<ClaimedTask> tasks;
-  for (const auto& row : Json::parse(rows.as<std::string>())) {
-    const int step = row[1].get<int>();
-    for (const NewTask& spec : commit.tasks) {
-      if (spec.step != step) continue;
-      ClaimedTask t;
-      t.task_id = row[0].get<std::int64_t>();
-      t.workflow_id = commit.workflow_id;
-      t.step = step;
-      t.name = spec.name;
-      t.input = spec.input;
-      t.options = spec.options;
-      t.attempt = 1;
-      t.lease_token = row[2].get<std::int64_t>();
-      t.claimed_at_us = now_us;
-      t.first_started_at_us = now_us;
-      t.leased_at_once = true;
-      tasks.push_back(std::move(t));
-    }
-  }
-  return tasks;
-}
-
-Json Store::events_json(const std::vector<NewEvent>& events) {
-  Json out = Json::array();
-  for (const NewEvent& e : events) {
-    out.push_back({{"kind", to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
-  }
-  return out;
 }
 
 Json Store::tasks_json(const std::vector<NewTask>& tasks) {
@@ -257,10 +287,10 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
         tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, events, std::string(to_text(c.status)),
                           c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
                           tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
-    outcome.now_us = row[3].as<std::int64_t>();
-    if (!row[1].is_null()) {
-      outcome.base = row[1].as<int>();
-      outcome.claimed = leased_at_once(c, row[2], outcome.now_us);
+    outcome.now_us = row["now_us"].as<std::int64_t>();
+    if (!row["base"].is_null()) {
+      outcome.base = row["base"].as<int>();
+      outcome.claimed = leased_at_once(c, row["claimed"], outcome.now_us);
     } else if (maybe_committed && !c.claim_token.empty()) {
       // An earlier try may have committed: its tasks leased at once are ours to run.
       outcome.claimed = reclaim_tasks(tx, c.claim_token);
@@ -273,12 +303,12 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
                                             Duration lease_margin) {
   std::vector<ClaimedTask> claimed;
   const std::int64_t first_token = tokens_.take(limit);
-  claim_with_recovery([&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
+  claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
                            : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token,
                                               first_token);
     claimed.clear();
-    for (const auto& row : rows) claimed.push_back(claimed_task(row));
+    for (const auto& row : rows) claimed.push_back(rows::claimed_task(row));
     return !claimed.empty();
   });
   return claimed;
@@ -319,17 +349,17 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
     const auto answer = tx.exec_prepared(stmt::complete_steps, rows_text, owner, lease_margin.count(),
                                          workflows_channel_, tasks_channel_, ended_channel_);
     for (const auto& row : answer) {
-      const std::size_t i = index.at(row[0].as<std::int64_t>());
+      const std::size_t i = index.at(row["task_id"].as<std::int64_t>());
       const StepCommit& c = *steps[i];
       StepOutcome& outcome = outcomes[i];
-      outcome.now_us = row[5].as<std::int64_t>();
-      if (row[7].as<bool>()) key_waited.push_back(c.task->task_id);
-      if (row[1].as<bool>()) {
+      outcome.now_us = row["now_us"].as<std::int64_t>();
+      if (row["key_waiters"].as<bool>()) key_waited.push_back(c.task->task_id);
+      if (row["finished"].as<bool>()) {
         outcome.finish = FinishOutcome::committed;
-        outcome.continued = row[2].as<bool>();
+        outcome.continued = row["continued"].as<bool>();
         if (outcome.continued) {
-          outcome.base = row[3].as<int>();
-          outcome.claimed = leased_at_once(*c.replay, row[4], outcome.now_us);
+          outcome.base = row["base"].as<int>();
+          outcome.claimed = leased_at_once(*c.replay, row["claimed"], outcome.now_us);
         }
       } else if (maybe_committed && finished_earlier(tx, *c.task, c.succeeded)) {
         // Committed by an earlier try whose answer was lost: whatever it leased at once is ours,
@@ -344,22 +374,6 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
   return outcomes;
 }
 
-// After a fenced retry matched nothing on a retry: did an earlier try of this attempt schedule it?
-// Its attempt row says so (written by that statement only, with the time of the next attempt).
-bool Store::retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task) {
-  return !tx.exec_prepared(stmt::attempt_retried, task.task_id, task.attempt).empty();
-}
-
-// After a fenced finish matched nothing on a retry: did an earlier try of this very lease commit
-// it before the connection dropped? Re-read, never redo.
-bool Store::finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded) {
-  auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
-  return !check.empty() &&
-         task_status_from_text(check[0][0].as<std::string>()) ==
-             (succeeded ? TaskStatus::completed : TaskStatus::failed) &&
-         check[0][1].as<bool>();
-}
-
 RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
                                const std::string& error_message) {
   RetryOutcome outcome = RetryOutcome::fenced_off;
@@ -368,10 +382,10 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
     pqxx::nontransaction tx(conn);
     auto row =
         tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type, error_message);
-    key_waiters = row[2].as<bool>();
-    if (row[1].as<int>() == 1) {
+    key_waiters = row["key_waiters"].as<bool>();
+    if (row["retried"].as<int>() == 1) {
       outcome = RetryOutcome::retried;
-    } else if (row[0].as<int>() == 1) {
+    } else if (row["owned"].as<int>() == 1) {
       outcome = RetryOutcome::past_horizon;
     } else if (maybe_committed && retried_earlier(tx, task)) {
       // An earlier try scheduled the retry and its answer was lost: the retry is ours.
@@ -387,22 +401,23 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
 
 HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const std::string& details) {
   HeartbeatOutcome outcome = HeartbeatOutcome::lease_lost;
-  pool_.run([&](pqxx::connection& conn) {
+  // A repeat of a heartbeat that committed renews the same lease again: no re-read needed.
+  pool_.write("heartbeat", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
     if (!tx.exec_prepared(stmt::heartbeat, task.task_id, task.lease_token, lease.count(), details).empty()) {
       outcome = HeartbeatOutcome::kept;
       return;
     }
-    auto check = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
-    if (!check.empty() && task_status_from_text(check[0][0].as<std::string>()) == TaskStatus::cancelled) {
-      outcome = HeartbeatOutcome::cancelled;
-    }
+    auto state = task_state(tx, task);
+    outcome =
+        state && state->status == TaskStatus::cancelled ? HeartbeatOutcome::cancelled : HeartbeatOutcome::lease_lost;
   });
   return outcome;
 }
 
 void Store::release_task(const ClaimedTask& task, Duration delay) {
-  pool_.run([&](pqxx::connection& conn) {
+  // Fenced: a repeat after a commit matches nothing, and the task is handed back either way.
+  pool_.write("release_task", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
     tx.exec_prepared(stmt::release_task, task.task_id, task.lease_token, delay.count());
   });
@@ -410,10 +425,11 @@ void Store::release_task(const ClaimedTask& task, Duration delay) {
 
 bool Store::lock_key_or_wait(const ClaimedTask& task) {
   bool locked = false;
-  pool_.run([&](pqxx::connection& conn) {
+  // A repeat decides the same: a lock we took is ours again, a wait we committed left the lease gone.
+  pool_.write("lock_key", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::lock_key, task.task_id, task.lease_token);
-    locked = row[0].as<bool>() && row[1].as<bool>();
+    locked = row["locked"].as<bool>() && row["owned"].as<bool>();
   });
   return locked;
 }
@@ -421,7 +437,7 @@ bool Store::lock_key_or_wait(const ClaimedTask& task) {
 void Store::wake_key_waiters(const std::vector<std::int64_t>& task_ids) {
   if (task_ids.empty()) return;
   const std::string ids = Json(task_ids).dump();
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.write("wake_key_waiters", [&](pqxx::connection& conn, bool) {  // waking twice is harmless
     pqxx::nontransaction tx(conn);
     tx.exec_prepared1(stmt::wake_key_waiters, ids, tasks_channel_);
   });
@@ -429,29 +445,20 @@ void Store::wake_key_waiters(const std::vector<std::int64_t>& task_ids) {
 
 std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& task) {
   std::optional<ReusableResult> found;
-  pool_.run([&](pqxx::connection& conn) {
+  pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     auto rows = tx.exec_prepared(stmt::reusable_result, task.task_id);
     if (rows.empty()) return;
-    found =
-        ReusableResult{Json::parse(rows[0][0].as<std::string>()), rows[0][1].as<bool>(), rows[0][2].as<std::string>()};
+    found = ReusableResult{Json::parse(rows[0]["result"].c_str()), rows[0]["same_input"].as<bool>(),
+                           rows[0]["workflow_id"].as<std::string>()};
   });
   return found;
 }
 
-double Store::queue_age(const std::string& names_json) { return read_age(stmt::queue_age, names_json); }
+double Store::queue_age(const std::string& names_json) { return read_age(pool_, stmt::queue_age, names_json); }
 
 double Store::workflow_queue_age(const std::string& names_json) {
-  return read_age(stmt::workflow_queue_age, names_json);
-}
-
-double Store::read_age(const char* statement, const std::string& names_json) {
-  double age = 0;
-  pool_.run([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    age = tx.exec_prepared1(statement, names_json)[0].as<double>();
-  });
-  return age;
+  return read_age(pool_, stmt::workflow_queue_age, names_json);
 }
 
 }  // namespace durable::pg

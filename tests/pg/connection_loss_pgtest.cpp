@@ -79,7 +79,7 @@ TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed ou
   auto claim_all = [&](const std::string& owner) {
     // A pool and store of their own: another engine process, with no tokens in memory.
     pg::ConnectionPool pool(server.url(), schema, 2, "fencing-test");
-    pool.run([&](pqxx::connection& conn) { pg::migrate(conn, schema); });
+    pool.write("migrate", [&](pqxx::connection& conn, bool) { pg::migrate(conn, schema); });
     pg::Store store(pool);
     std::vector<std::int64_t> tokens;
     for (const auto& task : store.claim_tasks(names, tasks, owner, std::chrono::seconds{30})) {
@@ -89,7 +89,7 @@ TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed ou
   };
   {
     pg::ConnectionPool pool(server.url(), schema, 1, "fencing-test");
-    pool.run([&](pqxx::connection& conn) {
+    pool.write("insert_tasks", [&](pqxx::connection& conn, bool) {
       pg::migrate(conn, schema);
       pqxx::nontransaction tx(conn);
       tx.exec_params(

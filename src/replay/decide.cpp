@@ -1,0 +1,57 @@
+#include "replay/decide.hpp"
+
+#include <fmt/format.h>
+
+#include "exceptions.hpp"
+#include "replay/replay.hpp"
+
+namespace durable::detail {
+
+Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
+                 std::int64_t now_us) {
+  const WorkflowDefinition& def = registry.workflow(journal.name);
+  Replay replay(workflow_id, journal.name, journal, now_us, registry);
+  WorkflowContext ctx(replay);
+  Decisions d;
+  auto fail = [&](std::string type, std::string message) {
+    d.status = pg::RunStatus::failed;
+    d.error_type = std::move(type);
+    d.error_message = std::move(message);
+  };
+  try {
+    Json result = def.run(ctx, journal.input);
+    if (!replay.suspended() && !replay.nondeterminism()) {
+      check_payload(result, fmt::format("the result of workflow '{}'", workflow_id));
+      d.status = pg::RunStatus::completed;
+      d.result = std::move(result);
+    }
+  } catch (const Suspend&) {
+  } catch (...) {
+    if (!replay.suspended() && !replay.nondeterminism()) {
+      ErrorInfo error = current_error();
+      fail(error.type, error.message);
+    }
+  }
+  // Kept by the replay even when the code swallowed the exception.
+  if (replay.nondeterminism()) fail(error_info(*replay.nondeterminism()).type, replay.nondeterminism()->what());
+
+  d.events = std::move(replay.events);
+  if (!d.ended()) {
+    d.tasks = std::move(replay.tasks);
+    d.wake_at_us = replay.wake_at_us();
+    return d;
+  }
+  // An ended run starts no new activities: drop the ones it scheduled without awaiting.
+  std::erase_if(d.events, [](const pg::NewEvent& e) { return e.kind == pg::EventKind::activity_scheduled; });
+  if (d.status == pg::RunStatus::completed) {
+    d.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", d.result}}});
+  } else {
+    d.events.push_back({pg::EventKind::workflow_failed,
+                        -1,
+                        "",
+                        {{"error_type", d.error_type}, {"error_message", d.error_message}}});
+  }
+  return d;
+}
+
+}  // namespace durable::detail
