@@ -46,10 +46,8 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   if (d.status == pg::RunStatus::completed) {
     d.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", d.result}}});
   } else {
-    d.events.push_back({pg::EventKind::workflow_failed,
-                        -1,
-                        "",
-                        {{"error_type", d.error_type}, {"error_message", d.error_message}}});
+    d.events.push_back(
+        {pg::EventKind::workflow_failed, -1, "", {{"error_type", d.error_type}, {"error_message", d.error_message}}});
   }
   return d;
 }

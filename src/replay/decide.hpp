@@ -17,9 +17,9 @@ struct Decisions {
   std::vector<pg::NewEvent> events;  // to append to the journal, in order
   std::vector<pg::NewTask> tasks;    // to schedule (none once the run ended); none marked claim
   pg::RunStatus status = pg::RunStatus::running;
-  Json result;                             // completed: the workflow's result
+  Json result;                            // completed: the workflow's result
   std::string error_type, error_message;  // failed: why
-  std::int64_t wake_at_us = -1;            // the earliest timer still to fire, -1 for none
+  std::int64_t wake_at_us = -1;           // the earliest timer still to fire, -1 for none
   bool ended() const { return status != pg::RunStatus::running; }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "failpoint.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/migrations.hpp"
 #include "pg/store.hpp"
@@ -116,4 +117,21 @@ TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed ou
   CHECK(*std::min_element(after.begin(), after.end()) > *std::max_element(before.begin(), before.end()));
   std::set<std::int64_t> distinct(after.begin(), after.end());
   CHECK(distinct.size() == after.size());
+}
+
+TEST_CASE("a start whose answer was lost finds its own run and replays it at once", "[pg][faults][start]") {
+  // The insert commits, leasing the new run to this engine, and its answer is dropped: the retry
+  // must find its own run and lease, or the run would wait out the lease before anyone claims it.
+  detail::configure_failpoints("lost_answer.start_workflow=fail@1");
+  struct Reset {
+    ~Reset() { detail::configure_failpoints(""); }
+  } reset;
+  RunningEngine env([](EngineOptions& o) { o.workflow_lease = std::chrono::seconds{60}; });
+  const auto started = std::chrono::steady_clock::now();
+  auto run = env.engine.start_workflow<HelloWorkflow>("lost-start", "again");
+  CHECK(run.result(90s) == "hello, again");
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  INFO("the result came " << waited.count() << " ms after the start");
+  CHECK(waited < 10s);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'lost-start'") == 1);
 }
