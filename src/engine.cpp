@@ -10,9 +10,7 @@
 
 #include "dispatch/dispatcher.hpp"
 #include "engine_core.hpp"
-#include "pg/listener.hpp"
-#include "pg/migrations.hpp"
-#include "pg/statements.hpp"
+#include "pg/database.hpp"
 #include "printable.hpp"
 #include "resolved_options.hpp"
 #include "replay/runner.hpp"
@@ -94,39 +92,40 @@ void check_workflow_id(const std::string& id) {
 namespace detail {
 
 EngineCore::EngineCore(EngineOptions o)
-    : options(checked(std::move(o))),
-      pool(options.database_url, options.schema, options.connection_pool_size,
-           fmt::format("durable/{}/{}", options.schema, options.instance)),
-      store(pool),
-      schedule_store(pool),
-      owner_(fmt::format("{}@{}:{}", options.instance, host_name(), getpid())) {
+    : options_(checked(std::move(o))),
+      owner_(fmt::format("{}@{}:{}", options_.instance, host_name(), getpid())),
+      database_(options_.database_url, options_.schema, options_.connection_pool_size,
+                fmt::format("durable/{}/{}", options_.schema, options_.instance)),
+      steps_([this](const std::vector<const pg::StepCommit*>& batch) {
+        auto outcomes = store().complete_steps(batch, owner_, options_.lease_margin);
+        ++metrics_.outcome_commits;
+        return outcomes;
+      }) {
   logger();  // made now, so spdlog::get("durable") finds it once an engine exists
 }
 
 EngineCore::~EngineCore() { stop(); }
 
-void EngineCore::ensure_schema() { pool.ensure_schema(); }
-
 int EngineCore::activity_capacity() const {
-  auto it = options.instance_activity_concurrency.find(options.instance);
-  return it == options.instance_activity_concurrency.end() ? options.activity_max_concurrency : it->second;
+  auto it = options_.instance_activity_concurrency.find(options_.instance);
+  return it == options_.instance_activity_concurrency.end() ? options_.activity_max_concurrency : it->second;
 }
 
 EngineMetrics EngineCore::snapshot() {
   EngineMetrics m;
-  m.instance = options.instance;
-  m.schema = options.schema;
+  m.instance = options_.instance;
+  m.schema = options_.schema;
   m.activity_capacity = activity_capacity();
-  metrics.fill(m);
+  metrics_.fill(m);
   {
     std::lock_guard lock(lifecycle_mutex_);
     if (dispatcher_) dispatcher_->add_gauges(m);
   }
   m.saturation = static_cast<double>(m.activity_busy) / m.activity_capacity;
   try {  // the second read is skipped when the first failed: the database is likely out of reach
-    m.queue_age_seconds = registry.activities.empty() ? 0.0 : store.queue_age(registry.activity_names_json());
+    m.queue_age_seconds = registry_.activities.empty() ? 0.0 : store().queue_age(registry_.activity_names_json());
     m.workflow_queue_age_seconds =
-        registry.workflows.empty() ? 0.0 : store.workflow_queue_age(registry.workflow_names_json());
+        registry_.workflows.empty() ? 0.0 : store().workflow_queue_age(registry_.workflow_names_json());
   } catch (const std::exception& e) {
     logger().debug("metrics: reading the queue ages failed: {}", e.what());
   }
@@ -135,28 +134,32 @@ EngineMetrics EngineCore::snapshot() {
 
 void EngineCore::start() {
   if (started_.exchange(true)) return;
-  ensure_schema();
+  database_.ensure_schema();  // the one place: a failure here fails start(), not a first claim
   // Both made before any thread starts: each may hand work straight to the other.
-  if (!registry.activities.empty()) {
+  if (!registry_.activities.empty()) {
     std::lock_guard lock(lifecycle_mutex_);
-    dispatcher_ = std::make_unique<Dispatcher>(*this);
+    dispatcher_ = std::make_unique<Dispatcher>(options_, owner_, activity_capacity(), registry_, store(), steps_,
+                                               metrics_, signals_, stopping_);
   }
-  if (!registry.workflows.empty()) {
-    runner_ = std::make_unique<Runner>(*this, dispatcher_ ? &dispatcher_->slots() : nullptr);
+  if (!registry_.workflows.empty()) {
+    runner_ = std::make_unique<Runner>(options_, owner_, registry_, store(), steps_, metrics_, signals_, stopping_,
+                                       dispatcher_ ? &dispatcher_->slots() : nullptr);
+    if (dispatcher_) dispatcher_->continue_in_place_with(*runner_);
   }
   if (runner_) {
-    for (int i = 0; i < options.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
+    for (int i = 0; i < options_.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
     local_runner_ = runner_.get();
   }
   if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
     threads_.emplace_back([this] { dispatcher_->watch(); });
   }
-  scheduler_ = std::make_unique<Scheduler>(*this);  // every engine fires schedules; row locks keep it once
+  // Every engine fires schedules; row locks keep each fire once.
+  scheduler_ = std::make_unique<Scheduler>(schedule_store(), options_.poll_interval, signals_, stopping_);
   threads_.emplace_back([this] { scheduler_->loop(); });
   listen_once();
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
-                        registry.workflows.size(), registry.activities.size(), options.schema);
+                        registry_.workflows.size(), registry_.activities.size(), options_.schema);
 }
 
 void EngineCore::listen_once() {
@@ -172,13 +175,13 @@ void EngineCore::stop() {
   }
   if (stopping_.exchange(true)) return;
   local_runner_ = nullptr;  // new starts are claimed by any engine; runners finish what was offered
-  workflow_work.notify();
-  task_work.notify();
-  schedule_work.notify();
+  signals_.workflow_work.notify();
+  signals_.task_work.notify();
+  signals_.schedule_work.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
   if (listener_.joinable()) listener_.join();  // not when start() failed before it
-  if (dispatcher_) dispatcher_->drain(options.shutdown_grace);
+  if (dispatcher_) dispatcher_->drain(options_.shutdown_grace);
   {
     std::lock_guard lock(lifecycle_mutex_);
     dispatcher_.reset();
@@ -189,17 +192,18 @@ void EngineCore::stop() {
 }
 
 void EngineCore::listen() {
-  pg::listen(
-      pool,
+  database_.listen(
       [this](pg::Wake kind) {
         switch (kind) {
-          case pg::Wake::workflows: workflow_work.notify_one(); break;  // it passes the wake-up on when it found work
-          case pg::Wake::tasks: task_work.notify(); break;
-          case pg::Wake::ended: ended.notify(); break;
-          case pg::Wake::schedules: schedule_work.notify(); break;
+          case pg::Wake::workflows:  // it passes the wake-up on when it found work
+            signals_.workflow_work.notify_one();
+            break;
+          case pg::Wake::tasks: signals_.task_work.notify(); break;
+          case pg::Wake::ended: signals_.ended.notify(); break;
+          case pg::Wake::schedules: signals_.schedule_work.notify(); break;
         }
       },
-      [this] { return stopping(); });
+      [this] { return stopping_.load(); });
 }
 
 }  // namespace detail
@@ -211,7 +215,7 @@ Schedules& Engine::schedules() { return schedules_; }
 
 Engine::~Engine() { stop(); }
 
-const EngineOptions& Engine::options() const { return core_->options; }
+const EngineOptions& Engine::options() const { return core_->options(); }
 
 EngineMetrics Engine::metrics() const { return core_->snapshot(); }
 
@@ -231,21 +235,21 @@ Engine& Engine::add_definition(detail::ActivityDefinition definition) {
   check_not_started(*core_, fmt::format("activity '{}'", detail::printable(definition.name)));
   detail::validate(detail::resolve({}, definition.options),
                    definition.name);  // a bad declared policy fails registration
-  if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
+  if (core_->registry().activities.count(definition.name) || core_->registry().workflows.count(definition.name)) {
     throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
   }
   std::string name = definition.name;
-  core_->registry.activities.emplace(std::move(name), std::move(definition));
+  core_->registry().activities.emplace(std::move(name), std::move(definition));
   return *this;
 }
 
 Engine& Engine::add_definition(detail::WorkflowDefinition definition) {
   check_not_started(*core_, fmt::format("workflow '{}'", detail::printable(definition.name)));
-  if (core_->registry.activities.count(definition.name) || core_->registry.workflows.count(definition.name)) {
+  if (core_->registry().activities.count(definition.name) || core_->registry().workflows.count(definition.name)) {
     throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
   }
   std::string name = definition.name;
-  core_->registry.workflows.emplace(std::move(name), std::move(definition));
+  core_->registry().workflows.emplace(std::move(name), std::move(definition));
   return *this;
 }
 
@@ -283,18 +287,18 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
                        const std::string& workflow_id, const Json& input, const StartOptions& options) {
   check_workflow_id(workflow_id);
   detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
-  core->registry.workflow(workflow_name).check_input(input);
+  core->registry().workflow(workflow_name).check_input(input);
   const std::string run_id = detail::random_uuid();
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before).
   detail::Runner* runner = core->local_runner();
-  auto fresh = core->store.start_workflow(workflow_id, run_id, workflow_name, input,
-                                          runner ? core->owner() : std::string(), core->options.workflow_lease);
+  auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input,
+                                            runner ? core->owner() : std::string(), core->options().workflow_lease);
   bool started = fresh.inserted || (options.id_reuse != IdReusePolicy::reject_duplicate &&
-                                    core->store.reuse_workflow_id(workflow_id, run_id, workflow_name, input,
-                                                                  replaceable(options.id_reuse)));
+                                    core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input,
+                                                                    replaceable(options.id_reuse)));
   if (!started) {
-    auto existing = core->store.read_workflow(workflow_id);
+    auto existing = core->store().read_workflow(workflow_id);
     if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
     // Our own run, committed by an earlier try whose answer was lost, is not a duplicate.
     if (existing->run_id != run_id) {
@@ -305,7 +309,7 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
   if (fresh.leased) {
     runner->offer(std::move(*fresh.leased));
   } else {
-    core->workflow_work.notify_one();
+    core->signals().workflow_work.notify_one();
   }
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
   return {UntypedWorkflowHandle(core, workflow_id, run_id), true, {}};
@@ -328,22 +332,22 @@ StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const
 
 Engine& Engine::add_trigger(const std::string& trigger, const std::string& workflow_name) {
   check_not_started(*core_, fmt::format("trigger '{}'", detail::printable(trigger)));
-  core_->registry.workflow(workflow_name);  // throws UnknownWorkflow
+  core_->registry().workflow(workflow_name);  // throws UnknownWorkflow
   if (trigger.empty() || trigger.find(':') != std::string::npos || trigger.find('\0') != std::string::npos) {
     throw RegistrationError(
         fmt::format("trigger name '{}' is invalid: use a non-empty name without ':' or NUL "
                     "(it prefixes the workflow ids it starts)",
                     detail::printable(trigger)));
   }
-  if (!core_->registry.triggers.emplace(trigger, workflow_name).second) {
+  if (!core_->registry().triggers.emplace(trigger, workflow_name).second) {
     throw RegistrationError(fmt::format("trigger '{}' is registered twice", trigger));
   }
   return *this;
 }
 
 StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& event) {
-  auto it = core_->registry.triggers.find(trigger);
-  if (it == core_->registry.triggers.end()) {
+  auto it = core_->registry().triggers.find(trigger);
+  if (it == core_->registry().triggers.end()) {
     throw UnknownTrigger(
         fmt::format("no trigger named '{}' is registered on this engine; register it with "
                     "Engine::add_trigger",
@@ -375,7 +379,7 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event
 
 UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
   check_workflow_id(workflow_id);
-  auto row = core_->store.read_workflow(workflow_id);
+  auto row = core_->store().read_workflow(workflow_id);
   if (!row) throw WorkflowNotFound(workflow_id);
   return UntypedWorkflowHandle(core_, workflow_id, row->run_id);
 }

@@ -1,5 +1,6 @@
 // The shared state behind an Engine and its handles: options, registry, database access,
-// signals, and the threads that run workflows and activities.
+// signals, and the threads that run workflows and activities. It builds the pipeline's
+// components at start(), handing each exactly the collaborators it uses.
 #pragma once
 
 #include <atomic>
@@ -9,11 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "durable/engine.hpp"
 #include "dispatch/step_committer.hpp"
-#include "pg/connection_pool.hpp"
-#include "pg/schedule_store.hpp"
-#include "pg/store.hpp"
+#include "durable/engine.hpp"
+#include "pg/database.hpp"
 #include "registry.hpp"
 #include "telemetry/recorder.hpp"
 #include "wake_signal.hpp"
@@ -34,43 +33,34 @@ class EngineCore {
   // Starts the one LISTEN session, once: at start(), or at a thin client's (never started) first
   // wait for a result, so it hears of runs ended elsewhere as soon as an engine does.
   void listen_once();
-  // Migrates the schema now (start() does; any other database call does on its first connection).
-  void ensure_schema();
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
-  bool stopping() const { return stopping_.load(); }
   bool started() const { return started_.load(); }  // start() was called (even if it failed or stopped since)
-  // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
-  int activity_capacity() const;
   EngineMetrics snapshot();
-  // Set before any engine thread starts and reset after they all stopped; null when this engine
-  // runs no workflows.
-  Runner* runner() const { return runner_.get(); }
-  // The runner while the engine runs (null before start() and once stop() began), for any thread.
+  // The runner while the engine runs (null before start() and once stop() began), for any thread:
+  // a run started here is leased to this engine and offered to it.
   Runner* local_runner() const { return local_runner_.load(); }
-  MetricsRecorder metrics;
 
-  EngineOptions options;
-  Registry registry;
-  pg::ConnectionPool pool;
-  pg::Store store;
-  pg::ScheduleStore schedule_store;
-  // Every finished activity commits through it, in groups.
-  StepCommitter steps{[this](const std::vector<const pg::StepCommit*>& batch) {
-    auto outcomes = store.complete_steps(batch, owner_, options.lease_margin);
-    ++metrics.outcome_commits;
-    return outcomes;
-  }};
-  // Each wakes only the loops it concerns, from a NOTIFY or a local write.
-  WakeSignal workflow_work;  // a workflow may be runnable: wakes a runner (notify_one), which passes it on
-  WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher
-  WakeSignal ended;          // a workflow run ended: wakes result() waiters
-  WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
+  const EngineOptions& options() const { return options_; }
+  // Written only before start() (Engine checks), read by the engine's threads after.
+  Registry& registry() { return registry_; }
+  pg::Store& store() { return database_.store(); }
+  pg::ScheduleStore& schedule_store() { return database_.schedules(); }
+  EngineSignals& signals() { return signals_; }
 
  private:
   void listen();
+  // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
+  int activity_capacity() const;
 
+  EngineOptions options_;
   std::string owner_;
+  Registry registry_;
+  pg::Database database_;
+  MetricsRecorder metrics_;
+  EngineSignals signals_;
+  // Every finished activity commits through it, in groups.
+  StepCommitter steps_;
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   mutable std::mutex lifecycle_mutex_;  // guards dispatcher_ against a snapshot during stop()

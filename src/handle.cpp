@@ -36,7 +36,7 @@ UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore>
     : core_(std::move(core)), id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
 
 WorkflowStatus UntypedWorkflowHandle::status() const {
-  auto row = core_->store.read_workflow(id_);
+  auto row = core_->store().read_workflow(id_);
   if (!row) throw WorkflowNotFound(id_);
   return public_status(row->status);
 }
@@ -44,8 +44,8 @@ WorkflowStatus UntypedWorkflowHandle::status() const {
 Json UntypedWorkflowHandle::result_json(Duration timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const auto seen = core_->ended.generation();  // before the read, so no local end is missed
-    auto row = core_->store.read_workflow(id_);
+    const auto seen = core_->signals().ended.generation();  // before the read, so no local end is missed
+    auto row = core_->store().read_workflow(id_);
     if (!row) throw WorkflowNotFound(id_);
     switch (public_status(row->status)) {
       case WorkflowStatus::completed: return row->result;
@@ -67,14 +67,14 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
     // Runs that end anywhere wake us (the LISTEN session, or this process's own ends); polling is
     // only the safety net.
     core_->listen_once();
-    core_->ended.wait_for(seen,
-                          std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options.poll_interval));
+    core_->signals().ended.wait_for(
+        seen, std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options().poll_interval));
   }
 }
 
 bool UntypedWorkflowHandle::cancel() const {
-  const bool cancelled = core_->store.cancel_workflow(id_);
-  if (cancelled) core_->ended.notify();
+  const bool cancelled = core_->store().cancel_workflow(id_);
+  if (cancelled) core_->signals().ended.notify();
   return cancelled;
 }
 

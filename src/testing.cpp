@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "pg/admin.hpp"
-#include "pg/migrations.hpp"
+#include "pg/database.hpp"
 #include "uuid.hpp"
 
 namespace durable::testing {

@@ -41,4 +41,12 @@ class WakeSignal {
   std::uint64_t generation_ = 0;
 };
 
+// An engine's signals. Each wakes only the loops it concerns, from a NOTIFY or a local write.
+struct EngineSignals {
+  WakeSignal workflow_work;  // a workflow may be runnable: wakes a runner (notify_one), which passes it on
+  WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher
+  WakeSignal ended;          // a workflow run ended: wakes result() waiters
+  WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
+};
+
 }  // namespace durable::detail

@@ -5,59 +5,66 @@
 #include <algorithm>
 
 #include "attempt_state.hpp"
-#include "engine_core.hpp"
 #include "failpoint.hpp"
 #include "log.hpp"
 #include "replay/runner.hpp"
-#include "telemetry/recorder.hpp"
 
 namespace durable::detail {
 
-Dispatcher::Dispatcher(EngineCore& core)
-    : core_(core),
-      names_json_(core.registry.activity_names_json()),
+Dispatcher::Dispatcher(const EngineOptions& options, std::string owner, int capacity, const Registry& registry,
+                       pg::Store& store, StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals,
+                       const std::atomic<bool>& stopping)
+    : options_(options),
+      owner_(std::move(owner)),
+      registry_(registry),
+      store_(store),
+      steps_(steps),
+      metrics_(metrics),
+      signals_(signals),
+      stopping_(stopping),
+      names_json_(registry.activity_names_json()),
       slots_(
-          core.activity_capacity(), [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
-          [this] { core_.task_work.notify(); }) {}
+          capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
+          [this] { signals_.task_work.notify(); }) {}
 
 Dispatcher::~Dispatcher() { slots_.shutdown(); }
 
 void Dispatcher::loop() {
   // While saturated, the dispatcher only looks at its own slots, each look further apart (up to
   // the poll interval) and jittered, so engines that saturate together do not wake together.
-  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, core_.options.poll_interval);
+  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, options_.poll_interval);
   Duration backoff = first_backoff;
   bool saturated = false;
   // After a claim that found nothing, the next one probes with one slot and leaves the others to
   // replays that lease their tasks at once meanwhile; a probe that finds work claims in full next.
   bool probe = true;
-  while (!core_.stopping()) {
-    const auto seen = core_.task_work.generation();
+  while (!stopping_.load()) {
+    const auto seen = signals_.task_work.generation();
     Reservation slots = slots_.reserve(probe ? 1 : slots_.size());
     const int free = slots.count();
     if (free == 0) {
-      ++core_.metrics.rejected_claims;
+      ++metrics_.rejected_claims;
       if (!saturated) {
         saturated = true;
-        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", core_.options.instance, slots_.size(),
+        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", options_.instance, slots_.size(),
                        stuck_slots());
       }
-      core_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
-      backoff = std::min<Duration>(backoff * 2, core_.options.poll_interval);
+      signals_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
+      backoff = std::min<Duration>(backoff * 2, options_.poll_interval);
       continue;
     }
     if (saturated) {
       saturated = false;
       backoff = first_backoff;
-      logger().debug("dispatcher has free slots again: instance={} free={}", core_.options.instance, free);
+      logger().debug("dispatcher has free slots again: instance={} free={}", options_.instance, free);
     }
     std::vector<pg::ClaimedTask> tasks;
     try {
       const auto started = std::chrono::steady_clock::now();
-      tasks = core_.store.claim_tasks(names_json_, free, core_.owner(), core_.options.lease_margin);
-      if (!tasks.empty()) core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
+      tasks = store_.claim_tasks(names_json_, free, owner_, options_.lease_margin);
+      if (!tasks.empty()) metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
     } catch (const std::exception& e) {
-      logger().warn("claiming activity tasks failed: instance={} error={}", core_.options.instance, e.what());
+      logger().warn("claiming activity tasks failed: instance={} error={}", options_.instance, e.what());
     }
     const std::size_t claimed = tasks.size();
     probe = claimed == 0;
@@ -65,8 +72,8 @@ void Dispatcher::loop() {
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
     // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
-    const auto poll = core_.options.poll_interval;
-    core_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
+    const auto poll = options_.poll_interval;
+    signals_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
   }
 }
 
@@ -76,7 +83,7 @@ int Dispatcher::stuck_slots() const {
 }
 
 void Dispatcher::watch() {
-  while (!core_.stopping()) {
+  while (!stopping_.load()) {
     std::vector<Running> expired;
     {
       std::lock_guard lock(running_mutex_);
@@ -85,7 +92,7 @@ void Dispatcher::watch() {
         if (!r.state->timed_out && r.state->deadline_point() <= now) {
           r.state->timed_out = true;  // its body keeps the slot until it returns; its outcome is discarded
           ++stuck_;
-          ++core_.metrics.timeouts;
+          ++metrics_.timeouts;
           expired.push_back(r);
         }
       }
@@ -108,12 +115,12 @@ void Dispatcher::watch() {
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
-  ++core_.metrics.claims;
-  if (task.leased_at_once) ++core_.metrics.run_at_once;
-  if (task.after_lease_expiry) ++core_.metrics.lease_expiries;
+  ++metrics_.claims;
+  if (task.leased_at_once) ++metrics_.run_at_once;
+  if (task.after_lease_expiry) ++metrics_.lease_expiries;
   failpoint("task.after_claim");
   try {
-    const ActivityDefinition& def = core_.registry.activity(task.name);
+    const ActivityDefinition& def = registry_.activity(task.name);
     if (task.after_lease_expiry && !due_after_lost_lease(task, hold)) return;
     if (!start_body(task, hold)) return;
     if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
@@ -176,12 +183,11 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
 bool Dispatcher::start_body(const pg::ClaimedTask& task, SlotHold& hold) {
   const auto asked = std::chrono::steady_clock::now();
   if (!hold.start_body()) {  // stopping while it waited for a body slot: hand it back
-    core_.store.release_task(task);
+    store_.release_task(task);
     return false;
   }
-  if (std::chrono::steady_clock::now() - asked < core_.options.lease_margin / 2) return true;
-  if (core_.store.heartbeat(task, task.options.timeout + core_.options.lease_margin, "") ==
-      pg::HeartbeatOutcome::kept) {
+  if (std::chrono::steady_clock::now() - asked < options_.lease_margin / 2) return true;
+  if (store_.heartbeat(task, task.options.timeout + options_.lease_margin, "") == pg::HeartbeatOutcome::kept) {
     return true;
   }
   logger().info("activity '{}' (task {}) lost its lease while it waited for a slot; not run here", task.name,
@@ -218,7 +224,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
   const auto wait = std::chrono::ceil<Duration>(us{due_us - task.claimed_at_us});
   logger().debug("activity '{}' (task {}): attempt {} waits {} ms after its lost lease, as its policy says", task.name,
                  task.task_id, task.attempt, wait.count());
-  core_.store.release_task(task, wait);
+  store_.release_task(task, wait);
   return false;
 }
 
@@ -227,19 +233,19 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
 // wait while another attempt with the same key runs (so at most one body runs at a time), until
 // the holder lets go of the key (which wakes it) or its lease runs out (it crashed).
 bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold) {
-  auto reused = core_.store.reusable_result(task);  // a committed result needs no lock
+  auto reused = store_.reusable_result(task);  // a committed result needs no lock
   if (!reused) {
-    if (!core_.store.lock_key_or_wait(task)) return false;
-    reused = core_.store.reusable_result(task);  // committed while we took the lock
+    if (!store_.lock_key_or_wait(task)) return false;
+    reused = store_.reusable_result(task);  // committed while we took the lock
   }
   if (!reused) return true;
   if (!reused->same_input) {
-    ++core_.metrics.idempotency_input_mismatches;
+    ++metrics_.idempotency_input_mismatches;
     logger().warn(
         "activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
         "produced its result (in workflow '{}')",
         task.name, task.workflow_id, reused->workflow_id);
-    if (core_.options.idempotency_input_mismatch_fails) {
+    if (options_.idempotency_input_mismatch_fails) {
       finish(task, false, {},
              error_info(IdempotencyKeyConflict(
                  fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
@@ -265,7 +271,7 @@ bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, con
                     "bytes: keep a cursor or an offset, not the data itself",
                     task.name, text.size(), max_heartbeat_details_bytes));
   }
-  switch (core_.store.heartbeat(task, task.options.timeout + core_.options.lease_margin, text)) {
+  switch (store_.heartbeat(task, task.options.timeout + options_.lease_margin, text)) {
     case pg::HeartbeatOutcome::kept:
       state.set_deadline(AttemptState::Clock::now() + task.options.timeout);
       return !state.timed_out;
@@ -289,8 +295,8 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
   if (retryable && task.attempt < retry.max_attempts) {
-    switch (core_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
-      case pg::RetryOutcome::retried: ++core_.metrics.retries; return;
+    switch (store_.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
+      case pg::RetryOutcome::retried: ++metrics_.retries; return;
       case pg::RetryOutcome::fenced_off:
         logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
                       task.task_id, task.attempt);
@@ -312,25 +318,24 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
   // Continue in place when this engine holds the workflow's journal: one commit for the outcome
   // and the replay it unblocks, instead of a commit, a claim and another commit. The tasks that
   // commit leased to this engine run on the slots the replay reserved (this step's own first).
-  Runner* runner = core_.runner();
   std::optional<Runner::Continued> continued =
-      runner ? runner->finish_and_continue(task, succeeded, result, error, record_attempt, hold) : std::nullopt;
+      runner_ ? runner_->finish_and_continue(task, succeeded, result, error, record_attempt, hold) : std::nullopt;
   std::optional<pg::StepOutcome> step;
   if (continued) {
     step = std::move(continued->step);
     slots_.launch(std::move(step->claimed), std::move(continued->slots));
   } else {
     const pg::StepCommit plain{&task, succeeded, result, error.type, error.message, record_attempt, nullptr, -1, {}};
-    step = core_.steps.commit(plain);
+    step = steps_.commit(plain);
   }
   const pg::FinishOutcome outcome = step->finish;
   switch (outcome) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       failpoint("task.after_commit");
-      ++(succeeded ? core_.metrics.completions : core_.metrics.failures);
+      ++(succeeded ? metrics_.completions : metrics_.failures);
       // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
-      if (!step->continued) core_.workflow_work.notify_one();
+      if (!step->continued) signals_.workflow_work.notify_one();
       break;
     case pg::FinishOutcome::fenced_off:
       logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
@@ -351,7 +356,7 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
       r.state->cancelled = true;
       if (r.state->timed_out) continue;  // already failed; nothing to hand back
       try {
-        core_.store.release_task(r.task);
+        store_.release_task(r.task);
         logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, r.task.task_id);
       } catch (const std::exception& e) {
         logger().warn("could not hand back task {} ({}); its lease will expire", r.task.task_id, e.what());

@@ -3,25 +3,35 @@
 // fenced by the attempt's lease.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 
 #include "dispatch/activity_slots.hpp"
+#include "dispatch/step_committer.hpp"
 #include "durable/engine.hpp"
 #include "exceptions.hpp"
 #include "pg/store.hpp"
+#include "registry.hpp"
+#include "telemetry/recorder.hpp"
+#include "wake_signal.hpp"
 
 namespace durable::detail {
 
-class EngineCore;
+class Runner;
 struct AttemptState;
 
 class Dispatcher {
  public:
-  explicit Dispatcher(EngineCore& core);
+  // `owner` takes the leases; `capacity` is the number of body slots. Outcomes commit through
+  // `steps` (or continue their workflow in place through the runner, when there is one).
+  Dispatcher(const EngineOptions& options, std::string owner, int capacity, const Registry& registry, pg::Store& store,
+             StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals, const std::atomic<bool>& stopping);
   ~Dispatcher();
+  // The runner that continues a finished task's workflow in place; set before loop() starts.
+  void continue_in_place_with(Runner& runner) { runner_ = &runner; }
 
   void loop();   // claims until the engine stops
   void watch();  // fails attempts past their deadline, until the engine stops
@@ -53,7 +63,15 @@ class Dispatcher {
     std::shared_ptr<AttemptState> state;
   };
 
-  EngineCore& core_;
+  const EngineOptions& options_;
+  const std::string owner_;
+  const Registry& registry_;
+  pg::Store& store_;
+  StepCommitter& steps_;
+  MetricsRecorder& metrics_;
+  EngineSignals& signals_;
+  const std::atomic<bool>& stopping_;
+  Runner* runner_ = nullptr;
   std::string names_json_;
   mutable std::mutex running_mutex_;
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).

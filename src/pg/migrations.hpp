@@ -4,10 +4,9 @@
 #include <pqxx/pqxx>
 #include <string>
 
-namespace durable::pg {
+#include "pg/database.hpp"  // validate_schema_name
 
-// Throws InvalidSchemaName unless `schema` matches [a-z_][a-z0-9_]{0,47}.
-void validate_schema_name(const std::string& schema);
+namespace durable::pg {
 
 // Creates the schema and applies every migration it lacks; returns the version reached.
 int migrate(pqxx::connection& conn, const std::string& schema);

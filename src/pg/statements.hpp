@@ -4,6 +4,8 @@
 #include <pqxx/pqxx>
 #include <string>
 
+#include "pg/database.hpp"
+
 namespace durable::pg {
 
 // Statement names, for exec_prepared.
@@ -43,13 +45,7 @@ inline constexpr const char* advance_schedule = "advance_schedule";
 inline constexpr const char* next_schedule_in = "next_schedule_in";
 }  // namespace stmt
 
-// What a NOTIFY announces; engines LISTEN on one channel per kind. No payload is ever sent.
-enum class Wake {
-  workflows,  // a workflow became runnable (started, an activity finished)
-  tasks,      // activity tasks were added
-  ended,      // a workflow run ended
-  schedules,  // a schedule was created, changed or resumed (or the test clock moved)
-};
+// The channel engines LISTEN on for each kind of wake-up.
 std::string wake_channel(const std::string& schema, Wake kind);
 
 void prepare_statements(pqxx::connection& conn, const std::string& schema);

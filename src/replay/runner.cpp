@@ -1,27 +1,34 @@
 #include "replay/runner.hpp"
 
-#include "log.hpp"
-#include "telemetry/recorder.hpp"
-
 #include <random>
 
-#include "durable/workflow.hpp"
-#include "engine_core.hpp"
 #include "exceptions.hpp"
-#include "replay/replay.hpp"
+#include "log.hpp"
+#include "replay/decide.hpp"
 #include "uuid.hpp"
 
 namespace durable::detail {
 
-Runner::Runner(EngineCore& core, ActivitySlots* slots)
-    : core_(core), slots_(slots), names_json_(core.registry.workflow_names_json()) {}
+Runner::Runner(const EngineOptions& options, std::string owner, const Registry& registry, pg::Store& store,
+               StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals,
+               const std::atomic<bool>& stopping, ActivitySlots* slots)
+    : options_(options),
+      owner_(std::move(owner)),
+      registry_(registry),
+      store_(store),
+      steps_(steps),
+      metrics_(metrics),
+      signals_(signals),
+      stopping_(stopping),
+      slots_(slots),
+      names_json_(registry.workflow_names_json()) {}
 
 void Runner::offer(pg::ClaimedWorkflow claim) {
   {
     std::lock_guard lock(offered_mutex_);
     offered_.push_back(std::move(claim));
   }
-  core_.workflow_work.notify_one();
+  signals_.workflow_work.notify_one();
 }
 
 int Runner::offered_count() {
@@ -40,18 +47,18 @@ std::optional<pg::ClaimedWorkflow> Runner::take_offered() {
 void Runner::loop() {
   std::mt19937 jitter{std::random_device{}()};
   for (;;) {
-    const auto seen = core_.workflow_work.generation();
+    const auto seen = signals_.workflow_work.generation();
     std::optional<pg::ClaimedWorkflow> claim = take_offered();  // leased to us already: no claim
-    if (!claim && core_.stopping()) return;
+    if (!claim && stopping_.load()) return;
     if (!claim) {
       // Up to one run per runner thread in one claim: the others are handed theirs, or take them
       // as soon as they are free (a wait of one replay at most, well within the lease).
-      const int limit = std::max(1, core_.options.workflow_max_concurrency - offered_count());
+      const int limit = std::max(1, options_.workflow_max_concurrency - offered_count());
       try {
         const auto started = std::chrono::steady_clock::now();
-        auto claimed = core_.store.claim_workflows(names_json_, limit, core_.owner(), core_.options.workflow_lease);
+        auto claimed = store_.claim_workflows(names_json_, limit, owner_, options_.workflow_lease);
         if (!claimed.empty()) {
-          core_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
+          metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
           claim = std::move(claimed.front());
           for (std::size_t i = 1; i < claimed.size(); ++i) offer(std::move(claimed[i]));
         }
@@ -60,7 +67,7 @@ void Runner::loop() {
       }
     }
     if (claim) {
-      core_.workflow_work.notify_one();  // there may be more: pass the wake-up on
+      signals_.workflow_work.notify_one();  // there may be more: pass the wake-up on
       try {
         process(*claim);
       } catch (const std::exception& e) {
@@ -69,9 +76,9 @@ void Runner::loop() {
         forget(claim->workflow_id);
       }
     } else {
-      const auto poll = core_.options.poll_interval;
+      const auto poll = options_.poll_interval;
       const auto spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(jitter);
-      core_.workflow_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
+      signals_.workflow_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
     }
   }
 }
@@ -99,10 +106,10 @@ std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
     auto it = cache_.find(task.workflow_id);
     if (it != cache_.end()) return it->second;
   }
-  if (core_.registry.workflows.empty()) return nullptr;  // an activity-only engine replays nothing
+  if (registry_.workflows.empty()) return nullptr;  // an activity-only engine replays nothing
   try {
-    pg::JournalRead read = core_.store.read_journal(task.workflow_id, 0);
-    if (read.run_id.empty() || !core_.registry.workflows.count(read.name)) return nullptr;
+    pg::JournalRead read = store_.read_journal(task.workflow_id, 0);
+    if (read.run_id.empty() || !registry_.workflows.count(read.name)) return nullptr;
     auto fresh = std::make_shared<JournalCache>();
     fresh->run_id = std::move(read.run_id);
     fresh->name = std::move(read.name);
@@ -121,7 +128,7 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
   if (task.step < static_cast<int>(journal.steps.size())) return true;
   // The step was scheduled after the journal was cached (by another engine): read the new events.
   try {
-    pg::JournalRead read = core_.store.read_journal(task.workflow_id, journal.next_seq);
+    pg::JournalRead read = store_.read_journal(task.workflow_id, journal.next_seq);
     if (read.run_id != journal.run_id) {  // the id has a new run now: this cache is of no use
       forget(task.workflow_id);
       return false;
@@ -137,84 +144,54 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
 
 Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us,
                              SlotHold* hold) {
-  const WorkflowDefinition& def = core_.registry.workflow(journal.name);
-  Replay replay(workflow_id, journal.name, journal, now_us, core_.registry);
-  WorkflowContext ctx(replay);
+  Decisions decided = decide(registry_, journal, workflow_id, now_us);
   Planned planned;
+  planned.ended = decided.ended();
   pg::ReplayCommit& commit = planned.commit;
   commit.workflow_id = workflow_id;
   commit.seen_seq = journal.next_seq;
   // Unique per commit: marks the tasks it leases at once and a workflow continued in place, so a
   // retry after a lost answer can tell what went in.
   commit.claim_token = random_uuid();
+  commit.events = std::move(decided.events);
+  commit.tasks = std::move(decided.tasks);
+  commit.status = decided.status;
+  commit.result = std::move(decided.result);
+  commit.error_type = std::move(decided.error_type);
+  commit.error_message = std::move(decided.error_message);
+  commit.wake_at_us = decided.wake_at_us;
+  if (commit.status == pg::RunStatus::failed) {
+    detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
+  }
+  if (slots_ && !stopping_.load() && !commit.tasks.empty()) planned.slots = lease_at_once(commit, hold);
+  return planned;
+}
 
-  auto fail = [&](std::string type, std::string message) {
-    commit.status = pg::RunStatus::failed;
-    commit.error_type = std::move(type);
-    commit.error_message = std::move(message);
-    planned.ended = true;
-  };
-  try {
-    Json result = def.run(ctx, journal.input);
-    if (!replay.suspended() && !replay.nondeterminism()) {
-      check_payload(result, fmt::format("the result of workflow '{}'", workflow_id));
-      commit.status = pg::RunStatus::completed;
-      commit.result = std::move(result);
-      planned.ended = true;
-    }
-  } catch (const Suspend&) {
-  } catch (...) {
-    if (!replay.suspended() && !replay.nondeterminism()) {
-      ErrorInfo error = current_error();
-      fail(error.type, error.message);
-    }
-  }
-  if (replay.nondeterminism()) {
-    fail(error_info(*replay.nondeterminism()).type, replay.nondeterminism()->what());
-  }
-
-  commit.events = std::move(replay.events);
-  if (planned.ended) {
-    // An ended run starts no new activities: drop the ones it scheduled without awaiting.
-    std::erase_if(commit.events, [](const pg::NewEvent& e) { return e.kind == pg::EventKind::activity_scheduled; });
-    if (commit.status == pg::RunStatus::completed) {
-      commit.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", commit.result}}});
-    } else {
-      commit.events.push_back({pg::EventKind::workflow_failed,
-                               -1,
-                               "",
-                               {{"error_type", commit.error_type}, {"error_message", commit.error_message}}});
-      detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
-    }
-    return planned;
-  }
-  commit.tasks = std::move(replay.tasks);
-  commit.wake_at_us = replay.wake_at_us();
-  // Run at once: tasks of activities this engine runs take its free slots in the same commit,
-  // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
-  if (!slots_ || core_.stopping()) return planned;
+// Run at once: tasks of activities this engine runs take its free slots in the same commit,
+// leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
+Reservation Runner::lease_at_once(pg::ReplayCommit& commit, SlotHold* hold) {
   int local = 0;
-  for (const pg::NewTask& task : commit.tasks) local += core_.registry.activities.count(task.name) ? 1 : 0;
-  if (local > 0) planned.slots = slots_->reserve(local, hold);
+  for (const pg::NewTask& task : commit.tasks) local += registry_.activities.count(task.name) ? 1 : 0;
+  if (local == 0) return {};
+  Reservation slots = slots_->reserve(local, hold);
   int marked = 0;
   for (pg::NewTask& task : commit.tasks) {
-    task.claim = marked < planned.slots.count() && core_.registry.activities.count(task.name);
+    task.claim = marked < slots.count() && registry_.activities.count(task.name);
     marked += task.claim ? 1 : 0;
   }
-  commit.claim_owner = core_.owner();
-  commit.lease_margin = core_.options.lease_margin;
-  return planned;
+  commit.claim_owner = owner_;
+  commit.lease_margin = options_.lease_margin;
+  return slots;
 }
 
 void Runner::committed(JournalCache& journal, const Planned& planned, int first_seq,
                        std::chrono::steady_clock::time_point started) {
-  ++core_.metrics.replays;
-  core_.metrics.replay_latency.observe(std::chrono::steady_clock::now() - started);
+  ++metrics_.replays;
+  metrics_.replay_latency.observe(std::chrono::steady_clock::now() - started);
   if (planned.ended) {
-    ++(planned.commit.status == pg::RunStatus::completed ? core_.metrics.workflows_completed
-                                                         : core_.metrics.workflows_failed);
+    ++(planned.commit.status == pg::RunStatus::completed ? metrics_.workflows_completed : metrics_.workflows_failed);
     forget(planned.commit.workflow_id);
-    core_.ended.notify();
+    signals_.ended.notify();
     return;
   }
   if (first_seq == journal.next_seq) {
@@ -223,7 +200,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
     for (const pg::NewEvent& e : planned.commit.events) journal.apply({seq++, e.kind, e.step, e.name, e.data});
   }
   if (static_cast<int>(planned.commit.tasks.size()) > planned.slots.count()) {
-    core_.task_work.notify();  // for any dispatcher
+    signals_.task_work.notify();  // for any dispatcher
   }
 }
 
@@ -237,11 +214,11 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
-    journal->apply(core_.store.read_journal(claim.workflow_id, journal->next_seq).events);
+    journal->apply(store_.read_journal(claim.workflow_id, journal->next_seq).events);
   }
   Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr);
   planned.commit.lease_token = claim.lease_token;
-  pg::ReplayOutcome outcome = core_.store.commit_replay(planned.commit);  // a throw frees the slots
+  pg::ReplayOutcome outcome = store_.commit_replay(planned.commit);  // a throw frees the slots
   if (outcome.base) {
     committed(*journal, planned, *outcome.base, started);
   } else {
@@ -291,8 +268,8 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   }
   pg::StepOutcome outcome;
   try {
-    outcome = core_.steps.commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
-                                  expected_seq, journal->run_id});
+    outcome = steps_.commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
+                             expected_seq, journal->run_id});
   } catch (...) {
     undo();
     throw;  // the slots it reserved are freed with `planned`

@@ -2,6 +2,7 @@
 // journal and commits the new events, tasks and status in one fenced statement.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <list>
@@ -12,20 +13,26 @@
 #include <unordered_map>
 
 #include "dispatch/activity_slots.hpp"
+#include "dispatch/step_committer.hpp"
+#include "durable/engine.hpp"
 #include "pg/store.hpp"
+#include "registry.hpp"
 #include "replay/journal.hpp"
+#include "telemetry/recorder.hpp"
+#include "wake_signal.hpp"
 
 namespace durable::detail {
-
-class EngineCore;
 
 struct ErrorInfo;
 
 class Runner {
  public:
+  // `owner` takes the leases. `steps` commits a finished task with the replay it unblocks.
   // `slots`: this engine's activity slots, which tasks a replay commit leases at once run on;
   // null when it runs no activities.
-  Runner(EngineCore& core, ActivitySlots* slots);
+  Runner(const EngineOptions& options, std::string owner, const Registry& registry, pg::Store& store,
+         StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals, const std::atomic<bool>& stopping,
+         ActivitySlots* slots);
   void loop();  // one per runner thread, until the engine stops (then it replays what was offered)
   // A run leased to this engine already (just started here): replayed by the next free runner thread.
   void offer(pg::ClaimedWorkflow claim);
@@ -46,13 +53,17 @@ class Runner {
                                                const ErrorInfo& error, bool record_attempt, SlotHold* hold);
 
  private:
-  // A replay's outcome, ready to commit, and the slots reserved for the tasks it leases at once.
+  // A replay's decisions, ready to commit, and the slots reserved for the tasks it leases at once.
   struct Planned {
     pg::ReplayCommit commit;
     bool ended = false;
     Reservation slots;
   };
+  // Decides (a pure replay), then reserves slots for the new tasks this engine runs.
   Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, SlotHold* hold);
+  // Marks the commit's tasks of activities this engine runs to be leased to it at once, as many
+  // as `slots` has permits for.
+  Reservation lease_at_once(pg::ReplayCommit& commit, SlotHold* hold);
   // After the commit: keep the cache in step and wake whoever waits. `first_seq`: its first event's seq.
   void committed(JournalCache& journal, const Planned& planned, int first_seq,
                  std::chrono::steady_clock::time_point started);
@@ -65,7 +76,14 @@ class Runner {
   bool knows_step(JournalCache& journal, const pg::ClaimedTask& task);
   void forget(const std::string& workflow_id);
 
-  EngineCore& core_;
+  const EngineOptions& options_;
+  const std::string owner_;
+  const Registry& registry_;
+  pg::Store& store_;
+  StepCommitter& steps_;
+  MetricsRecorder& metrics_;
+  EngineSignals& signals_;
+  const std::atomic<bool>& stopping_;
   ActivitySlots* slots_;
   std::string names_json_;
   std::mutex offered_mutex_;

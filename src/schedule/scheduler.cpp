@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "engine_core.hpp"
 #include "log.hpp"
 #include "schedule/fire_plan.hpp"
 #include "uuid.hpp"
@@ -39,32 +38,31 @@ pg::ScheduleAdvance Scheduler::plan(const pg::ScheduleRow& row, std::int64_t now
 
 void Scheduler::fire_due() {
   for (;;) {
-    auto fired = core_.schedule_store.fire_due(
-        schedules_per_transaction,
-        [this](const pg::ScheduleRow& row, std::int64_t now_us) { return plan(row, now_us); });
+    auto fired = store_.fire_due(schedules_per_transaction,
+                                 [this](const pg::ScheduleRow& row, std::int64_t now_us) { return plan(row, now_us); });
     if (fired.runs_started > 0) {
       logger().info("scheduler started {} run(s) for {} schedule(s)", fired.runs_started, fired.schedules);
-      core_.workflow_work.notify_one();
+      signals_.workflow_work.notify_one();
     }
     if (fired.schedules < schedules_per_transaction) return;
   }
 }
 
 void Scheduler::loop() {
-  const Duration poll = core_.options.poll_interval;
-  while (!core_.stopping()) {
-    const auto seen = core_.schedule_work.generation();
+  const Duration poll = poll_interval_;
+  while (!stopping_.load()) {
+    const auto seen = signals_.schedule_work.generation();
     Duration wait = poll;
     try {
       fire_due();
       // Overdue yet not fired means another engine holds it or it cannot fire: check again at the poll.
-      if (auto in_us = core_.schedule_store.next_due_in_us(); in_us && *in_us > 0) {
+      if (auto in_us = store_.next_due_in_us(); in_us && *in_us > 0) {
         wait = std::min(poll, std::chrono::ceil<Duration>(std::chrono::microseconds{*in_us}));
       }
     } catch (const std::exception& e) {
       logger().warn("scheduler: {}", e.what());
     }
-    core_.schedule_work.wait_for(seen, wait);
+    signals_.schedule_work.wait_for(seen, wait);
   }
 }
 

@@ -57,7 +57,7 @@ pg::ScheduleRow first_fire(detail::EngineCore& core, const std::string& id, cons
   pg::ScheduleRow row;
   row.id = id;
   row.spec = spec;
-  const auto next = calendar.next_after(detail::from_us(core.schedule_store.db_now_us()));
+  const auto next = calendar.next_after(detail::from_us(core.schedule_store().db_now_us()));
   row.next_fire_us = detail::to_us(next);
   row.prev_fire_us = detail::to_us(calendar.previous_before(next));
   return row;
@@ -67,9 +67,9 @@ pg::ScheduleRow first_fire(detail::EngineCore& core, const std::string& id, cons
 // write (create: the id is taken; update: no such schedule).
 bool save(detail::EngineCore& core, const std::string& id, const ScheduleSpec& spec,
           bool (pg::ScheduleStore::*write)(const pg::ScheduleRow&, const std::string&)) {
-  const CronCalendar calendar = checked(core.registry, id, spec);
-  if (!(core.schedule_store.*write)(first_fire(core, id, spec, calendar), detail::random_uuid())) return false;
-  core.schedule_work.notify();
+  const CronCalendar calendar = checked(core.registry(), id, spec);
+  if (!(core.schedule_store().*write)(first_fire(core, id, spec, calendar), detail::random_uuid())) return false;
+  core.signals().schedule_work.notify();
   return true;
 }
 
@@ -118,30 +118,30 @@ void Schedules::update(const std::string& id, const ScheduleSpec& spec) {
 
 void Schedules::pause(const std::string& id) {
   check_id(id);
-  if (!core_.schedule_store.set_paused(id, true)) throw ScheduleNotFound(id);
+  if (!core_.schedule_store().set_paused(id, true)) throw ScheduleNotFound(id);
 }
 
 void Schedules::resume(const std::string& id) {
   check_id(id);
-  if (!core_.schedule_store.set_paused(id, false)) throw ScheduleNotFound(id);
-  core_.schedule_work.notify();
+  if (!core_.schedule_store().set_paused(id, false)) throw ScheduleNotFound(id);
+  core_.signals().schedule_work.notify();
 }
 
 void Schedules::remove(const std::string& id) {
   check_id(id);
-  if (!core_.schedule_store.remove(id)) throw ScheduleNotFound(id);
+  if (!core_.schedule_store().remove(id)) throw ScheduleNotFound(id);
 }
 
 ScheduleInfo Schedules::get(const std::string& id) {
   check_id(id);
-  auto rows = core_.schedule_store.read(id);
+  auto rows = core_.schedule_store().read(id);
   if (rows.empty()) throw ScheduleNotFound(id);
   return info_of(std::move(rows.front()));
 }
 
 std::vector<ScheduleInfo> Schedules::list() {
   std::vector<ScheduleInfo> infos;
-  for (auto& row : core_.schedule_store.read(std::nullopt)) infos.push_back(info_of(std::move(row)));
+  for (auto& row : core_.schedule_store().read(std::nullopt)) infos.push_back(info_of(std::move(row)));
   return infos;
 }
 

@@ -1,0 +1,22 @@
+#include "pg/database.hpp"
+
+#include "pg/connection_pool.hpp"
+#include "pg/listener.hpp"
+
+namespace durable::pg {
+
+Database::Database(const std::string& url, const std::string& schema, int pool_size,
+                   const std::string& application_name)
+    : pool_(std::make_unique<ConnectionPool>(url, schema, pool_size, application_name)),
+      store_(std::make_unique<Store>(*pool_)),
+      schedules_(std::make_unique<ScheduleStore>(*pool_)) {}
+
+Database::~Database() = default;
+
+void Database::ensure_schema() { pool_->ensure_schema(); }
+
+void Database::listen(const std::function<void(Wake)>& heard, const std::function<bool()>& stopping) {
+  pg::listen(*pool_, heard, stopping);
+}
+
+}  // namespace durable::pg

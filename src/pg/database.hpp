@@ -1,0 +1,47 @@
+// The engine's view of its database: a connection pool, the stores on it and the notification
+// listener, behind a header without libpqxx (only src/pg/ includes that).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "pg/schedule_store.hpp"
+#include "pg/store.hpp"
+
+namespace durable::pg {
+
+class ConnectionPool;
+
+// Throws InvalidSchemaName unless `schema` matches [a-z_][a-z0-9_]{0,47}.
+void validate_schema_name(const std::string& schema);
+
+// What a NOTIFY announces; engines LISTEN on one channel per kind. No payload is ever sent.
+enum class Wake {
+  workflows,  // a workflow became runnable (started, an activity finished)
+  tasks,      // activity tasks were added
+  ended,      // a workflow run ended
+  schedules,  // a schedule was created, changed or resumed (or the test clock moved)
+};
+
+class Database {
+ public:
+  // `pool_size` connections at most; `application_name` names them in pg_stat_activity.
+  Database(const std::string& url, const std::string& schema, int pool_size, const std::string& application_name);
+  ~Database();
+
+  // Migrates the schema unless done already (the pool's first connection does it otherwise).
+  void ensure_schema();
+  Store& store() { return *store_; }
+  ScheduleStore& schedules() { return *schedules_; }
+  // Calls `heard(kind)` for each notification, on a connection of its own, until `stopping()`;
+  // and once for every kind at each (re)connect, since anything may have happened unheard.
+  void listen(const std::function<void(Wake)>& heard, const std::function<bool()>& stopping);
+
+ private:
+  std::unique_ptr<ConnectionPool> pool_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<ScheduleStore> schedules_;
+};
+
+}  // namespace durable::pg
