@@ -1,13 +1,13 @@
 #include "pg/connection_pool.hpp"
 
 #include <fmt/format.h>
-#include "log.hpp"
+#include "base/log.hpp"
 
 #include <mutex>
 #include <thread>
 
 #include "durable/errors.hpp"
-#include "failpoint.hpp"
+#include "base/failpoint.hpp"
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "log.hpp"
+#include "base/log.hpp"
 
 namespace durable::pg {
 

@@ -1,8 +1,8 @@
 #include "pg/migrations.hpp"
 
 #include <fmt/format.h>
-#include "log.hpp"
-#include "printable.hpp"
+#include "base/log.hpp"
+#include "base/printable.hpp"
 
 #include <regex>
 

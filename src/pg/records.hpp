@@ -13,7 +13,7 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
-#include "resolved_options.hpp"
+#include "base/resolved_options.hpp"
 
 namespace durable::pg {
 
@@ -41,6 +41,10 @@ RunStatus run_status_from_text(std::string_view text);
 enum class TaskStatus { pending, running, completed, failed, cancelled };
 std::string_view to_text(TaskStatus status);
 TaskStatus task_status_from_text(std::string_view text);
+
+// A task's options as the tasks table stores them (json).
+Json options_to_json(const detail::ResolvedActivityOptions& options);
+detail::ResolvedActivityOptions options_from_json(const Json& json);
 
 // An event a replay appends to the journal (its seq is given at commit).
 struct NewEvent {

@@ -1,6 +1,6 @@
 #include "pg/schedule_store.hpp"
 
-#include "log.hpp"
+#include "base/log.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/rows.hpp"
 #include "pg/statements.hpp"

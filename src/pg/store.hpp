@@ -12,14 +12,11 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
-#include "resolved_options.hpp"
+#include "base/resolved_options.hpp"
 #include "pg/lease_tokens.hpp"
 #include "pg/records.hpp"
 
 namespace durable::pg {
-
-Json options_to_json(const detail::ResolvedActivityOptions& options);
-detail::ResolvedActivityOptions options_from_json(const Json& json);
 
 class Store {
  public:

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "exceptions.hpp"
+#include "base/exceptions.hpp"
 #include "replay/replay.hpp"
 
 namespace durable::detail {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pg/records.hpp"
-#include "registry.hpp"
+#include "base/registry.hpp"
 #include "replay/journal.hpp"
 
 namespace durable::detail {

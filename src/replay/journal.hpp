@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "durable/detail/payload.hpp"
-#include "pg/store.hpp"
+#include "pg/records.hpp"
 
 namespace durable::detail {
 

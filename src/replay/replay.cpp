@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "pg/store.hpp"
-#include "uuid.hpp"
+#include "pg/records.hpp"
+#include "base/uuid.hpp"
 
 namespace durable::detail {
 

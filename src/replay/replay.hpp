@@ -8,7 +8,7 @@
 #include <string>
 
 #include "durable/workflow.hpp"
-#include "registry.hpp"
+#include "base/registry.hpp"
 #include "pg/records.hpp"
 #include "replay/journal.hpp"
 

@@ -26,7 +26,7 @@
 
 #include <fmt/format.h>
 
-#include "log.hpp"
+#include "base/log.hpp"
 
 namespace durable::testing {
 namespace {

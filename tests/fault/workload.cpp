@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "registry.hpp"
+#include "base/registry.hpp"
 #include "replay/replay.hpp"
 
 namespace durable::fault {

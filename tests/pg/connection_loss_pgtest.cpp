@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "failpoint.hpp"
+#include "base/failpoint.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/migrations.hpp"
 #include "pg/store.hpp"

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "failpoint.hpp"
+#include "base/failpoint.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 

@@ -8,7 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "dispatch/activity_slots.hpp"
+#include "pipeline/activity_slots.hpp"
 
 using namespace durable::detail;
 using durable::pg::ClaimedTask;

@@ -3,7 +3,7 @@
 #include "support/expect.hpp"
 #include <durable/durable.hpp>
 
-#include "resolved_options.hpp"
+#include "base/resolved_options.hpp"
 
 using namespace durable;
 using durable::detail::resolve;

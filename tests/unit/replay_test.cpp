@@ -2,7 +2,7 @@
 
 #include "support/expect.hpp"
 
-#include "registry.hpp"
+#include "base/registry.hpp"
 #include "replay/replay.hpp"
 #include "support/test_workflows.hpp"
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "dispatch/step_committer.hpp"
+#include "pipeline/step_committer.hpp"
 
 using namespace durable;
 using namespace durable::detail;

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <thread>
 
-#include "dispatch/thread_pool.hpp"
+#include "pipeline/thread_pool.hpp"
 
 using namespace std::chrono_literals;
 using durable::detail::ThreadPool;

@@ -9,14 +9,14 @@
 #include <mutex>
 #include <random>
 
-#include "dispatch/activity_slots.hpp"
-#include "dispatch/step_committer.hpp"
+#include "pipeline/activity_slots.hpp"
+#include "pipeline/step_committer.hpp"
 #include "durable/engine.hpp"
-#include "exceptions.hpp"
+#include "base/exceptions.hpp"
 #include "pg/store.hpp"
-#include "registry.hpp"
-#include "telemetry/recorder.hpp"
-#include "wake_signal.hpp"
+#include "base/registry.hpp"
+#include "pipeline/recorder.hpp"
+#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 

@@ -1,4 +1,4 @@
-#include "registry.hpp"
+#include "base/registry.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "resolved_options.hpp"
+#include "base/resolved_options.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 
 #include "durable/options.hpp"
 #include "pg/schedule_store.hpp"
-#include "wake_signal.hpp"
+#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 

@@ -1,4 +1,4 @@
-#include "failpoint.hpp"
+#include "base/failpoint.hpp"
 
 #include <signal.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <deque>
 
-#include "log.hpp"
+#include "base/log.hpp"
 
 namespace durable::detail {
 

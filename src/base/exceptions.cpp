@@ -1,4 +1,4 @@
-#include "exceptions.hpp"
+#include "base/exceptions.hpp"
 
 #include <cxxabi.h>
 

@@ -6,7 +6,7 @@
 
 #include "pg/admin.hpp"
 #include "pg/database.hpp"
-#include "uuid.hpp"
+#include "base/uuid.hpp"
 
 namespace durable::testing {
 

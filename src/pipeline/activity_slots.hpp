@@ -18,7 +18,7 @@
 #include <mutex>
 #include <vector>
 
-#include "dispatch/thread_pool.hpp"
+#include "pipeline/thread_pool.hpp"
 #include "pg/store.hpp"
 
 namespace durable::detail {

@@ -1,4 +1,4 @@
-#include "dispatch/step_committer.hpp"
+#include "pipeline/step_committer.hpp"
 
 namespace durable::detail {
 

@@ -1,4 +1,4 @@
-#include "log.hpp"
+#include "base/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 

@@ -1,4 +1,4 @@
-#include "dispatch/thread_pool.hpp"
+#include "pipeline/thread_pool.hpp"
 
 namespace durable::detail {
 

@@ -1,11 +1,11 @@
-#include "replay/runner.hpp"
+#include "pipeline/runner.hpp"
 
 #include <random>
 
-#include "exceptions.hpp"
-#include "log.hpp"
+#include "base/exceptions.hpp"
+#include "base/log.hpp"
 #include "replay/decide.hpp"
-#include "uuid.hpp"
+#include "base/uuid.hpp"
 
 namespace durable::detail {
 

@@ -4,10 +4,10 @@
 
 #include "durable/cron.hpp"
 #include "durable/errors.hpp"
-#include "engine_core.hpp"
-#include "printable.hpp"
+#include "engine/engine_core.hpp"
+#include "base/printable.hpp"
 #include "schedule/fire_plan.hpp"
-#include "uuid.hpp"
+#include "base/uuid.hpp"
 
 namespace durable {
 

@@ -1,4 +1,4 @@
-#include "uuid.hpp"
+#include "base/uuid.hpp"
 
 #include <fmt/format.h>
 

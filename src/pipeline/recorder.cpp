@@ -1,4 +1,4 @@
-#include "telemetry/recorder.hpp"
+#include "pipeline/recorder.hpp"
 
 #include <algorithm>
 

@@ -12,14 +12,14 @@
 #include <string>
 #include <unordered_map>
 
-#include "dispatch/activity_slots.hpp"
-#include "dispatch/step_committer.hpp"
+#include "pipeline/activity_slots.hpp"
+#include "pipeline/step_committer.hpp"
 #include "durable/engine.hpp"
 #include "pg/store.hpp"
-#include "registry.hpp"
+#include "base/registry.hpp"
 #include "replay/journal.hpp"
-#include "telemetry/recorder.hpp"
-#include "wake_signal.hpp"
+#include "pipeline/recorder.hpp"
+#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 

@@ -1,21 +1,21 @@
 #include "durable/engine.hpp"
 
 #include <fmt/format.h>
-#include "log.hpp"
+#include "base/log.hpp"
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
-#include "dispatch/dispatcher.hpp"
-#include "engine_core.hpp"
+#include "pipeline/dispatcher.hpp"
+#include "engine/engine_core.hpp"
 #include "pg/database.hpp"
-#include "printable.hpp"
-#include "resolved_options.hpp"
-#include "replay/runner.hpp"
-#include "schedule/scheduler.hpp"
-#include "uuid.hpp"
+#include "base/printable.hpp"
+#include "base/resolved_options.hpp"
+#include "pipeline/runner.hpp"
+#include "pipeline/scheduler.hpp"
+#include "base/uuid.hpp"
 
 namespace durable {
 

@@ -1,10 +1,10 @@
-#include "schedule/scheduler.hpp"
+#include "pipeline/scheduler.hpp"
 
 #include <algorithm>
 
-#include "log.hpp"
+#include "base/log.hpp"
 #include "schedule/fire_plan.hpp"
-#include "uuid.hpp"
+#include "base/uuid.hpp"
 
 namespace durable::detail {
 

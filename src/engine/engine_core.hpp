@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/step_committer.hpp"
+#include "pipeline/step_committer.hpp"
 #include "durable/engine.hpp"
 #include "pg/database.hpp"
-#include "registry.hpp"
-#include "telemetry/recorder.hpp"
-#include "wake_signal.hpp"
+#include "base/registry.hpp"
+#include "pipeline/recorder.hpp"
+#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 

@@ -1,13 +1,13 @@
-#include "dispatch/dispatcher.hpp"
+#include "pipeline/dispatcher.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "attempt_state.hpp"
-#include "failpoint.hpp"
-#include "log.hpp"
-#include "replay/runner.hpp"
+#include "pipeline/attempt_state.hpp"
+#include "base/failpoint.hpp"
+#include "base/log.hpp"
+#include "pipeline/runner.hpp"
 
 namespace durable::detail {
 

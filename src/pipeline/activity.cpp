@@ -1,6 +1,6 @@
 #include "durable/activity.hpp"
 
-#include "attempt_state.hpp"
+#include "pipeline/attempt_state.hpp"
 
 namespace durable {
 

@@ -1,4 +1,4 @@
-#include "dispatch/activity_slots.hpp"
+#include "pipeline/activity_slots.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "engine_core.hpp"
-#include "exceptions.hpp"
+#include "engine/engine_core.hpp"
+#include "base/exceptions.hpp"
 
 namespace durable {
 
