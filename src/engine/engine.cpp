@@ -106,6 +106,10 @@ EngineCore::EngineCore(EngineOptions o)
 
 EngineCore::~EngineCore() { stop(); }
 
+StageParts EngineCore::stage_parts() {
+  return {options_, owner_, registry_, store(), steps_, metrics_, signals_, stopping_};
+}
+
 int EngineCore::activity_capacity() const {
   auto it = options_.instance_activity_concurrency.find(options_.instance);
   return it == options_.instance_activity_concurrency.end() ? options_.activity_max_concurrency : it->second;
@@ -138,12 +142,10 @@ void EngineCore::start() {
   // Both made before any thread starts: each may hand work straight to the other.
   if (!registry_.activities.empty()) {
     std::lock_guard lock(lifecycle_mutex_);
-    dispatcher_ = std::make_unique<Dispatcher>(options_, owner_, activity_capacity(), registry_, store(), steps_,
-                                               metrics_, signals_, stopping_);
+    dispatcher_ = std::make_unique<Dispatcher>(stage_parts(), activity_capacity());
   }
   if (!registry_.workflows.empty()) {
-    runner_ = std::make_unique<Runner>(options_, owner_, registry_, store(), steps_, metrics_, signals_, stopping_,
-                                       dispatcher_ ? &dispatcher_->slots() : nullptr);
+    runner_ = std::make_unique<Runner>(stage_parts(), dispatcher_ ? &dispatcher_->slots() : nullptr);
     if (dispatcher_) dispatcher_->continue_in_place_with(*runner_);
   }
   if (runner_) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/stage_parts.hpp"
 #include "pipeline/step_committer.hpp"
 #include "durable/engine.hpp"
 #include "pg/database.hpp"
@@ -50,6 +51,8 @@ class EngineCore {
 
  private:
   void listen();
+  // What the dispatcher and the runner work with.
+  StageParts stage_parts();
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
   int activity_capacity() const;
 

@@ -11,60 +11,51 @@
 
 namespace durable::detail {
 
-Dispatcher::Dispatcher(const EngineOptions& options, std::string owner, int capacity, const Registry& registry,
-                       pg::Store& store, StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals,
-                       const std::atomic<bool>& stopping)
-    : options_(options),
-      owner_(std::move(owner)),
-      registry_(registry),
-      store_(store),
-      steps_(steps),
-      metrics_(metrics),
-      signals_(signals),
-      stopping_(stopping),
-      names_json_(registry.activity_names_json()),
+Dispatcher::Dispatcher(StageParts parts, int capacity)
+    : parts_(std::move(parts)),
+      names_json_(parts_.registry.activity_names_json()),
       slots_(
           capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
-          [this] { signals_.task_work.notify(); }) {}
+          [this] { parts_.signals.task_work.notify(); }) {}
 
 Dispatcher::~Dispatcher() { slots_.shutdown(); }
 
 void Dispatcher::loop() {
   // While saturated, the dispatcher only looks at its own slots, each look further apart (up to
   // the poll interval) and jittered, so engines that saturate together do not wake together.
-  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, options_.poll_interval);
+  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, parts_.options.poll_interval);
   Duration backoff = first_backoff;
   bool saturated = false;
   // After a claim that found nothing, the next one probes with one slot and leaves the others to
   // replays that lease their tasks at once meanwhile; a probe that finds work claims in full next.
   bool probe = true;
-  while (!stopping_.load()) {
-    const auto seen = signals_.task_work.generation();
+  while (!parts_.stopping.load()) {
+    const auto seen = parts_.signals.task_work.generation();
     Reservation slots = slots_.reserve(probe ? 1 : slots_.size());
     const int free = slots.count();
     if (free == 0) {
-      ++metrics_.rejected_claims;
+      ++parts_.metrics.rejected_claims;
       if (!saturated) {
         saturated = true;
-        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", options_.instance, slots_.size(),
+        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", parts_.options.instance, slots_.size(),
                        stuck_slots());
       }
-      signals_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
-      backoff = std::min<Duration>(backoff * 2, options_.poll_interval);
+      parts_.signals.task_work.wait_for(seen, uniform(backoff / 2, backoff));
+      backoff = std::min<Duration>(backoff * 2, parts_.options.poll_interval);
       continue;
     }
     if (saturated) {
       saturated = false;
       backoff = first_backoff;
-      logger().debug("dispatcher has free slots again: instance={} free={}", options_.instance, free);
+      logger().debug("dispatcher has free slots again: instance={} free={}", parts_.options.instance, free);
     }
     std::vector<pg::ClaimedTask> tasks;
     try {
       const auto started = std::chrono::steady_clock::now();
-      tasks = store_.claim_tasks(names_json_, free, owner_, options_.lease_margin);
-      if (!tasks.empty()) metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
+      tasks = parts_.store.claim_tasks(names_json_, free, parts_.owner, parts_.options.lease_margin);
+      if (!tasks.empty()) parts_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
     } catch (const std::exception& e) {
-      logger().warn("claiming activity tasks failed: instance={} error={}", options_.instance, e.what());
+      logger().warn("claiming activity tasks failed: instance={} error={}", parts_.options.instance, e.what());
     }
     const std::size_t claimed = tasks.size();
     probe = claimed == 0;
@@ -72,8 +63,8 @@ void Dispatcher::loop() {
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
     // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
-    const auto poll = options_.poll_interval;
-    signals_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
+    const auto poll = parts_.options.poll_interval;
+    parts_.signals.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
   }
 }
 
@@ -83,7 +74,7 @@ int Dispatcher::stuck_slots() const {
 }
 
 void Dispatcher::watch() {
-  while (!stopping_.load()) {
+  while (!parts_.stopping.load()) {
     std::vector<Running> expired;
     {
       std::lock_guard lock(running_mutex_);
@@ -92,7 +83,7 @@ void Dispatcher::watch() {
         if (!r.state->timed_out && r.state->deadline_point() <= now) {
           r.state->timed_out = true;  // its body keeps the slot until it returns; its outcome is discarded
           ++stuck_;
-          ++metrics_.timeouts;
+          ++parts_.metrics.timeouts;
           expired.push_back(r);
         }
       }
@@ -115,12 +106,12 @@ void Dispatcher::watch() {
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
-  ++metrics_.claims;
-  if (task.leased_at_once) ++metrics_.run_at_once;
-  if (task.after_lease_expiry) ++metrics_.lease_expiries;
+  ++parts_.metrics.claims;
+  if (task.leased_at_once) ++parts_.metrics.run_at_once;
+  if (task.after_lease_expiry) ++parts_.metrics.lease_expiries;
   failpoint("task.after_claim");
   try {
-    const ActivityDefinition& def = registry_.activity(task.name);
+    const ActivityDefinition& def = parts_.registry.activity(task.name);
     if (task.after_lease_expiry && !due_after_lost_lease(task, hold)) return;
     if (!start_body(task, hold)) return;
     if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
@@ -183,11 +174,12 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
 bool Dispatcher::start_body(const pg::ClaimedTask& task, SlotHold& hold) {
   const auto asked = std::chrono::steady_clock::now();
   if (!hold.start_body()) {  // stopping while it waited for a body slot: hand it back
-    store_.release_task(task);
+    parts_.store.release_task(task);
     return false;
   }
-  if (std::chrono::steady_clock::now() - asked < options_.lease_margin / 2) return true;
-  if (store_.heartbeat(task, task.options.timeout + options_.lease_margin, "") == pg::HeartbeatOutcome::kept) {
+  if (std::chrono::steady_clock::now() - asked < parts_.options.lease_margin / 2) return true;
+  if (parts_.store.heartbeat(task, task.options.timeout + parts_.options.lease_margin, "") ==
+      pg::HeartbeatOutcome::kept) {
     return true;
   }
   logger().info("activity '{}' (task {}) lost its lease while it waited for a slot; not run here", task.name,
@@ -224,7 +216,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
   const auto wait = std::chrono::ceil<Duration>(us{due_us - task.claimed_at_us});
   logger().debug("activity '{}' (task {}): attempt {} waits {} ms after its lost lease, as its policy says", task.name,
                  task.task_id, task.attempt, wait.count());
-  store_.release_task(task, wait);
+  parts_.store.release_task(task, wait);
   return false;
 }
 
@@ -233,19 +225,19 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
 // wait while another attempt with the same key runs (so at most one body runs at a time), until
 // the holder lets go of the key (which wakes it) or its lease runs out (it crashed).
 bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold) {
-  auto reused = store_.reusable_result(task);  // a committed result needs no lock
+  auto reused = parts_.store.reusable_result(task);  // a committed result needs no lock
   if (!reused) {
-    if (!store_.lock_key_or_wait(task)) return false;
-    reused = store_.reusable_result(task);  // committed while we took the lock
+    if (!parts_.store.lock_key_or_wait(task)) return false;
+    reused = parts_.store.reusable_result(task);  // committed while we took the lock
   }
   if (!reused) return true;
   if (!reused->same_input) {
-    ++metrics_.idempotency_input_mismatches;
+    ++parts_.metrics.idempotency_input_mismatches;
     logger().warn(
         "activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
         "produced its result (in workflow '{}')",
         task.name, task.workflow_id, reused->workflow_id);
-    if (options_.idempotency_input_mismatch_fails) {
+    if (parts_.options.idempotency_input_mismatch_fails) {
       finish(task, false, {},
              error_info(IdempotencyKeyConflict(
                  fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
@@ -271,7 +263,7 @@ bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, con
                     "bytes: keep a cursor or an offset, not the data itself",
                     task.name, text.size(), max_heartbeat_details_bytes));
   }
-  switch (store_.heartbeat(task, task.options.timeout + options_.lease_margin, text)) {
+  switch (parts_.store.heartbeat(task, task.options.timeout + parts_.options.lease_margin, text)) {
     case pg::HeartbeatOutcome::kept:
       state.set_deadline(AttemptState::Clock::now() + task.options.timeout);
       return !state.timed_out;
@@ -295,8 +287,9 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
   if (retryable && task.attempt < retry.max_attempts) {
-    switch (store_.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
-      case pg::RetryOutcome::retried: ++metrics_.retries; return;
+    switch (
+        parts_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
+      case pg::RetryOutcome::retried: ++parts_.metrics.retries; return;
       case pg::RetryOutcome::fenced_off:
         logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
                       task.task_id, task.attempt);
@@ -326,16 +319,16 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
     slots_.launch(std::move(step->claimed), std::move(continued->slots));
   } else {
     const pg::StepCommit plain{&task, succeeded, result, error.type, error.message, record_attempt, nullptr, -1, {}};
-    step = steps_.commit(plain);
+    step = parts_.steps.commit(plain);
   }
   const pg::FinishOutcome outcome = step->finish;
   switch (outcome) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       failpoint("task.after_commit");
-      ++(succeeded ? metrics_.completions : metrics_.failures);
+      ++(succeeded ? parts_.metrics.completions : parts_.metrics.failures);
       // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
-      if (!step->continued) signals_.workflow_work.notify_one();
+      if (!step->continued) parts_.signals.workflow_work.notify_one();
       break;
     case pg::FinishOutcome::fenced_off:
       logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
@@ -356,7 +349,7 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
       r.state->cancelled = true;
       if (r.state->timed_out) continue;  // already failed; nothing to hand back
       try {
-        store_.release_task(r.task);
+        parts_.store.release_task(r.task);
         logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, r.task.task_id);
       } catch (const std::exception& e) {
         logger().warn("could not hand back task {} ({}); its lease will expire", r.task.task_id, e.what());

@@ -10,13 +10,8 @@
 #include <random>
 
 #include "pipeline/activity_slots.hpp"
-#include "pipeline/step_committer.hpp"
-#include "durable/engine.hpp"
 #include "base/exceptions.hpp"
-#include "pg/store.hpp"
-#include "base/registry.hpp"
-#include "pipeline/recorder.hpp"
-#include "base/wake_signal.hpp"
+#include "pipeline/stage_parts.hpp"
 
 namespace durable::detail {
 
@@ -25,10 +20,9 @@ struct AttemptState;
 
 class Dispatcher {
  public:
-  // `owner` takes the leases; `capacity` is the number of body slots. Outcomes commit through
-  // `steps` (or continue their workflow in place through the runner, when there is one).
-  Dispatcher(const EngineOptions& options, std::string owner, int capacity, const Registry& registry, pg::Store& store,
-             StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals, const std::atomic<bool>& stopping);
+  // `capacity` is the number of body slots. Outcomes commit through the parts' step committer
+  // (or continue their workflow in place through the runner, when there is one).
+  Dispatcher(StageParts parts, int capacity);
   ~Dispatcher();
   // The runner that continues a finished task's workflow in place; set before loop() starts.
   void continue_in_place_with(Runner& runner) { runner_ = &runner; }
@@ -63,14 +57,7 @@ class Dispatcher {
     std::shared_ptr<AttemptState> state;
   };
 
-  const EngineOptions& options_;
-  const std::string owner_;
-  const Registry& registry_;
-  pg::Store& store_;
-  StepCommitter& steps_;
-  MetricsRecorder& metrics_;
-  EngineSignals& signals_;
-  const std::atomic<bool>& stopping_;
+  const StageParts parts_;
   Runner* runner_ = nullptr;
   std::string names_json_;
   mutable std::mutex running_mutex_;

@@ -9,26 +9,15 @@
 
 namespace durable::detail {
 
-Runner::Runner(const EngineOptions& options, std::string owner, const Registry& registry, pg::Store& store,
-               StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals,
-               const std::atomic<bool>& stopping, ActivitySlots* slots)
-    : options_(options),
-      owner_(std::move(owner)),
-      registry_(registry),
-      store_(store),
-      steps_(steps),
-      metrics_(metrics),
-      signals_(signals),
-      stopping_(stopping),
-      slots_(slots),
-      names_json_(registry.workflow_names_json()) {}
+Runner::Runner(StageParts parts, ActivitySlots* slots)
+    : parts_(std::move(parts)), slots_(slots), names_json_(parts_.registry.workflow_names_json()) {}
 
 void Runner::offer(pg::ClaimedWorkflow claim) {
   {
     std::lock_guard lock(offered_mutex_);
     offered_.push_back(std::move(claim));
   }
-  signals_.workflow_work.notify_one();
+  parts_.signals.workflow_work.notify_one();
 }
 
 int Runner::offered_count() {
@@ -47,18 +36,18 @@ std::optional<pg::ClaimedWorkflow> Runner::take_offered() {
 void Runner::loop() {
   std::mt19937 jitter{std::random_device{}()};
   for (;;) {
-    const auto seen = signals_.workflow_work.generation();
+    const auto seen = parts_.signals.workflow_work.generation();
     std::optional<pg::ClaimedWorkflow> claim = take_offered();  // leased to us already: no claim
-    if (!claim && stopping_.load()) return;
+    if (!claim && parts_.stopping.load()) return;
     if (!claim) {
       // Up to one run per runner thread in one claim: the others are handed theirs, or take them
       // as soon as they are free (a wait of one replay at most, well within the lease).
-      const int limit = std::max(1, options_.workflow_max_concurrency - offered_count());
+      const int limit = std::max(1, parts_.options.workflow_max_concurrency - offered_count());
       try {
         const auto started = std::chrono::steady_clock::now();
-        auto claimed = store_.claim_workflows(names_json_, limit, owner_, options_.workflow_lease);
+        auto claimed = parts_.store.claim_workflows(names_json_, limit, parts_.owner, parts_.options.workflow_lease);
         if (!claimed.empty()) {
-          metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
+          parts_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
           claim = std::move(claimed.front());
           for (std::size_t i = 1; i < claimed.size(); ++i) offer(std::move(claimed[i]));
         }
@@ -67,7 +56,7 @@ void Runner::loop() {
       }
     }
     if (claim) {
-      signals_.workflow_work.notify_one();  // there may be more: pass the wake-up on
+      parts_.signals.workflow_work.notify_one();  // there may be more: pass the wake-up on
       try {
         process(*claim);
       } catch (const std::exception& e) {
@@ -76,9 +65,9 @@ void Runner::loop() {
         forget(claim->workflow_id);
       }
     } else {
-      const auto poll = options_.poll_interval;
+      const auto poll = parts_.options.poll_interval;
       const auto spread = std::uniform_int_distribution<long>(0, poll.count() / 4 + 1)(jitter);
-      signals_.workflow_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
+      parts_.signals.workflow_work.wait_for(seen, poll + std::chrono::milliseconds{spread});
     }
   }
 }
@@ -106,10 +95,10 @@ std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
     auto it = cache_.find(task.workflow_id);
     if (it != cache_.end()) return it->second;
   }
-  if (registry_.workflows.empty()) return nullptr;  // an activity-only engine replays nothing
+  if (parts_.registry.workflows.empty()) return nullptr;  // an activity-only engine replays nothing
   try {
-    pg::JournalRead read = store_.read_journal(task.workflow_id, 0);
-    if (read.run_id.empty() || !registry_.workflows.count(read.name)) return nullptr;
+    pg::JournalRead read = parts_.store.read_journal(task.workflow_id, 0);
+    if (read.run_id.empty() || !parts_.registry.workflows.count(read.name)) return nullptr;
     auto fresh = std::make_shared<JournalCache>();
     fresh->run_id = std::move(read.run_id);
     fresh->name = std::move(read.name);
@@ -128,7 +117,7 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
   if (task.step < static_cast<int>(journal.steps.size())) return true;
   // The step was scheduled after the journal was cached (by another engine): read the new events.
   try {
-    pg::JournalRead read = store_.read_journal(task.workflow_id, journal.next_seq);
+    pg::JournalRead read = parts_.store.read_journal(task.workflow_id, journal.next_seq);
     if (read.run_id != journal.run_id) {  // the id has a new run now: this cache is of no use
       forget(task.workflow_id);
       return false;
@@ -144,7 +133,7 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
 
 Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us,
                              SlotHold* hold) {
-  Decisions decided = decide(registry_, journal, workflow_id, now_us);
+  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us);
   Planned planned;
   planned.ended = decided.ended();
   pg::ReplayCommit& commit = planned.commit;
@@ -163,7 +152,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   if (commit.status == pg::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
   }
-  if (slots_ && !stopping_.load() && !commit.tasks.empty()) planned.slots = lease_at_once(commit, hold);
+  if (slots_ && !parts_.stopping.load() && !commit.tasks.empty()) planned.slots = lease_at_once(commit, hold);
   return planned;
 }
 
@@ -171,27 +160,28 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
 // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
 Reservation Runner::lease_at_once(pg::ReplayCommit& commit, SlotHold* hold) {
   int local = 0;
-  for (const pg::NewTask& task : commit.tasks) local += registry_.activities.count(task.name) ? 1 : 0;
+  for (const pg::NewTask& task : commit.tasks) local += parts_.registry.activities.count(task.name) ? 1 : 0;
   if (local == 0) return {};
   Reservation slots = slots_->reserve(local, hold);
   int marked = 0;
   for (pg::NewTask& task : commit.tasks) {
-    task.claim = marked < slots.count() && registry_.activities.count(task.name);
+    task.claim = marked < slots.count() && parts_.registry.activities.count(task.name);
     marked += task.claim ? 1 : 0;
   }
-  commit.claim_owner = owner_;
-  commit.lease_margin = options_.lease_margin;
+  commit.claim_owner = parts_.owner;
+  commit.lease_margin = parts_.options.lease_margin;
   return slots;
 }
 
 void Runner::committed(JournalCache& journal, const Planned& planned, int first_seq,
                        std::chrono::steady_clock::time_point started) {
-  ++metrics_.replays;
-  metrics_.replay_latency.observe(std::chrono::steady_clock::now() - started);
+  ++parts_.metrics.replays;
+  parts_.metrics.replay_latency.observe(std::chrono::steady_clock::now() - started);
   if (planned.ended) {
-    ++(planned.commit.status == pg::RunStatus::completed ? metrics_.workflows_completed : metrics_.workflows_failed);
+    ++(planned.commit.status == pg::RunStatus::completed ? parts_.metrics.workflows_completed
+                                                         : parts_.metrics.workflows_failed);
     forget(planned.commit.workflow_id);
-    signals_.ended.notify();
+    parts_.signals.ended.notify();
     return;
   }
   if (first_seq == journal.next_seq) {
@@ -200,7 +190,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
     for (const pg::NewEvent& e : planned.commit.events) journal.apply({seq++, e.kind, e.step, e.name, e.data});
   }
   if (static_cast<int>(planned.commit.tasks.size()) > planned.slots.count()) {
-    signals_.task_work.notify();  // for any dispatcher
+    parts_.signals.task_work.notify();  // for any dispatcher
   }
 }
 
@@ -214,11 +204,11 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
-    journal->apply(store_.read_journal(claim.workflow_id, journal->next_seq).events);
+    journal->apply(parts_.store.read_journal(claim.workflow_id, journal->next_seq).events);
   }
   Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr);
   planned.commit.lease_token = claim.lease_token;
-  pg::ReplayOutcome outcome = store_.commit_replay(planned.commit);  // a throw frees the slots
+  pg::ReplayOutcome outcome = parts_.store.commit_replay(planned.commit);  // a throw frees the slots
   if (outcome.base) {
     committed(*journal, planned, *outcome.base, started);
   } else {
@@ -268,8 +258,8 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   }
   pg::StepOutcome outcome;
   try {
-    outcome = steps_.commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
-                             expected_seq, journal->run_id});
+    outcome = parts_.steps.commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
+                                   expected_seq, journal->run_id});
   } catch (...) {
     undo();
     throw;  // the slots it reserved are freed with `planned`

@@ -13,13 +13,8 @@
 #include <unordered_map>
 
 #include "pipeline/activity_slots.hpp"
-#include "pipeline/step_committer.hpp"
-#include "durable/engine.hpp"
-#include "pg/store.hpp"
-#include "base/registry.hpp"
+#include "pipeline/stage_parts.hpp"
 #include "replay/journal.hpp"
-#include "pipeline/recorder.hpp"
-#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 
@@ -27,12 +22,10 @@ struct ErrorInfo;
 
 class Runner {
  public:
-  // `owner` takes the leases. `steps` commits a finished task with the replay it unblocks.
+  // A finished task commits with the replay it unblocks through the parts' step committer.
   // `slots`: this engine's activity slots, which tasks a replay commit leases at once run on;
   // null when it runs no activities.
-  Runner(const EngineOptions& options, std::string owner, const Registry& registry, pg::Store& store,
-         StepCommitter& steps, MetricsRecorder& metrics, EngineSignals& signals, const std::atomic<bool>& stopping,
-         ActivitySlots* slots);
+  Runner(StageParts parts, ActivitySlots* slots);
   void loop();  // one per runner thread, until the engine stops (then it replays what was offered)
   // A run leased to this engine already (just started here): replayed by the next free runner thread.
   void offer(pg::ClaimedWorkflow claim);
@@ -76,14 +69,7 @@ class Runner {
   bool knows_step(JournalCache& journal, const pg::ClaimedTask& task);
   void forget(const std::string& workflow_id);
 
-  const EngineOptions& options_;
-  const std::string owner_;
-  const Registry& registry_;
-  pg::Store& store_;
-  StepCommitter& steps_;
-  MetricsRecorder& metrics_;
-  EngineSignals& signals_;
-  const std::atomic<bool>& stopping_;
+  const StageParts parts_;
   ActivitySlots* slots_;
   std::string names_json_;
   std::mutex offered_mutex_;
