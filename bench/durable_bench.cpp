@@ -47,6 +47,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/serve.hpp"
+
 namespace {
 
 // Results keep their fields in the order written, so the JSON lines read like the table.
@@ -234,26 +236,6 @@ class WorkerProcesses {
 
   std::vector<Worker> workers_;
 };
-
-// `durable-bench worker SCHEMA`: serve the benchmark definitions until SIGTERM.
-int run_worker(const std::string& schema) {
-  // Blocked before the engine starts, so every engine thread inherits the mask and only
-  // sigwait below sees the signal; the Engine destructor then stops the engine cleanly.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  durable::Engine engine(engine_options(durable::testing::database_url(), schema));
-  register_definitions(engine);
-  engine.start();
-  std::printf("ready\n");
-  std::fflush(stdout);
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
-  return 0;
-}
 
 // ---- PostgreSQL cost: WAL bytes and write transactions per unit of work ---------------------
 
@@ -1083,7 +1065,11 @@ int run_benchmarks(const Config& config) {
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.size() == 2 && args[0] == "worker") return run_worker(args[1]);
+    if (args.size() == 2 && args[0] == "worker") {
+      // How WorkerProcesses starts engines: serve the benchmark definitions until SIGTERM.
+      return durable::test::serve_until_stopped(engine_options(durable::testing::database_url(), args[1]),
+                                                register_definitions, "durable-bench");
+    }
     return run_benchmarks(parse_args(args));
   } catch (const UsageError& e) {
     fmt::print(stderr, "{}\nusage: durable-bench [--scale F] [--only {}]\n", e.what(),
