@@ -49,17 +49,6 @@ inline pid_t spawn_worker(const std::string& url, const std::vector<std::string>
 }
 #endif
 
-// For worker mains: blocks SIGTERM and SIGINT in every thread (call it before any thread
-// starts) and returns the set, for the main thread to sigwait on.
-inline sigset_t block_stop_signals() {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  return stop_signals;
-}
-
 // Waits for the process; returns its exit code, or 128 + signal.
 inline int wait_for(pid_t pid) {
   int status = 0;

@@ -5,8 +5,6 @@
 //                                        N threads start workflow ID at once; writes
 //                                        "<started> <duplicates>" to OUT
 // The database is $DURABLE_DATABASE_URL.
-#include <signal.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -14,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "support/process.hpp"
+#include "support/serve.hpp"
 #include "support/test_workflows.hpp"
 
 int main(int argc, char** argv) {
@@ -22,18 +20,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s SCHEMA serve|migrate|race ID N OUT\n", argv[0]);
     return 2;
   }
-  // Block the stop signals in every thread; the main thread waits for them below.
-  sigset_t stop_signals = durable::test::block_stop_signals();
-
   durable::EngineOptions options;
   options.schema = argv[1];
   options.poll_interval = std::chrono::milliseconds{200};
   options.instance = std::string("worker-") + argv[2];
+  const bool migrate = std::strcmp(argv[2], "migrate") == 0;
+  if (!migrate && std::strcmp(argv[2], "race") != 0) {
+    return durable::test::serve_until_stopped(options, durable::test::register_all, "worker");
+  }
   try {
     durable::Engine engine(options);
-    if (std::strcmp(argv[2], "migrate") == 0) {
+    if (migrate) {
       engine.workflow("does-not-exist");
-    } else if (std::strcmp(argv[2], "race") == 0) {
+    } else {
       durable::test::register_all(engine);
       const std::string id = argv[3];
       const int threads = std::atoi(argv[4]);
@@ -53,13 +52,6 @@ int main(int argc, char** argv) {
       }
       for (auto& t : racers) t.join();
       std::ofstream(argv[5]) << started << " " << duplicates << "\n";
-    } else {
-      durable::test::register_all(engine);
-      engine.start();
-      std::printf("ready\n");
-      std::fflush(stdout);
-      int signal = 0;
-      sigwait(&stop_signals, &signal);
     }
   } catch (const durable::WorkflowNotFound&) {
     return 0;  // migrate mode: the schema is there, the lookup found nothing, as expected

@@ -1,0 +1,92 @@
+// The measurements, one source file each, with the aims they are judged by. Each works in a
+// fresh schema of its own and returns one Result (one JSON line).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace bench {
+
+// ---- raw_queue.cpp: the limit, a minimal job queue on the same PostgreSQL ---------------------
+
+// `jobs` jobs drained by as many worker threads (each with its own connection) as an engine
+// runs activities at once by default.
+Result measure_raw_queue(const std::string& url, int jobs);
+
+// ---- throughput.cpp --------------------------------------------------------------------------
+
+// When the runs are started, relative to the clock.
+//  - queued_first: all runs are started before any engine runs, untimed, and the clock runs
+//    from starting the engine processes (their start-up counts) to the last result. Like for like
+//    with the raw queue, whose jobs are inserted before its clock starts: the engines only drain.
+//  - while_running: the engines are up and warm; the clock runs from the first start to the last
+//    result, so every start is timed too (end to end).
+enum class Starts { queued_first, while_running };
+
+const char* starts_text(Starts starts);
+
+// `workflows` runs of `steps` steps in `schema`, served by `processes` worker processes; this
+// process is only a client (its engine is never started), so 1 and 3 processes are measured
+// the same way. The PostgreSQL cost covers the timed part. Also the timed part of a scaling run.
+Result run_throughput(const std::string& url, const std::string& schema, int steps, int processes, int workflows,
+                      Starts starts);
+
+Result measure_throughput(const std::string& url, int steps, int processes, int workflows, Starts starts);
+
+// Engine throughput over the raw queue's jobs/s (when it ran): 1.0 means a workflow step
+// costs what a hand-written queue's job does.
+void compare_to_raw_queue(Result& result, std::optional<double> raw_jobs_per_s);
+
+inline constexpr double aim_ratio_to_raw_queue = 1.0;  // for 10-step workflows
+
+void set_raw_queue_aim(Result& result);
+
+// ---- latency.cpp -----------------------------------------------------------------------------
+
+inline constexpr double aim_p50_ms = 5.0;  // idle
+
+// Start-to-result time of 1-step runs, one at a time, on an otherwise idle in-process engine.
+Result measure_idle_latency(const std::string& url, int runs);
+
+// The same 1-step start-to-result time while the same engine also runs a steady load of
+// 10-step workflows started from another thread.
+Result measure_loaded_latency(const std::string& url, int runs);
+
+// ---- scaling.cpp: throughput with big tables -------------------------------------------------
+
+// A database state the scaling runs start from: rows loaded into a freshly migrated schema.
+struct TableState {
+  std::string name;                     // "state" in the JSON
+  std::string description;              // for the table
+  int rows = 0;                         // tasks queued or workflows completed
+  std::vector<std::string> load_sql{};  // one statement per table; {s} schema, {rows} rows
+};
+
+// Activity tasks queued for another service: pending, due an hour ago, for an activity and a
+// workflow no engine here registers. Each has its parent workflow waiting (running, not
+// runnable) for it. A backlog every task claim has to look past.
+std::vector<std::string> queued_tasks_sql();
+
+// History: completed 1-step noop_chain runs with every row a real one leaves behind: the
+// workflow, its four journal events, its task and the task's attempt, and its run.
+std::vector<std::string> completed_workflows_sql();
+
+inline constexpr double aim_ratio_to_empty = 0.8;
+
+// 10-step throughput on one engine process, starting from `state`.
+Result measure_scaling(const std::string& url, const TableState& state, int workflows);
+
+void compare_to_empty(Result& result, double empty_steps_per_s);
+
+// ---- replay.cpp ------------------------------------------------------------------------------
+
+inline constexpr double aim_replay_ratio = 1.2;
+
+// Per-step time of one long sequential run against short ones. Each step replays the
+// workflow from the top, so this shows whether replay cost grows with the journal.
+Result measure_replay(const std::string& url, int short_runs);
+
+}  // namespace bench
