@@ -126,7 +126,8 @@ TEST_CASE("a non-determinism error the code swallows still fails the run", "[uni
   const Decisions d = decide(r, journal, "wf-5", 1000);
   CHECK(d.status == pg::RunStatus::failed);
   CHECK(d.error_type == "durable::NonDeterminismError");
-  CHECK_THAT(d.error_message, Catch::Contains("the journal holds activity 'echo' but the code asked for activity 'add'"));
+  CHECK_THAT(d.error_message,
+             Catch::Contains("the journal holds activity 'echo' but the code asked for activity 'add'"));
   CHECK(d.tasks.empty());
 }
 
