@@ -60,7 +60,7 @@ TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][mig
       "ALTER TABLE {s}.tasks ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
       "ALTER TABLE {s}.attempts ADD FOREIGN KEY (task_id) REFERENCES {s}.tasks ON DELETE CASCADE; "
       "DROP INDEX {s}.tasks_waiting_for_key; ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; "
-      "DROP TABLE {s}.lease_token_blocks; "
+      "DROP TABLE {s}.lease_token_blocks; ALTER TABLE {s}.tasks RESET (fillfactor); "
       "DELETE FROM {s}.schema_version WHERE version > 1");
   Engine engine(db.options());
   register_all(engine);
@@ -98,7 +98,7 @@ TEST_CASE(
   db.query(
       "DROP TABLE {s}.lease_token_blocks; DROP INDEX {s}.tasks_waiting_for_key; "
       "ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; SELECT setval('{s}.lease_tokens', 5000); "
-      "DELETE FROM {s}.schema_version WHERE version > 6");
+      "ALTER TABLE {s}.tasks RESET (fillfactor); DELETE FROM {s}.schema_version WHERE version > 6");
   Engine engine(db.options());
   register_all(engine);
   engine.start();
@@ -110,4 +110,7 @@ TEST_CASE(
           "SELECT count(*) FROM {s}.tasks WHERE lease_token IS NOT NULL AND lease_token <= 5000 + (1::bigint << 40)") ==
       0);
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'completed'") == 25);
+  // Version 8: room on each page of tasks.
+  CHECK(db.count("SELECT count(*) FROM pg_class WHERE oid = '{s}.tasks'::regclass AND "
+                 "reloptions @> ARRAY['fillfactor=80']") == 1);
 }
