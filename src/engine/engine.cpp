@@ -120,11 +120,13 @@ EngineMetrics EngineCore::snapshot() {
   m.instance = options_.instance;
   m.schema = options_.schema;
   m.activity_capacity = activity_capacity();
-  metrics_.fill(m);
   {
     std::lock_guard lock(lifecycle_mutex_);
     if (dispatcher_) dispatcher_->add_gauges(m);
   }
+  // Counters after the gauges: a job counts its outcome before it leaves the in-flight gauge, so
+  // a snapshot that shows no job in flight also shows every outcome counted.
+  metrics_.fill(m);
   m.saturation = static_cast<double>(m.activity_busy) / m.activity_capacity;
   try {  // the second read is skipped when the first failed: the database is likely out of reach
     m.queue_age_seconds = registry_.activities.empty() ? 0.0 : store().queue_age(registry_.activity_names_json());
