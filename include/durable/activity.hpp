@@ -31,13 +31,14 @@ class ActivityContext {
   // to now + timeout: for an activity that heartbeats, the timeout bounds the gap between beats.
   std::chrono::steady_clock::time_point deadline() const;
 
-  // True once the engine is shutting down or the workflow was cancelled: finish or bail out early.
+  // True once the engine is shutting down, or the run no longer wants this activity (it was
+  // cancelled, or it ended without awaiting it): finish or bail out early.
   bool cancelled() const;
 
   // Extends this attempt's lease and deadline, and keeps `details` (at most
   // max_heartbeat_details_bytes as JSON; null keeps the previous ones) for a later attempt.
   // Returns false when the attempt should stop: it timed out, its lease was lost to another
-  // worker, or the workflow was cancelled (then cancelled() is true too). Throws
+  // worker, or the run was cancelled or ended without awaiting it (then cancelled() is true too). Throws
   // InvalidArgument when the details are too large.
   bool heartbeat(const Json& details = Json());
 

@@ -44,6 +44,15 @@ const char* const claimed_json_sql =
     R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
    FROM {from} WHERE status = 'running' AND workflow_id = {workflow}))";
 
+// A run that ended drops the tasks it never awaited: pending ones are not run, running ones see
+// cancelled() at their next heartbeat and their outcomes are fenced off. For the workflows in CTE
+// `{from}` whose new status is `{status}`, all but the task `{except}` finishing with it.
+const char* const drop_unawaited_sql = R"(
+  UPDATE {s}.tasks o SET status = 'cancelled', updated_at = now()
+  FROM {from} f
+  WHERE {status} <> 'running' AND o.workflow_id = f.workflow_id AND o.status IN ('pending', 'running')
+    AND o.task_id IS DISTINCT FROM {except})";
+
 // The workflow_started event's data of claimed workflow `w` when that event is its whole journal.
 const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
    (SELECT data::text FROM {s}.journal j WHERE j.workflow_id = w.workflow_id AND j.seq = 0) END AS start_data)";
@@ -194,6 +203,7 @@ WITH w AS (
 r AS (
   UPDATE {s}.runs SET status = $4, ended_at = now()
   FROM w WHERE runs.run_id = w.run_id AND $4 <> 'running'),
+c AS ({drop_unawaited}),
 e AS (
   INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
   SELECT $1, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
@@ -349,6 +359,7 @@ r AS (
   UPDATE {s}.runs SET status = w.wf_status, ended_at = now()
   FROM w WHERE runs.run_id = w.run_id AND w.fast AND w.wf_status <> 'running'),
 k AS (SELECT * FROM w WHERE w.fast),
+c AS ({drop_unawaited_of_steps}),
 nt AS ({insert_tasks_of_steps}),
 n AS (SELECT pg_notify($4, '') FROM w WHERE NOT w.fast LIMIT 1),
 m AS (SELECT pg_notify($5, '') WHERE EXISTS (SELECT 1 FROM nt WHERE status = 'pending')),
@@ -572,6 +583,10 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
                        fmt::arg("tasks", tasks), fmt::arg("owner", owner), fmt::arg("margin", margin),
                        fmt::arg("token", token));
   };
+  auto drop_unawaited = [&](const char* from, const char* status, const char* except) {
+    return fmt::format(fmt::runtime(drop_unawaited_sql), fmt::arg("s", s), fmt::arg("from", from),
+                       fmt::arg("status", status), fmt::arg("except", except));
+  };
   auto claimed_json = [&](const char* from, const char* workflow) {
     return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("workflow", workflow));
   };
@@ -590,6 +605,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("claimed_json", claimed_json("t", "$1")),
         fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
         fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")), fmt::arg("holder_live", holder_live),
+        fmt::arg("drop_unawaited", drop_unawaited("w", "$4", "NULL::bigint")),
+        fmt::arg("drop_unawaited_of_steps", drop_unawaited("k", "f.wf_status", "f.task_id")),
         fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
         fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow));
     conn.prepare(name, with_clock(text));

@@ -291,8 +291,9 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
         parts_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
       case pg::RetryOutcome::retried: ++parts_.metrics.retries; return;
       case pg::RetryOutcome::fenced_off:
-        logger().info("late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
-                      task.task_id, task.attempt);
+        logger().info(
+            "late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost or its run ended",
+            task.name, task.task_id, task.attempt);
         return;
       case pg::RetryOutcome::past_horizon:
         finish(task, false, {},
@@ -331,8 +332,9 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
       if (!step->continued) parts_.signals.workflow_work.notify_one();
       break;
     case pg::FinishOutcome::fenced_off:
-      logger().info("late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost", task.name,
-                    task.task_id, task.attempt);
+      logger().info(
+          "late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost or its run ended",
+          task.name, task.task_id, task.attempt);
       break;
   }
 }

@@ -197,3 +197,66 @@ TEST_CASE("an engine stopped with work in flight hands it to the next engine", "
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'chain-stop' AND kind = 'activity_completed'") ==
         5);
 }
+
+namespace {
+
+// What the unawaited activities below saw, shared with the test thread.
+struct Sightings {
+  std::atomic<int> second_attempts{0};  // a retry that ran its body
+  std::atomic<bool> saw_cancelled{false};
+};
+Sightings sightings;
+
+// Fails its first attempt at once; a second attempt (2 s later) would run the body for real.
+struct RetriedLater {
+  static constexpr auto name = "retried_later";
+  static ActivityOptions options() {
+    return {.retry = RetryPolicy{.max_attempts = 3, .backoff = Backoff::constant, .base = 2s}, .timeout = 5s};
+  }
+  int operator()(ActivityContext& ctx, const int&) const {
+    if (ctx.attempt() == 1) throw std::runtime_error("not yet");
+    ++sightings.second_attempts;
+    return 2;
+  }
+};
+
+// Runs until its workflow no longer wants it, heartbeating.
+struct RunsUntilCancelled {
+  static constexpr auto name = "runs_until_cancelled";
+  static ActivityOptions options() { return {.timeout = 30s}; }
+  int operator()(ActivityContext& ctx, const int&) const {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < until) {
+      if (!ctx.heartbeat() && ctx.cancelled()) {
+        sightings.saw_cancelled = true;
+        return 0;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return 1;
+  }
+};
+
+// Starts both without awaiting them, then fails.
+struct LeavesWorkBehind {
+  static constexpr auto name = "leaves_work_behind";
+  int operator()(WorkflowContext& ctx, const int& wait_ms) {
+    (void)ctx.start<RetriedLater>(0);
+    (void)ctx.start<RunsUntilCancelled>(0);
+    ctx.sleep(std::chrono::milliseconds{wait_ms});  // the first attempt fails, the other body starts
+    return ctx.call<BoomActivity>("the run fails with work left");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a run that ends drops what it never awaited: a pending retry never runs, a running body sees cancelled()",
+          "[pg][workflow][unawaited]") {
+  RunningEngine env({}, [](Engine& e) { e.add<RetriedLater>().add<RunsUntilCancelled>().add<LeavesWorkBehind>(); });
+  auto run = env.engine.start_workflow<LeavesWorkBehind>("leaves-work", 300);
+  CHECK_THROWS_AS(run.result(30s), WorkflowFailed);
+  CHECK(wait_until([] { return sightings.saw_cancelled.load(); }, 5s));
+  std::this_thread::sleep_for(3s);  // past the retry's 2 s delay
+  CHECK(sightings.second_attempts == 0);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'leaves-work' AND status = 'cancelled'") == 2);
+}
