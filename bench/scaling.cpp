@@ -46,7 +46,7 @@ void load_rows(const std::string& url, const std::string& schema, const TableSta
   progress("scaling: inserted in {:.1f} s", seconds_since(start));
   start = Clock::now();
   pqxx::nontransaction tx(conn);  // VACUUM and CHECKPOINT cannot run inside a transaction
-  tx.exec0(in_schema("VACUUM ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.runs, {s}.attempts", schema));
+  tx.exec0(in_schema("VACUUM ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts", schema));
   progress("scaling: vacuumed and analyzed in {:.1f} s", seconds_since(start));
   start = Clock::now();
   try {
@@ -66,8 +66,8 @@ SELECT 'queued-' || g, md5('queued-' || g)::uuid, 'served_elsewhere', 'running',
        now() - interval '1 hour', now() - interval '1 hour'
 FROM generate_series(1, {rows}) AS g)",
           R"(
-INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, available_at, created_at, updated_at)
-SELECT 'queued-' || g, 0, 'served_elsewhere', '0', {options}, 'pending',
+INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, available_at, created_at, updated_at)
+SELECT md5('queued-' || g)::uuid, 'queued-' || g, 0, 'served_elsewhere', '0', {options}, 'pending',
        now() - interval '1 hour' + g * interval '1 millisecond', now() - interval '1 hour', now() - interval '1 hour'
 FROM generate_series(1, {rows}) AS g)"};
 }
@@ -80,24 +80,19 @@ SELECT 'done-' || g, md5('done-' || g)::uuid, '{workflow}', 'completed', '1', '0
        md5('claim-' || g)::uuid::text, now() - interval '1 day', now() - interval '1 day', now() - interval '1 day'
 FROM generate_series(1, {rows}) AS g)",
           R"(
-INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data, created_at)
-SELECT 'done-' || g, e.seq, e.kind, e.step, e.name, e.data, now() - interval '1 day'
+INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data, created_at)
+SELECT md5('done-' || g)::uuid, 'done-' || g, e.seq, e.kind, e.step, e.name, e.data, now() - interval '1 day'
 FROM generate_series(1, {rows}) AS g,
      (VALUES (0, 'workflow_started', NULL::integer, NULL::text, jsonb_build_object('input', 1)),
              (1, 'activity_scheduled', 0, '{activity}', jsonb_build_object('input', 0, 'options', {options})),
              (2, 'activity_completed', 0, '{activity}', jsonb_build_object('result', 0, 'attempts', 1)),
              (3, 'workflow_completed', NULL, NULL, jsonb_build_object('result', 0))) AS e(seq, kind, step, name, data))",
           R"(
-INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, attempt, available_at, lease_token,
+INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at, lease_token,
                       lease_owner, claim_token, attempt_started_at, first_started_at, result, created_at, updated_at)
-SELECT 'done-' || g, 0, '{activity}', '0', {options}, 'completed', 1, now() - interval '1 day', g,
+SELECT md5('done-' || g)::uuid, 'done-' || g, 0, '{activity}', '0', {options}, 'completed', 1, now() - interval '1 day', g,
        'default@loaded', md5('task-claim-' || g)::uuid::text, now() - interval '1 day', now() - interval '1 day', '0',
        now() - interval '1 day', now() - interval '1 day'
-FROM generate_series(1, {rows}) AS g)",
-          R"(
-INSERT INTO {s}.runs (run_id, workflow_id, name, status, started_at, ended_at)
-SELECT md5('done-' || g)::uuid, 'done-' || g, '{workflow}', 'completed', now() - interval '1 day',
-       now() - interval '1 day'
 FROM generate_series(1, {rows}) AS g)",
           // After the tasks: one attempt per task just loaded (the schema holds nothing else).
           R"(

@@ -163,6 +163,13 @@ class Engine {
   }
   UntypedWorkflowHandle workflow(const std::string& workflow_id);
 
+  // A handle to one run by its run id, whether or not it is its id's latest. Throws WorkflowNotFound.
+  template <detail::Named W>
+  WorkflowHandle<detail::result_of<W>> workflow_run(const std::string& run_id) {
+    return WorkflowHandle<detail::result_of<W>>(workflow_run(run_id));
+  }
+  UntypedWorkflowHandle workflow_run(const std::string& run_id);
+
   // Create, change, pause and list cron schedules; every started engine fires them.
   Schedules& schedules();
 

@@ -119,6 +119,14 @@ class WorkflowAlreadyStarted : public Error {
 class WorkflowNotFound : public Error {
  public:
   explicit WorkflowNotFound(const std::string& workflow_id);
+  // No run with this run id (perhaps deleted or pruned).
+  static WorkflowNotFound run(const std::string& run_id);
+
+ private:
+  struct Message {
+    std::string text;
+  };
+  explicit WorkflowNotFound(Message message);
 };
 
 class ScheduleAlreadyExists : public Error {

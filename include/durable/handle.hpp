@@ -1,4 +1,5 @@
-// WorkflowHandle: a started workflow run, found by id from any process.
+// WorkflowHandle: one run of a workflow, found from any process. It acts on its own run, also
+// after its workflow id was started again: Engine::workflow(id) gives the id's latest run.
 #pragma once
 
 #include <memory>

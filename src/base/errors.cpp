@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/printable.hpp"
+
 namespace durable {
 
 WorkflowAlreadyStarted::WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status)
@@ -14,6 +16,14 @@ WorkflowAlreadyStarted::WorkflowAlreadyStarted(std::string workflow_id, std::str
 
 WorkflowNotFound::WorkflowNotFound(const std::string& workflow_id)
     : Error(fmt::format("no workflow with id '{}'", workflow_id)) {}
+
+WorkflowNotFound::WorkflowNotFound(Message message) : Error(std::move(message.text)) {}
+
+WorkflowNotFound WorkflowNotFound::run(const std::string& run_id) {
+  return WorkflowNotFound(Message{fmt::format(
+      "no run with run id '{}' (run ids are uuids such as a handle's run_id(); deleted and pruned runs are gone)",
+      detail::printable(run_id))});
+}
 
 ScheduleAlreadyExists::ScheduleAlreadyExists(const std::string& schedule_id)
     : Error(fmt::format("a schedule with id '{}' exists already: update it with Schedules::update(), or pick "

@@ -288,7 +288,8 @@ struct StartAttempt {
 };
 
 StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const std::string& workflow_name,
-                       const std::string& workflow_id, const Json& input, const StartOptions& options) {
+                       const std::string& workflow_id, const Json& input, const StartOptions& options,
+                       const pg::RunOrigin& origin = {}) {
   check_workflow_id(workflow_id);
   detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
   core->registry().workflow(workflow_name).check_input(input);
@@ -296,12 +297,14 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before).
   detail::Runner* runner = core->local_runner();
-  auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input,
-                                            runner ? core->owner() : std::string(), core->options().workflow_lease);
-  bool started = fresh.inserted || (options.id_reuse != IdReusePolicy::reject_duplicate &&
-                                    core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input,
-                                                                    replaceable(options.id_reuse)));
-  if (!started) {
+  const std::string owner = runner ? core->owner() : std::string();
+  auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, origin, owner,
+                                            core->options().workflow_lease);
+  if (!fresh.inserted && options.id_reuse != IdReusePolicy::reject_duplicate) {
+    fresh = core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input, origin,
+                                            replaceable(options.id_reuse), owner, core->options().workflow_lease);
+  }
+  if (!fresh.inserted) {
     auto existing = core->store().read_workflow(workflow_id);
     if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
     // Our own run, committed by an earlier try whose answer was lost, is not a duplicate.
@@ -363,12 +366,13 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& even
                     "every redelivery), so that a redelivered event starts nothing new",
                     trigger));
   }
-  auto outcome = start_or_find(it->second, trigger + ":" + event.event_id, event.payload);
-  if (!outcome.started) {
+  auto attempt = try_start(core_, it->second, trigger + ":" + event.event_id, event.payload, {},
+                           pg::RunOrigin{"trigger", trigger});
+  if (!attempt.started) {
     detail::logger().info("event '{}' for trigger '{}' was delivered before: run {} already exists", event.event_id,
-                          trigger, outcome.run.run_id());
+                          trigger, attempt.run.run_id());
   }
-  return outcome;
+  return {WorkflowHandle<Json>(std::move(attempt.run)), attempt.started};
 }
 
 StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event) {
@@ -386,6 +390,12 @@ UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
   auto row = core_->store().read_workflow(workflow_id);
   if (!row) throw WorkflowNotFound(workflow_id);
   return UntypedWorkflowHandle(core_, workflow_id, row->run_id);
+}
+
+UntypedWorkflowHandle Engine::workflow_run(const std::string& run_id) {
+  auto row = core_->store().read_run(run_id);
+  if (!row) throw WorkflowNotFound::run(run_id);
+  return UntypedWorkflowHandle(core_, row->workflow_id, run_id);
 }
 
 }  // namespace durable

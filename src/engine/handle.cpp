@@ -36,8 +36,8 @@ UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore>
     : core_(std::move(core)), id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
 
 WorkflowStatus UntypedWorkflowHandle::status() const {
-  auto row = core_->store().read_workflow(id_);
-  if (!row) throw WorkflowNotFound(id_);
+  auto row = core_->store().read_run(run_id_);
+  if (!row) throw WorkflowNotFound::run(run_id_);
   return public_status(row->status);
 }
 
@@ -45,8 +45,8 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto seen = core_->signals().ended.generation();  // before the read, so no local end is missed
-    auto row = core_->store().read_workflow(id_);
-    if (!row) throw WorkflowNotFound(id_);
+    auto row = core_->store().read_run(run_id_);
+    if (!row) throw WorkflowNotFound::run(run_id_);
     switch (public_status(row->status)) {
       case WorkflowStatus::completed: return row->result;
       case WorkflowStatus::failed:
@@ -73,7 +73,7 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
 }
 
 bool UntypedWorkflowHandle::cancel() const {
-  const bool cancelled = core_->store().cancel_workflow(id_);
+  const bool cancelled = core_->store().cancel_run(run_id_);
   if (cancelled) core_->signals().ended.notify();
   return cancelled;
 }

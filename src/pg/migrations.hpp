@@ -8,8 +8,9 @@
 
 namespace durable::pg {
 
-// Creates the schema and applies every migration it lacks; returns the version reached.
-int migrate(pqxx::connection& conn, const std::string& schema);
+// Creates the schema and applies every migration it lacks, up to `up_to` (-1: all; upgrade tests
+// build older versions); returns the version reached.
+int migrate(pqxx::connection& conn, const std::string& schema, int up_to = -1);
 
 // The newest migration this build knows.
 int latest_schema_version();

@@ -86,16 +86,18 @@ struct JournalEvent {
   Json data;
 };
 
-// A workflow's journal from some event on, with the run and workflow name it belongs to (read in
-// one snapshot). `run_id` is empty when there is no such workflow.
+// A run's journal from some event on, with the workflow id and name it belongs to (read in one
+// snapshot). `run_id` is empty when there is no such run.
 struct JournalRead {
+  std::string workflow_id;
   std::string run_id;
   std::string name;
   std::vector<JournalEvent> events;
 };
 
 struct ReplayCommit {
-  std::string workflow_id;
+  std::string workflow_id;  // for messages
+  std::string run_id;
   std::int64_t lease_token = 0;
   std::vector<NewEvent> events;
   RunStatus status = RunStatus::running;
@@ -111,6 +113,7 @@ struct ReplayCommit {
 
 struct ClaimedTask {
   std::int64_t task_id = 0;
+  std::string run_id;  // the run that scheduled it
   std::string workflow_id;
   int step = 0;
   std::string name;
@@ -156,8 +159,14 @@ struct StepCommit {
   std::string run_id;
 };
 
+// How a run was started (workflows.started_by), and by which schedule or trigger (origin).
+struct RunOrigin {
+  std::string started_by = "call";
+  std::string origin;
+};
+
 struct WorkflowRow {
-  std::string run_id, name;
+  std::string workflow_id, run_id, name;
   RunStatus status = RunStatus::running;
   Json result;
   std::string error_type, error_message;

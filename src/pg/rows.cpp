@@ -24,6 +24,7 @@ ClaimedWorkflow claimed_workflow(const pqxx::row& row) {
 ClaimedTask claimed_task(const pqxx::row& row) {
   ClaimedTask t;
   t.task_id = row["task_id"].as<std::int64_t>();
+  t.run_id = row["run_id"].as<std::string>();
   t.workflow_id = row["workflow_id"].as<std::string>();
   t.step = row["step"].as<int>();
   t.name = row["name"].as<std::string>();
@@ -49,6 +50,7 @@ JournalEvent journal_event(const pqxx::row& row) {
 
 WorkflowRow workflow(const pqxx::row& row) {
   WorkflowRow w;
+  w.workflow_id = row["workflow_id"].as<std::string>();
   w.run_id = row["run_id"].as<std::string>();
   w.name = row["name"].as<std::string>();
   w.status = run_status_from_text(row["status"].as<std::string>());

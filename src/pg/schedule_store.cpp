@@ -97,10 +97,10 @@ ScheduleStore::Fired ScheduleStore::fire_due(
       }
       int started = 0;
       for (const auto& start : advance.starts) {
-        started +=
-            tx.exec_prepared1(stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
-                              row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0)["inserted"]
-                .as<int>();
+        started += tx.exec_prepared1(stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
+                                     row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0,
+                                     "schedule", row.id)["inserted"]
+                       .as<int>();
       }
       tx.exec_prepared0(stmt::advance_schedule, row.id, advance.next_fire_us, advance.prev_fire_us, started,
                         advance.dropped);

@@ -26,9 +26,10 @@ namespace {
 // "claim" are leased at once to owner `{owner}` with claim token `{token}` and their own
 // "lease_token" (run at once by this engine); the others wait, pending, for any dispatcher.
 const char* const insert_tasks_sql = R"(
-  INSERT INTO {s}.tasks (workflow_id, step, name, input, options, idempotency_key, status, available_at, attempt,
-                         lease_token, lease_owner, claim_token, attempt_started_at, first_started_at, lease_until)
-  SELECT f.workflow_id, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
+  INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at,
+                         attempt, lease_token, lease_owner, claim_token, attempt_started_at, first_started_at,
+                         lease_until)
+  SELECT f.run_id, f.workflow_id, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
          decode(y.v->'options'->>'idempotency_key_hex', 'hex'), CASE WHEN c.claim THEN 'running' ELSE 'pending' END,
          {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN (y.v->>'lease_token')::bigint END,
          CASE WHEN c.claim THEN {owner} END, CASE WHEN c.claim THEN {token} END, CASE WHEN c.claim THEN {now} END,
@@ -36,26 +37,26 @@ const char* const insert_tasks_sql = R"(
          CASE WHEN c.claim THEN {now} + ((y.v->'options'->>'timeout_ms')::bigint + {margin}::bigint) * interval '1 millisecond' END
   FROM {from} f, jsonb_array_elements({tasks}) AS y(v),
        LATERAL (SELECT coalesce((y.v->>'claim')::boolean, false) AS claim) AS c
-  ON CONFLICT (workflow_id, step) DO NOTHING
-  RETURNING workflow_id, task_id, step, lease_token, status)";
+  ON CONFLICT (run_id, step) DO NOTHING
+  RETURNING run_id, task_id, step, lease_token, status)";
 
-// The tasks of workflow `{workflow}` in CTE `{from}` that were leased at once, as a json array.
+// The tasks of run `{run}` in CTE `{from}` that were leased at once, as a json array.
 const char* const claimed_json_sql =
     R"((SELECT coalesce(jsonb_agg(jsonb_build_array(task_id, step, lease_token)), '[]')::text
-   FROM {from} WHERE status = 'running' AND workflow_id = {workflow}))";
+   FROM {from} WHERE status = 'running' AND run_id = {run}))";
 
 // A run that ended drops the tasks it never awaited: pending ones are not run, running ones see
-// cancelled() at their next heartbeat and their outcomes are fenced off. For the workflows in CTE
+// cancelled() at their next heartbeat and their outcomes are fenced off. For the runs in CTE
 // `{from}` whose new status is `{status}`, all but the task `{except}` finishing with it.
 const char* const drop_unawaited_sql = R"(
   UPDATE {s}.tasks o SET status = 'cancelled', updated_at = now()
   FROM {from} f
-  WHERE {status} <> 'running' AND o.workflow_id = f.workflow_id AND o.status IN ('pending', 'running')
+  WHERE {status} <> 'running' AND o.run_id = f.run_id AND o.status IN ('pending', 'running')
     AND o.task_id IS DISTINCT FROM {except})";
 
 // The workflow_started event's data of claimed workflow `w` when that event is its whole journal.
 const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
-   (SELECT data::text FROM {s}.journal j WHERE j.workflow_id = w.workflow_id AND j.seq = 0) END AS start_data)";
+   (SELECT data::text FROM {s}.journal j WHERE j.run_id = w.run_id AND j.seq = 0) END AS start_data)";
 
 // Claims only take leases: losing one in a server crash equals its lease running out, and every
 // later write is fenced. So a claim's transaction need not wait for the WAL flush; set by the
@@ -71,7 +72,7 @@ const char* const holder_live_sql = R"(EXISTS (
 
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
-const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.run_id
+const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.replay_run
         AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
 // What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
@@ -88,67 +89,52 @@ const char* const claimable_waking_workflow_sql =
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
 // database's (plus the test offset), read once per statement (with_clock below).
 const std::pair<const char*, const char*> statements[] = {
+    // The latest run of id $1 unless the id has one already (retire_run first to replace it).
     // $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
     // $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms,
-    // $9 its lease token
+    // $9 its lease token, $10 started by (call, schedule, trigger), $11 the schedule or trigger ('' none)
     {stmt::start_workflow, R"(
 WITH w AS (
   INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, lease_token, lease_owner,
-                             lease_until)
+                             lease_until, started_by, origin)
   VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN $9::bigint END,
-          nullif($7, ''), CASE WHEN $7 <> '' THEN {now} + $8::bigint * interval '1 millisecond' END)
-  ON CONFLICT (workflow_id) DO NOTHING
-  RETURNING workflow_id, lease_token),
+          nullif($7, ''), CASE WHEN $7 <> '' THEN {now} + $8::bigint * interval '1 millisecond' END, $10,
+          nullif($11, ''))
+  ON CONFLICT (workflow_id) WHERE latest DO NOTHING
+  RETURNING workflow_id, run_id, lease_token),
 e AS (
-  INSERT INTO {s}.journal (workflow_id, seq, kind, data)
-  SELECT workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
-r AS (
-  INSERT INTO {s}.runs (run_id, workflow_id, name, status) SELECT $2::uuid, $1, $3, 'running' FROM w
-  ON CONFLICT (run_id) DO NOTHING),
+  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, data)
+  SELECT run_id, workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
 n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL)
 SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified,
        (SELECT lease_token FROM w) AS lease_token, {s}.epoch_us({now}) AS now_us)"},
 
-    // A new run under an id whose run has ended, when the id reuse policy allows it: the old
-    // run's journal, tasks and attempts go (its row in `runs` stays). Runs in one transaction
-    // with begin_run.
-    // $1 id, $2 run id, $3 name, $4 input, $5 statuses that may be replaced (json array)
-    {stmt::reuse_workflow_id, R"(
-WITH old AS (
-  SELECT workflow_id FROM {s}.workflows
-  WHERE workflow_id = $1 AND status IN (SELECT jsonb_array_elements_text($5::jsonb))
-  FOR UPDATE),
-j AS (DELETE FROM {s}.journal WHERE workflow_id IN (SELECT workflow_id FROM old)),
-t AS (DELETE FROM {s}.tasks WHERE workflow_id IN (SELECT workflow_id FROM old) RETURNING task_id),
-a AS (DELETE FROM {s}.attempts WHERE task_id IN (SELECT task_id FROM t))
-UPDATE {s}.workflows
-SET run_id = $2::uuid, name = $3, status = 'running', input = $4::jsonb, result = NULL, error_type = NULL,
-    error_message = NULL, next_seq = 1, runnable = true, runnable_since = now(), wake_at = NULL, lease_token = NULL,
-    lease_owner = NULL, claim_token = NULL, lease_until = NULL, created_at = now(), updated_at = now(), ended_at = NULL
-WHERE workflow_id IN (SELECT workflow_id FROM old)
-RETURNING workflow_id)"},
+    // Makes room for a new run under id $1 (which start_workflow then inserts, in the same
+    // transaction) when its latest run has ended with a status in $2 (json array): that run stays,
+    // with its history, no longer the latest.
+    {stmt::retire_run, R"(
+UPDATE {s}.workflows SET latest = false
+WHERE workflow_id = $1 AND latest AND status IN (SELECT jsonb_array_elements_text($2::jsonb))
+RETURNING run_id)"},
 
-    // $1 id, $2 run id, $3 name, $4 input, $5 channel
-    {stmt::begin_run, R"(
-WITH e AS (
-  INSERT INTO {s}.journal (workflow_id, seq, kind, data)
-  VALUES ($1, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb))),
-r AS (
-  INSERT INTO {s}.runs (run_id, workflow_id, name, status) VALUES ($2::uuid, $1, $3, 'running')
-  ON CONFLICT (run_id) DO NOTHING)
-SELECT pg_notify($5, ''))"},
-
+    // The latest run of id $1.
     {stmt::read_workflow, R"(
-SELECT run_id::text, name, status, result::text, coalesce(error_type, '') AS error_type,
+SELECT workflow_id, run_id::text, name, status, result::text, coalesce(error_type, '') AS error_type,
        coalesce(error_message, '') AS error_message
-FROM {s}.workflows WHERE workflow_id = $1)"},
+FROM {s}.workflows WHERE workflow_id = $1 AND latest)"},
 
-    // After a start whose answer was lost: whether the run under id $1 is run $2::uuid, and its
-    // lease token while it is still leased to owner $3 (else NULL: any runner claims it).
+    // Run $1.
+    {stmt::read_run, R"(
+SELECT workflow_id, run_id::text, name, status, result::text, coalesce(error_type, '') AS error_type,
+       coalesce(error_message, '') AS error_message
+FROM {s}.workflows WHERE run_id = $1::uuid)"},
+
+    // After a start whose answer was lost: whether run $2::uuid of id $1 exists, and its lease
+    // token while it is still leased to owner $3 (else NULL: any runner claims it).
     {stmt::own_start, R"(
-SELECT run_id = $2::uuid AS ours, CASE WHEN lease_owner = $3 AND lease_until >= {now} THEN lease_token END AS lease_token,
+SELECT true AS ours, CASE WHEN lease_owner = $3 AND lease_until >= {now} THEN lease_token END AS lease_token,
        {s}.epoch_us({now}) AS now_us
-FROM {s}.workflows WHERE workflow_id = $1)"},
+FROM {s}.workflows WHERE run_id = $2::uuid AND workflow_id = $1)"},
 
     // $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token, $6 first of $2 lease tokens.
     // Oldest first: runnable since, or due to wake since. Searched per workflow name, so a claim
@@ -157,18 +143,18 @@ FROM {s}.workflows WHERE workflow_id = $1)"},
 WITH c AS (
   SELECT * FROM (
     SELECT p.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
-      SELECT workflow_id, runnable_since AS since FROM {s}.workflows WHERE {runnable_workflow}
+      SELECT run_id, runnable_since AS since FROM {s}.workflows WHERE {runnable_workflow}
       ORDER BY runnable_since LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
     UNION ALL
     SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
-      SELECT workflow_id, wake_at FROM {s}.workflows WHERE {waking_workflow}
+      SELECT run_id, wake_at FROM {s}.workflows WHERE {waking_workflow}
       ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
   ORDER BY since LIMIT $2),
-n AS (SELECT workflow_id, row_number() OVER () - 1 AS rn FROM c)
+n AS (SELECT run_id, row_number() OVER () - 1 AS rn FROM c)
 UPDATE {s}.workflows w
 SET lease_token = $6::bigint + n.rn, lease_owner = $3, claim_token = $5,
     lease_until = {now} + $4::bigint * interval '1 millisecond'
-FROM n WHERE w.workflow_id = n.workflow_id
+FROM n WHERE w.run_id = n.run_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
           {s}.epoch_us({now}) AS now_us, {start_data}, {async_commit})"},
 
@@ -177,15 +163,15 @@ RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
 SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us, {start_data}
 FROM {s}.workflows w WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
 
-    // $1 id, $2 first seq. One row per event, each with the run and the workflow's name; one row
-    // with no event when there is none from $2 on.
+    // $1 run id, $2 first seq. One row per event, each with the run's id and workflow name; one
+    // row with no event when there is none from $2 on.
     {stmt::read_journal, R"(
-SELECT w.run_id::text, w.name AS workflow_name, j.seq, j.kind, coalesce(j.step, -1) AS step,
+SELECT w.workflow_id, w.run_id::text, w.name AS workflow_name, j.seq, j.kind, coalesce(j.step, -1) AS step,
        coalesce(j.name, '') AS event_name, j.data::text
-FROM {s}.workflows w LEFT JOIN {s}.journal j ON j.workflow_id = w.workflow_id AND j.seq >= $2
-WHERE w.workflow_id = $1 ORDER BY j.seq)"},
+FROM {s}.workflows w LEFT JOIN {s}.journal j ON j.run_id = w.run_id AND j.seq >= $2
+WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
 
-    // One statement, one implicit transaction: fenced by the workflow lease. $1 id, $2 lease token,
+    // One statement, one implicit transaction: fenced by the workflow lease. $1 run id, $2 lease token,
     // $3 events (json array), $4 status, $5 result, $6 error type, $7 error message,
     // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array),
     // $11 tasks channel, $12 ended channel, $13 owner, $14 lease margin ms, $15 claim token
@@ -198,15 +184,12 @@ WITH w AS (
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END
-  WHERE workflow_id = $1 AND lease_token = $2 AND status = 'running'
+  WHERE run_id = $1::uuid AND lease_token = $2 AND status = 'running'
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
-r AS (
-  UPDATE {s}.runs SET status = $4, ended_at = now()
-  FROM w WHERE runs.run_id = w.run_id AND $4 <> 'running'),
 c AS ({drop_unawaited}),
 e AS (
-  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
-  SELECT $1, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
+  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data)
+  SELECT w.run_id, w.workflow_id, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
   FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
 t AS ({insert_tasks}),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
@@ -214,19 +197,19 @@ d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
        {s}.epoch_us({now}) AS now_us, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
 
-    // $1 id, $2 channel
+    // $1 run id, $2 channel
     {stmt::cancel_workflow, R"(
 WITH w AS (
   UPDATE {s}.workflows
   SET status = 'cancelled', runnable = false, next_seq = next_seq + 1, lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
-  WHERE workflow_id = $1 AND status = 'running'
+  WHERE run_id = $1::uuid AND status = 'running'
   RETURNING workflow_id, next_seq - 1 AS seq, run_id),
-e AS (INSERT INTO {s}.journal (workflow_id, seq, kind) SELECT workflow_id, seq, 'workflow_cancelled' FROM w),
-r AS (UPDATE {s}.runs SET status = 'cancelled', ended_at = now() FROM w WHERE runs.run_id = w.run_id),
+e AS (
+  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind) SELECT run_id, workflow_id, seq, 'workflow_cancelled' FROM w),
 t AS (
   UPDATE {s}.tasks SET status = 'cancelled', updated_at = now()
-  WHERE workflow_id = $1 AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM w)),
+  WHERE run_id = $1::uuid AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM w)),
 n AS (SELECT pg_notify($2, '') FROM w)
 SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
 
@@ -255,7 +238,7 @@ u AS (
       lease_until = {now} + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
       updated_at = now()
   FROM c JOIN n USING (task_id) WHERE t.task_id = c.task_id
-  RETURNING t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
+  RETURNING t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
             t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
             {s}.epoch_us(t.first_started_at) AS first_started_us,
             CASE WHEN c.was = 'running' THEN {s}.epoch_us(c.since) END AS lease_lost_us, {async_commit}),
@@ -269,7 +252,7 @@ SELECT * FROM u)"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_tasks, R"(
-SELECT t.task_id, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
+SELECT t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
        CASE WHEN l.ended_at IS NOT NULL THEN 'running' ELSE 'pending' END AS was,
        t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
        {s}.epoch_us(t.first_started_at) AS first_started_us, {s}.epoch_us(l.ended_at) AS lease_lost_us
@@ -302,11 +285,12 @@ t AS (
   FROM i
   WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token
     AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END
-  RETURNING k.task_id, k.lease_token, k.workflow_id, k.step, k.name,
+  RETURNING k.task_id, k.lease_token, k.run_id, k.workflow_id, k.step, k.name,
             k.attempt - CASE WHEN i.record THEN 0 ELSE 1 END AS attempt,  -- a lost lease's claim ran nothing
             k.attempt_started_at, k.idempotency_key,
             CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
-            i.error_type, i.error_message, i.record, i.expected_seq, i.run_id, i.claim_token, i.events, i.tasks,
+            i.error_type, i.error_message, i.record, i.expected_seq, i.run_id AS replay_run, i.claim_token, i.events,
+            i.tasks,
             i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us),
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
@@ -338,26 +322,23 @@ w AS (
       claim_token = CASE WHEN {fast} THEN t.claim_token ELSE wf.claim_token END,
       runnable = NOT {fast}, updated_at = now(),
       runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
-  FROM t WHERE wf.workflow_id = t.workflow_id AND wf.status = 'running'
+  FROM t WHERE wf.run_id = t.run_id AND wf.status = 'running'
   RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.outcome, t.result, t.error_type,
             t.error_message, t.events, t.tasks, t.wf_status, t.claim_token,
             coalesce(wf.claim_token = t.claim_token, false) AS fast,
             wf.next_seq - 1 - CASE WHEN coalesce(wf.claim_token = t.claim_token, false)
                                    THEN jsonb_array_length(t.events) ELSE 0 END AS base),
 e AS (
-  INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data)
-  SELECT workflow_id, base, CASE WHEN outcome = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step,
+  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data)
+  SELECT run_id, workflow_id, base, CASE WHEN outcome = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step,
          name, CASE WHEN outcome = 'completed' THEN jsonb_build_object('result', result::jsonb, 'attempts', attempt)
                     ELSE jsonb_build_object('error_type', error_type, 'error_message', error_message,
                                             'attempts', attempt) END
   FROM w
   UNION ALL
-  SELECT w.workflow_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
+  SELECT w.run_id, w.workflow_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
          coalesce(x.v->'data', '{{}}')
   FROM w, jsonb_array_elements(w.events) WITH ORDINALITY AS x(v, ord) WHERE w.fast),
-r AS (
-  UPDATE {s}.runs SET status = w.wf_status, ended_at = now()
-  FROM w WHERE runs.run_id = w.run_id AND w.fast AND w.wf_status <> 'running'),
 k AS (SELECT * FROM w WHERE w.fast),
 c AS ({drop_unawaited_of_steps}),
 nt AS ({insert_tasks_of_steps}),
@@ -587,8 +568,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
     return fmt::format(fmt::runtime(drop_unawaited_sql), fmt::arg("s", s), fmt::arg("from", from),
                        fmt::arg("status", status), fmt::arg("except", except));
   };
-  auto claimed_json = [&](const char* from, const char* workflow) {
-    return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("workflow", workflow));
+  auto claimed_json = [&](const char* from, const char* run) {
+    return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("run", run));
   };
   const std::string fast = with_names(fast_sql);
   const std::string holder_live = with_names(holder_live_sql);
@@ -602,9 +583,9 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
         fmt::arg("start_data", start_data), fmt::arg("async_commit", async_commit_sql),
         fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
-        fmt::arg("claimed_json", claimed_json("t", "$1")),
+        fmt::arg("claimed_json", claimed_json("t", "$1::uuid")),
         fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),
-        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.workflow_id")), fmt::arg("holder_live", holder_live),
+        fmt::arg("claimed_json_of_steps", claimed_json("nt", "w.run_id")), fmt::arg("holder_live", holder_live),
         fmt::arg("drop_unawaited", drop_unawaited("w", "$4", "NULL::bigint")),
         fmt::arg("drop_unawaited_of_steps", drop_unawaited("k", "f.wf_status", "f.task_id")),
         fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),

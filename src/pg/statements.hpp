@@ -11,9 +11,9 @@ namespace durable::pg {
 // Statement names, for exec_prepared.
 namespace stmt {
 inline constexpr const char* start_workflow = "start_workflow";
-inline constexpr const char* reuse_workflow_id = "reuse_workflow_id";
-inline constexpr const char* begin_run = "begin_run";
+inline constexpr const char* retire_run = "retire_run";
 inline constexpr const char* read_workflow = "read_workflow";
+inline constexpr const char* read_run = "read_run";
 inline constexpr const char* own_start = "own_start";
 inline constexpr const char* claim_workflows = "claim_workflows";
 inline constexpr const char* reclaim_workflows = "reclaim_workflows";

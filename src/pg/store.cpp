@@ -1,5 +1,6 @@
 #include "pg/store.hpp"
 
+#include <cctype>
 #include <functional>
 #include <map>
 
@@ -42,6 +43,7 @@ std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::
       if (spec.step != step) continue;
       ClaimedTask t;
       t.task_id = row[0].get<std::int64_t>();
+      t.run_id = commit.run_id;
       t.workflow_id = commit.workflow_id;
       t.step = step;
       t.name = spec.name;
@@ -110,52 +112,76 @@ Store::Store(ConnectionPool& pool)
       ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
 
 Store::Started Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
-                                     const Json& input, const std::string& owner, Duration lease) {
+                                     const Json& input, const RunOrigin& origin, const std::string& owner,
+                                     Duration lease) {
+  return insert_run(id, run_id, name, input, origin, {}, owner, lease);
+}
+
+Store::Started Store::reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
+                                        const Json& input, const RunOrigin& origin, const std::string& replaceable,
+                                        const std::string& owner, Duration lease) {
+  return insert_run(id, run_id, name, input, origin, replaceable, owner, lease);
+}
+
+Store::Started Store::insert_run(const std::string& id, const std::string& run_id, const std::string& name,
+                                 const Json& input, const RunOrigin& origin, const std::string& replaceable,
+                                 const std::string& owner, Duration lease) {
   Started started;
   const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
   auto lease_it = [&](std::int64_t lease_token, std::int64_t now_us) {
     started.leased = ClaimedWorkflow{id, run_id, name, 1, lease_token, now_us, Json{{"input", input}}};
   };
-  pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
+  // After a lost answer, an earlier try may have inserted the run: then it is ours, and so is its
+  // lease if that still holds.
+  auto find_own = [&](pqxx::transaction_base& tx) {
+    auto own = tx.exec_prepared(stmt::own_start, id, run_id, owner);
+    started.inserted = !own.empty();
+    if (started.inserted && !own[0]["lease_token"].is_null()) {
+      lease_it(own[0]["lease_token"].as<std::int64_t>(), own[0]["now_us"].as<std::int64_t>());
+    }
+  };
+  auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
     started = {};
-    pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}", owner,
-                                 lease.count(), token);
+                                 lease.count(), token, origin.started_by, origin.origin);
     started.inserted = row["inserted"].as<int>() == 1;
     if (started.inserted) {
       if (!row["lease_token"].is_null())
         lease_it(row["lease_token"].as<std::int64_t>(), row["now_us"].as<std::int64_t>());
     } else if (maybe_committed) {
-      // An earlier try may have started it: then the run is ours, and so is its lease if it still holds.
-      auto own = tx.exec_prepared(stmt::own_start, id, run_id, owner);
-      started.inserted = !own.empty() && own[0]["ours"].as<bool>();
-      if (started.inserted && !own[0]["lease_token"].is_null()) {
-        lease_it(own[0]["lease_token"].as<std::int64_t>(), own[0]["now_us"].as<std::int64_t>());
-      }
+      find_own(tx);
     }
+  };
+  if (replaceable.empty()) {
+    pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
+      pqxx::nontransaction tx(conn);
+      insert(tx, maybe_committed);
+    });
+    return started;
+  }
+  pool_.write("reuse_workflow_id", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    if (tx.exec_prepared(stmt::retire_run, id, replaceable).empty()) {
+      started = {};
+      if (maybe_committed) find_own(tx);
+      return;  // rolled back: nothing written
+    }
+    insert(tx, false);  // the id has room now: the insert cannot conflict
+    tx.commit();
   });
   return started;
 }
 
-bool Store::reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
-                              const Json& input, const std::string& replaceable) {
-  bool reused = false;
-  pool_.write("reuse_workflow_id", [&](pqxx::connection& conn, bool maybe_committed) {
-    pqxx::work tx(conn);
-    reused = !tx.exec_prepared(stmt::reuse_workflow_id, id, run_id, name, input.dump(), replaceable).empty();
-    if (!reused) {
-      // Nothing replaced now; after a lost answer, the earlier try may have put our run in place.
-      if (maybe_committed) {
-        auto own = tx.exec_prepared(stmt::own_start, id, run_id, "");
-        reused = !own.empty() && own[0]["ours"].as<bool>();
-      }
-      return;  // rolled back: nothing written
-    }
-    tx.exec_prepared(stmt::begin_run, id, run_id, name, input.dump(), workflows_channel_);
-    tx.commit();
-  });
-  return reused;
+namespace {
+bool is_uuid(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
 }
+}  // namespace
 
 std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
   std::optional<WorkflowRow> row;
@@ -167,14 +193,25 @@ std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
   return row;
 }
 
-bool Store::cancel_workflow(const std::string& id) {
-  bool cancelled = false;
-  pool_.write("cancel_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
+std::optional<WorkflowRow> Store::read_run(const std::string& run_id) {
+  if (!is_uuid(run_id)) return std::nullopt;
+  std::optional<WorkflowRow> row;
+  pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    cancelled = tx.exec_prepared1(stmt::cancel_workflow, id, ended_channel_)["cancelled"].as<int>() == 1;
+    auto r = tx.exec_prepared(stmt::read_run, run_id);
+    row = r.empty() ? std::nullopt : std::optional<WorkflowRow>(rows::workflow(r[0]));
+  });
+  return row;
+}
+
+bool Store::cancel_run(const std::string& run_id) {
+  bool cancelled = false;
+  pool_.write("cancel_run", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::nontransaction tx(conn);
+    cancelled = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_)["cancelled"].as<int>() == 1;
     if (!cancelled && maybe_committed) {
       // The earlier try may have cancelled it: a cancelled run now is taken as ours.
-      auto r = tx.exec_prepared(stmt::read_workflow, id);
+      auto r = tx.exec_prepared(stmt::read_run, run_id);
       cancelled = !r.empty() && rows::workflow(r[0]).status == RunStatus::cancelled;
     }
   });
@@ -196,12 +233,13 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
   return claimed;
 }
 
-JournalRead Store::read_journal(const std::string& id, int from_seq) {
+JournalRead Store::read_journal(const std::string& run_id, int from_seq) {
   JournalRead read;
   pool_.read([&](pqxx::connection& conn) {
     read = {};
     pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec_prepared(stmt::read_journal, id, from_seq)) {
+    for (const auto& row : tx.exec_prepared(stmt::read_journal, run_id, from_seq)) {
+      read.workflow_id = row["workflow_id"].as<std::string>();
       read.run_id = row["run_id"].as<std::string>();
       read.name = row["workflow_name"].as<std::string>();
       if (row["seq"].is_null()) continue;  // the workflow, without events from `from_seq` on
@@ -235,10 +273,9 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
     pqxx::nontransaction tx(conn);
-    auto row =
-        tx.exec_prepared1(stmt::commit_replay, c.workflow_id, c.lease_token, events, std::string(to_text(c.status)),
-                          c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
-                          tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
+    auto row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
+                                 c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
+                                 tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
     outcome.now_us = row["now_us"].as<std::int64_t>();
     if (!row["base"].is_null()) {
       outcome.base = row["base"].as<int>();

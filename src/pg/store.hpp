@@ -26,18 +26,25 @@ class Store {
     bool inserted = false;                  // false: the id was taken (read it with read_workflow)
     std::optional<ClaimedWorkflow> leased;  // the new run, leased to `owner` when one was given
   };
-  // With an owner, the new run is leased to it at once: its first replay needs no claim.
+  // The new latest run of the id, unless the id has a run already. With an owner, the new run is
+  // leased to it at once: its first replay needs no claim.
   Started start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
-                         const std::string& owner = {}, Duration lease = Duration{0});
-  // A new run in place of an ended one whose status is in `replaceable` (json array); false if none.
-  bool reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
-                         const std::string& replaceable);
+                         const RunOrigin& origin, const std::string& owner = {}, Duration lease = Duration{0});
+  // The same, as the new latest run in place of an ended one whose status is in `replaceable`
+  // (json array), which keeps its history; not inserted when the latest run is not replaceable.
+  Started reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
+                            const Json& input, const RunOrigin& origin, const std::string& replaceable,
+                            const std::string& owner = {}, Duration lease = Duration{0});
+  // The latest run of a workflow id.
   std::optional<WorkflowRow> read_workflow(const std::string& id);
-  bool cancel_workflow(const std::string& id);
+  // A run by its run id (nullopt also for a run id that is not a uuid).
+  std::optional<WorkflowRow> read_run(const std::string& run_id);
+  // Cancels the run if it is still running.
+  bool cancel_run(const std::string& run_id);
 
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
                                                Duration lease);
-  JournalRead read_journal(const std::string& id, int from_seq);
+  JournalRead read_journal(const std::string& run_id, int from_seq);
   ReplayOutcome commit_replay(const ReplayCommit& commit);
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
                                        Duration lease_margin);
@@ -69,6 +76,8 @@ class Store {
   double workflow_queue_age(const std::string& names_json);
 
  private:
+  Started insert_run(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
+                     const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease);
   // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
   void wake_key_waiters(const std::vector<std::int64_t>& task_ids);
   // The json of new tasks as the statements read them; each task marked claim gets a lease token.

@@ -62,7 +62,7 @@ void Runner::loop() {
       } catch (const std::exception& e) {
         // Nothing was committed; the lease runs out and the workflow is replayed again.
         detail::logger().warn("replay of workflow '{}' failed and will be retried: {}", claim->workflow_id, e.what());
-        forget(claim->workflow_id);
+        forget(claim->run_id);
       }
     } else {
       const auto poll = parts_.options.poll_interval;
@@ -74,38 +74,38 @@ void Runner::loop() {
 
 std::shared_ptr<JournalCache> Runner::cached(const pg::ClaimedWorkflow& claim) {
   std::lock_guard lock(cache_mutex_);
-  auto it = cache_.find(claim.workflow_id);
-  if (it != cache_.end() && it->second->run_id == claim.run_id) return it->second;  // not another run under the id
+  auto it = cache_.find(claim.run_id);
+  if (it != cache_.end()) return it->second;
   if (cache_.size() >= max_cached_) cache_.clear();  // crude bound: evicted journals reload from the database
   auto fresh = std::make_shared<JournalCache>();
   fresh->run_id = claim.run_id;
   fresh->name = claim.name;
-  cache_[claim.workflow_id] = fresh;
+  cache_[claim.run_id] = fresh;
   return fresh;
 }
 
-void Runner::forget(const std::string& workflow_id) {
+void Runner::forget(const std::string& run_id) {
   std::lock_guard lock(cache_mutex_);
-  cache_.erase(workflow_id);
+  cache_.erase(run_id);
 }
 
 std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
   {
     std::lock_guard lock(cache_mutex_);
-    auto it = cache_.find(task.workflow_id);
+    auto it = cache_.find(task.run_id);
     if (it != cache_.end()) return it->second;
   }
   if (parts_.registry.workflows.empty()) return nullptr;  // an activity-only engine replays nothing
   try {
-    pg::JournalRead read = parts_.store.read_journal(task.workflow_id, 0);
+    pg::JournalRead read = parts_.store.read_journal(task.run_id, 0);
     if (read.run_id.empty() || !parts_.registry.workflows.count(read.name)) return nullptr;
     auto fresh = std::make_shared<JournalCache>();
     fresh->run_id = std::move(read.run_id);
     fresh->name = std::move(read.name);
     fresh->apply(read.events);
     std::lock_guard lock(cache_mutex_);
-    if (cache_.size() >= max_cached_) cache_.clear();                             // as in cached()
-    return cache_.try_emplace(task.workflow_id, std::move(fresh)).first->second;  // or whoever was first
+    if (cache_.size() >= max_cached_) cache_.clear();                        // as in cached()
+    return cache_.try_emplace(task.run_id, std::move(fresh)).first->second;  // or whoever was first
   } catch (const std::exception& e) {
     detail::logger().debug("journal of workflow '{}' not loaded: {}", task.workflow_id, e.what());
     return nullptr;
@@ -117,15 +117,15 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
   if (task.step < static_cast<int>(journal.steps.size())) return true;
   // The step was scheduled after the journal was cached (by another engine): read the new events.
   try {
-    pg::JournalRead read = parts_.store.read_journal(task.workflow_id, journal.next_seq);
-    if (read.run_id != journal.run_id) {  // the id has a new run now: this cache is of no use
-      forget(task.workflow_id);
+    pg::JournalRead read = parts_.store.read_journal(task.run_id, journal.next_seq);
+    if (read.run_id.empty()) {  // the run was deleted: this cache is of no use
+      forget(task.run_id);
       return false;
     }
     journal.apply(read.events);
   } catch (const std::exception& e) {
     detail::logger().debug("journal of workflow '{}' not brought up to date: {}", task.workflow_id, e.what());
-    forget(task.workflow_id);
+    forget(task.run_id);
     return false;
   }
   return task.step < static_cast<int>(journal.steps.size());
@@ -138,6 +138,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   planned.ended = decided.ended();
   pg::ReplayCommit& commit = planned.commit;
   commit.workflow_id = workflow_id;
+  commit.run_id = journal.run_id;
   commit.seen_seq = journal.next_seq;
   // Unique per commit: marks the tasks it leases at once and a workflow continued in place, so a
   // retry after a lost answer can tell what went in.
@@ -180,7 +181,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   if (planned.ended) {
     ++(planned.commit.status == pg::RunStatus::completed ? parts_.metrics.workflows_completed
                                                          : parts_.metrics.workflows_failed);
-    forget(planned.commit.workflow_id);
+    forget(planned.commit.run_id);
     parts_.signals.ended.notify();
     return;
   }
@@ -204,7 +205,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
-    journal->apply(parts_.store.read_journal(claim.workflow_id, journal->next_seq).events);
+    journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
   }
   Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr);
   planned.commit.lease_token = claim.lease_token;
@@ -214,7 +215,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   } else {
     detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke",
                            claim.workflow_id);
-    forget(claim.workflow_id);
+    forget(claim.run_id);
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
   if (slots_) slots_->launch(std::move(outcome.claimed), std::move(planned.slots));
@@ -267,7 +268,7 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   if (outcome.continued) {
     committed(*journal, planned, *outcome.base + 1, started);
   } else if (outcome.finish == pg::FinishOutcome::committed_earlier) {
-    forget(task.workflow_id);  // whether the replay went in with it is not known: reload next time
+    forget(task.run_id);  // whether the replay went in with it is not known: reload next time
   } else {
     undo();
   }

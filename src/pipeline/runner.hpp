@@ -67,7 +67,7 @@ class Runner {
   std::shared_ptr<JournalCache> journal_of(const pg::ClaimedTask& task);
   // Whether the journal (held busy) knows the task's step, after reading the events it lacks.
   bool knows_step(JournalCache& journal, const pg::ClaimedTask& task);
-  void forget(const std::string& workflow_id);
+  void forget(const std::string& run_id);
 
   const StageParts parts_;
   ActivitySlots* slots_;

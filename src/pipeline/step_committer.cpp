@@ -47,7 +47,7 @@ pg::StepOutcome StepCommitter::commit(const pg::StepCommit& step) {
     for (const auto& outcome : outcomes) coming_ += outcome.claimed.empty() ? 0 : 1;
     coming_since_ = now;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      committing_.erase(batch[i]->step->task->workflow_id);
+      committing_.erase(batch[i]->step->task->run_id);
       if (error) {
         batch[i]->error = error;
       } else {
@@ -71,7 +71,7 @@ void StepCommitter::came_back(Clock::duration took) { come_back_ = (3 * come_bac
 std::vector<StepCommitter::Waiting*> StepCommitter::take_batch() {
   std::vector<Waiting*> batch;
   for (auto it = waiting_.begin(); it != waiting_.end() && batch.size() < max_batch_;) {
-    if (committing_.insert((*it)->step->task->workflow_id).second) {
+    if (committing_.insert((*it)->step->task->run_id).second) {
       batch.push_back(*it);
       it = waiting_.erase(it);
     } else {

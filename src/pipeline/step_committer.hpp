@@ -50,7 +50,7 @@ class StepCommitter {
   mutable std::mutex mutex_;
   std::condition_variable committed_;
   std::deque<Waiting*> waiting_;
-  std::set<std::string> committing_;        // workflows of the steps in the batches in the database
+  std::set<std::string> committing_;        // runs of the steps in the batches in the database
   int in_flight_ = 0;                       // batches in the database
   static constexpr int max_in_flight_ = 1;  // like PostgreSQL's own group commit: one flush at a time
   // Steps of the last batch that went on in place with a task leased at once: their next

@@ -497,7 +497,8 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
     CHECK(broken("INSERT INTO {s}.fault_effects VALUES ('chk-0', 9, 1, 1)").stray_effects == 1);
   }
   SECTION("a result committed twice") {
-    CHECK(broken("INSERT INTO {s}.journal (workflow_id, seq, kind, step, name, data) SELECT workflow_id, next_seq, "
+    CHECK(broken("INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data) SELECT run_id, "
+                 "workflow_id, next_seq, "
                  "'activity_completed', 0, 'fault_step', '{{\"result\": {{}}}}' FROM {s}.workflows WHERE workflow_id "
                  "= 'chk-0'; UPDATE {s}.workflows SET next_seq = next_seq + 1 WHERE workflow_id = 'chk-0'")
               .duplicate_commits == 1);

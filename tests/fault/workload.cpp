@@ -200,10 +200,10 @@ Check check(const std::string& url, const std::string& schema, const std::string
       one("SELECT count(*) FROM {s}.fault_effects e WHERE e.workflow_id LIKE $1 AND NOT EXISTS (SELECT 1 FROM "
           "{s}.journal j "
           "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
-  c.journal_gaps = one(
-      "SELECT count(*) FROM {s}.workflows w JOIN (SELECT workflow_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi "
-      "FROM {s}.journal GROUP BY workflow_id) j USING (workflow_id) "
-      "WHERE w.workflow_id LIKE $1 AND (j.n <> w.next_seq OR j.lo <> 0 OR j.hi <> w.next_seq - 1)");
+  c.journal_gaps =
+      one("SELECT count(*) FROM {s}.workflows w JOIN (SELECT run_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi "
+          "FROM {s}.journal GROUP BY run_id) j USING (run_id) "
+          "WHERE w.workflow_id LIKE $1 AND (j.n <> w.next_seq OR j.lo <> 0 OR j.hi <> w.next_seq - 1)");
   c.leased_tasks = one("SELECT count(*) FROM {s}.tasks WHERE workflow_id LIKE $1 AND status = 'running'");
   c.executions = one("SELECT count(*) FROM {s}.fault_log WHERE workflow_id LIKE $1");
   c.duplicate_executions =

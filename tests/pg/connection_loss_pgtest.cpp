@@ -93,11 +93,11 @@ TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed ou
     pool.write("insert_tasks", [&](pqxx::connection& conn, bool) {
       pg::migrate(conn, schema);
       pqxx::nontransaction tx(conn);
-      tx.exec_params(
-          "INSERT INTO " + pg::quoted(schema) +
-              ".tasks (workflow_id, step, name, input, options, status, available_at, attempt) "
-              "SELECT 'w', g, 'fenced', 'null', $1::jsonb, 'pending', now(), 0 FROM generate_series(1, $2) g",
-          pg::options_to_json(detail::ResolvedActivityOptions{}).dump(), tasks);
+      tx.exec_params("INSERT INTO " + pg::quoted(schema) +
+                         ".tasks (run_id, workflow_id, step, name, input, options, status, available_at, attempt) "
+                         "SELECT gen_random_uuid(), 'w', g, 'fenced', 'null', $1::jsonb, 'pending', now(), 0 "
+                         "FROM generate_series(1, $2) g",
+                     pg::options_to_json(detail::ResolvedActivityOptions{}).dump(), tasks);
     });
   }
   // Claims commit asynchronously: a crash right after one may lose it while its worker runs on.
@@ -133,5 +133,5 @@ TEST_CASE("a start whose answer was lost finds its own run and replays it at onc
   const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   INFO("the result came " << waited.count() << " ms after the start");
   CHECK(waited < 10s);
-  CHECK(env.db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'lost-start'") == 1);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'lost-start'") == 1);
 }

@@ -18,38 +18,59 @@ TEST_CASE_METHOD(RunningEngine, "start_or_find answers a taken id with the exist
   CHECK_FALSE(again.started);
   CHECK(again.run.run_id() == first.run.run_id());
   CHECK(again.run.result(30s) == "hello, ada");  // the first input won
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'greet-1'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'greet-1'") == 1);
 }
 
 TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's id may start again",
                  "[pg][idempotency]") {
-  engine.start_workflow<HelloWorkflow>("done", "x").result(30s);
+  auto first = engine.start_workflow<HelloWorkflow>("done", "x");
+  CHECK(first.result(30s) == "hello, x");
   CHECK_THROWS_AS(engine.start_workflow<HelloWorkflow>("done", "x"), WorkflowAlreadyStarted);
   CHECK_THROWS_AS(engine.start_workflow<HelloWorkflow>("done", "x", {.id_reuse = IdReusePolicy::allow_if_failed}),
                   WorkflowAlreadyStarted);  // it completed
   auto second = engine.start_workflow<HelloWorkflow>("done", "y", {.id_reuse = IdReusePolicy::allow_if_ended});
   CHECK(second.result(30s) == "hello, y");
+  // Each handle belongs to its run: the first one still reads its own result and status.
+  CHECK(first.result(30s) == "hello, x");
+  CHECK(first.status() == WorkflowStatus::completed);
+  CHECK(engine.workflow<HelloWorkflow>("done").run_id() == second.run_id());  // the id's latest run
+  CHECK(engine.workflow_run<HelloWorkflow>(first.run_id()).result(1s) == "hello, x");
+  CHECK(engine.workflow_run(second.run_id()).id() == "done");
 
   auto failed = engine.start_workflow<FailingWorkflow>("broken", "x");
   CHECK_THROWS_AS(failed.result(30s), WorkflowFailed);
   auto retried = engine.start_workflow<HelloWorkflow>("broken", "z", {.id_reuse = IdReusePolicy::allow_if_failed});
   CHECK(retried.result(30s) == "hello, z");
-  // A replaced run leaves nothing behind but its row in `runs`: one start event and one attempt per task.
+  CHECK_THROWS_AS(failed.result(1s), WorkflowFailed);  // still its own run's outcome
+  // A replaced run keeps its whole history: journal, tasks and attempts, under its own run id.
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id IN ('done', 'broken') AND kind = "
-                 "'workflow_started'") == 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.attempts a WHERE NOT EXISTS "
-                 "(SELECT 1 FROM {s}.tasks t WHERE t.task_id = a.task_id)") == 0);
+                 "'workflow_started'") == 4);
+  CHECK(db.count("SELECT count(DISTINCT run_id) FROM {s}.journal WHERE workflow_id = 'done' AND kind = "
+                 "'workflow_completed'") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'done'") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.tasks t USING (task_id) WHERE t.run_id = '" +
+                 first.run_id() + "'") == 1);
 
   auto running = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
   CHECK_THROWS_AS(engine.start_workflow<SleepWorkflow>("napping", 1, {.id_reuse = IdReusePolicy::allow_if_ended}),
                   WorkflowAlreadyStarted);  // a running run is never replaced
-  // The run log keeps every run, with its final status.
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'done' AND status = 'completed'") == 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'broken' AND status = 'failed'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'broken' AND status = 'completed'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE ended_at IS NULL") == 1);  // the nap
+  // Every run is kept, with its final status; one of each id is the latest.
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'done' AND status = 'completed'") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'broken' AND status = 'failed'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'broken' AND status = 'completed'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE ended_at IS NULL") == 1);  // the nap
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE latest") == 3);
+  CHECK_FALSE(failed.cancel());  // an old handle's cancel acts on its ended run, not on the new one
+  CHECK(retried.status() == WorkflowStatus::completed);
   running.cancel();
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id = 'napping' AND status = 'cancelled'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'napping' AND status = 'cancelled'") == 1);
+}
+
+TEST_CASE_METHOD(RunningEngine, "a run id that names no run is WorkflowNotFound", "[pg][idempotency]") {
+  expect_throw<WorkflowNotFound>([&] { engine.workflow_run("not-a-uuid"); }, "no run with run id 'not-a-uuid'");
+  expect_throw<WorkflowNotFound>([&] { engine.workflow_run("00000000-0000-0000-0000-000000000000"); },
+                                 "deleted and pruned runs are gone");
+  expect_throw<WorkflowNotFound>([&] { engine.workflow_run(""); }, "no run with run id ''");
 }
 
 namespace {
@@ -72,6 +93,7 @@ TEST_CASE_METHOD(SignupEngine, "a redelivered event starts nothing new", "[pg][i
   CHECK(redelivered.run.run_id() == first.run.run_id());
   CHECK(first.run.result(30s) == "hello, grace");
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE started_by = 'trigger' AND origin = 'signup'") == 1);
 }
 
 TEST_CASE_METHOD(SignupEngine, "an event without a stable id is rejected at the door", "[pg][idempotency][triggers]") {
@@ -106,7 +128,6 @@ TEST_CASE("100 concurrent starts of one id from 4 processes make exactly one run
   CHECK(started == 1);
   CHECK(duplicates == 99);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.runs") == 1);
   CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
   std::filesystem::remove_all(dir);
 }

@@ -344,7 +344,7 @@ TEST_CASE("the engine's statements find rows by index, never by reading a whole 
   TestDb db;
   // The tables a run touches. Their plans are made while they are small: a plan that scanned one
   // of them whole would cost a step more with every row the table grows by.
-  const std::string tables = "('workflows', 'runs', 'tasks', 'journal', 'attempts')";
+  const std::string tables = "('workflows', 'tasks', 'journal', 'attempts', 'audit')";
   auto sum = [&](const char* column) {
     return db.count(
         fmt::format("SELECT coalesce(sum({}), 0) FROM pg_stat_user_tables WHERE schemaname = '{}' "
@@ -360,6 +360,18 @@ TEST_CASE("the engine's statements find rows by index, never by reading a whole 
   std::this_thread::sleep_for(300ms);
   const long long seq_before = sum("seq_scan"), idx_before = sum("idx_scan");
   run_chains(db, "by-index-", 20);
+  {
+    // Runs as first-class: a new run of an ended id, a run found by its run id, a cancel.
+    Engine engine(db.options());
+    register_all(engine);
+    engine.start();
+    const std::string old_run = engine.workflow("by-index-0").run_id();
+    auto again = engine.start_workflow<ChainWorkflow>("by-index-0", 1, {.id_reuse = IdReusePolicy::allow_if_ended});
+    CHECK(again.result(30s) == 6);
+    CHECK(engine.workflow_run(old_run).status() == WorkflowStatus::completed);
+    auto nap = engine.start_workflow<SleepWorkflow>("by-index-nap", 3600 * 1000);
+    CHECK(nap.cancel());
+  }
   REQUIRE(wait_until([&] { return sum("idx_scan") > idx_before; }));
   std::this_thread::sleep_for(300ms);
   CHECK(sum("seq_scan") - seq_before == 0);
@@ -378,9 +390,10 @@ TEST_CASE("claims and steps never read another service's backlog of runnable run
       "INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) "
       "SELECT 'elsewhere-' || g, md5('elsewhere-' || g)::uuid, 'served_elsewhere', 'running', '0', 2, true "
       "FROM generate_series(1, 5000) AS g; "
-      "INSERT INTO {s}.tasks (workflow_id, step, name, input, options, status, attempt, available_at, lease_token, "
-      "                       lease_owner, attempt_started_at, first_started_at, lease_until) "
-      "SELECT 'elsewhere-' || g, 0, 'served_elsewhere', '0', '{{}}', 'running', 1, now(), g, 'elsewhere', now(), "
+      "INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at, "
+      "                       lease_token, lease_owner, attempt_started_at, first_started_at, lease_until) "
+      "SELECT md5('elsewhere-' || g)::uuid, 'elsewhere-' || g, 0, 'served_elsewhere', '0', '{{}}', 'running', 1, "
+      "now(), g, 'elsewhere', now(), "
       "now(), "
       "       now() + interval '1 hour' "
       "FROM generate_series(1, 5000) AS g");

@@ -1,4 +1,8 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
 
 #include "pg/migrations.hpp"
 #include "support/expect.hpp"
@@ -39,29 +43,33 @@ TEST_CASE("an engine on a migrated schema keeps its data and migrates nothing ag
   CHECK(db.count("SELECT count(*) FROM {s}.schema_version") == pg::latest_schema_version());  // each migration once
 }
 
+namespace {
+
+// The schema as a build of version `version` left it: the frozen migrations up to it.
+void build_schema_at(const TestDb& db, int version) {
+  pqxx::connection conn(db.url());
+  REQUIRE(pg::migrate(conn, db.schema(), version) == version);
+}
+
+// A run as every build up to version 8 started it: one row per workflow id, its start event, and
+// its line in `runs`.
+void start_run_before_v9(const TestDb& db, const std::string& id, const std::string& name, const std::string& input) {
+  db.query(
+      fmt::format("INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) "
+                  "VALUES ('{0}', gen_random_uuid(), '{1}', 'running', '{2}', 1, true); "
+                  "INSERT INTO {{s}}.journal (workflow_id, seq, kind, data) "
+                  "VALUES ('{0}', 0, 'workflow_started', jsonb_build_object('input', '{2}'::jsonb)); "
+                  "INSERT INTO {{s}}.runs (run_id, workflow_id, name, status) "
+                  "SELECT run_id, workflow_id, name, 'running' FROM {{s}}.workflows WHERE workflow_id = '{0}'",
+                  id, name, input));
+}
+
+}  // namespace
+
 TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][migrations]") {
   TestDb db;
-  {
-    Engine engine(db.options());
-    register_all(engine);
-    engine.start_workflow<HelloWorkflow>("from-v1", "y");
-  }
-  // Back to what a version-1 build left: no schedules table, no per-name task indexes, workflows
-  // claimed by updated_at and found by wake time across names, foreign keys.
-  db.query(
-      "DROP TABLE {s}.schedules; DROP INDEX {s}.tasks_available_by_name, {s}.tasks_leased_by_name; "
-      "CREATE INDEX tasks_available ON {s}.tasks (available_at) WHERE status = 'pending'; "
-      "CREATE INDEX tasks_leased ON {s}.tasks (lease_until) WHERE status = 'running'; "
-      "ALTER TABLE {s}.workflows DROP COLUMN runnable_since, RESET (fillfactor); "
-      "CREATE INDEX workflows_runnable ON {s}.workflows (updated_at) WHERE status = 'running' AND runnable; "
-      "DROP INDEX {s}.workflows_waking_by_name; "
-      "CREATE INDEX workflows_waking ON {s}.workflows (wake_at) WHERE status = 'running' AND wake_at IS NOT NULL; "
-      "ALTER TABLE {s}.journal ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
-      "ALTER TABLE {s}.tasks ADD FOREIGN KEY (workflow_id) REFERENCES {s}.workflows ON DELETE CASCADE; "
-      "ALTER TABLE {s}.attempts ADD FOREIGN KEY (task_id) REFERENCES {s}.tasks ON DELETE CASCADE; "
-      "DROP INDEX {s}.tasks_waiting_for_key; ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; "
-      "DROP TABLE {s}.lease_token_blocks; ALTER TABLE {s}.tasks RESET (fillfactor); "
-      "DELETE FROM {s}.schema_version WHERE version > 1");
+  build_schema_at(db, 1);
+  start_run_before_v9(db, "from-v1", "hello", "\"y\"");
   Engine engine(db.options());
   register_all(engine);
   engine.start();
@@ -89,16 +97,9 @@ TEST_CASE(
     "a schema at version 6 with runs in flight upgrades in place, and its runs complete under fresh fencing tokens",
     "[pg][migrations]") {
   TestDb db;
-  {
-    Engine engine(db.options());
-    register_all(engine);
-    for (int i = 0; i < 5; ++i) engine.start_workflow<ChainWorkflow>("v6-run-" + std::to_string(i), i);
-  }
-  // Back to version 6, with tokens of the old sequence handed out already (leases in flight).
-  db.query(
-      "DROP TABLE {s}.lease_token_blocks; DROP INDEX {s}.tasks_waiting_for_key; "
-      "ALTER TABLE {s}.idempotency_locks DROP COLUMN waiting; SELECT setval('{s}.lease_tokens', 5000); "
-      "ALTER TABLE {s}.tasks RESET (fillfactor); DELETE FROM {s}.schema_version WHERE version > 6");
+  build_schema_at(db, 6);
+  for (int i = 0; i < 5; ++i) start_run_before_v9(db, "v6-run-" + std::to_string(i), "chain", std::to_string(i));
+  db.query("SELECT setval('{s}.lease_tokens', 5000)");  // tokens of the old sequence handed out already
   Engine engine(db.options());
   register_all(engine);
   engine.start();
@@ -113,4 +114,51 @@ TEST_CASE(
   // Version 8: room on each page of tasks.
   CHECK(db.count("SELECT count(*) FROM pg_class WHERE oid = '{s}.tasks'::regclass AND "
                  "reloptions @> ARRAY['fillfactor=80']") == 1);
+}
+
+TEST_CASE("a schema at version 8 with runs in flight upgrades to runs with their own history, and they complete",
+          "[pg][migrations]") {
+  TestDb db;
+  build_schema_at(db, 8);
+  {
+    // Rows a version-8 engine wrote: runs just started, with a task leased to a worker that is gone,
+    // with tasks waiting, and ended ones (one id started twice).
+    std::ifstream file(std::string(DURABLE_TEST_FIXTURES) + "/v8_runs_in_flight.sql");
+    REQUIRE(file.good());
+    std::string sql((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string quoted = "\"" + db.schema() + "\"";
+    for (auto at = sql.find("__SCHEMA__"); at != std::string::npos; at = sql.find("__SCHEMA__", at + quoted.size())) {
+      sql.replace(at, std::string("__SCHEMA__").size(), quoted);
+    }
+    pqxx::connection conn(db.url());
+    pqxx::work tx(conn);
+    tx.exec(sql);
+    tx.commit();
+  }
+  const auto reused_runs =
+      db.query("SELECT run_id::text FROM {s}.runs WHERE workflow_id = 'v8-reused' ORDER BY started_at");
+  REQUIRE(reused_runs.size() == 2);
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
+  CHECK(engine.workflow<ChainWorkflow>("v8-fresh").result(30s) == 12);
+  CHECK(engine.workflow<StepsWorkflow>("v8-running").result(30s) == 30);  // its step 1 again, after the lost lease
+  CHECK(engine.workflow<ParallelWorkflow>("v8-pending").result(30s) == 6);
+  CHECK(engine.workflow<ChainWorkflow>("v8-done").result(1s) == 15);
+  CHECK(engine.workflow<HelloWorkflow>("v8-reused").result(1s) == "hello, two");
+  CHECK(engine.workflow("v8-reused").run_id() == reused_runs[1][0].as<std::string>());
+  // The earlier run of a reused id is a run of its own now (its history was deleted by version 8).
+  CHECK(engine.workflow_run(reused_runs[0][0].as<std::string>()).status() == WorkflowStatus::completed);
+  CHECK_THROWS_AS(engine.workflow<FailingWorkflow>("v8-failed").result(1s), WorkflowFailed);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'lease_expired'") == 1);
+  // Every journal row and task belongs to its run, and a new run of an ended id keeps the old history.
+  CHECK(db.count("SELECT count(*) FROM {s}.journal j WHERE NOT EXISTS "
+                 "(SELECT 1 FROM {s}.workflows w WHERE w.run_id = j.run_id AND w.workflow_id = j.workflow_id)") == 0);
+  auto again = engine.start_workflow<ChainWorkflow>("v8-done", 100, {.id_reuse = IdReusePolicy::allow_if_ended});
+  CHECK(again.result(30s) == 105);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'v8-done' AND kind = 'activity_completed'") ==
+        10);
+  CHECK(db.count("SELECT count(*) FROM pg_tables WHERE schemaname = '" + db.schema() + "' AND tablename = 'runs'") ==
+        0);
 }

@@ -311,7 +311,8 @@ TEST_CASE("three engines firing one schedule start each of 50 ticks exactly once
   expected.push_back(durable::scheduled_workflow_id("tick", "UTC", tick));
   std::sort(expected.begin(), expected.end());
   CHECK(runs_of(db, "tick") == expected);
-  CHECK(db.count("SELECT count(*) FROM {s}.runs WHERE workflow_id LIKE 'tick:%'") == 51);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE 'tick:%' AND started_by = 'schedule' AND "
+                 "origin = 'tick'") == 51);
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'workflow_started'") == 51);
   auto info = engines[0]->schedules().get("tick");
   CHECK(info.fires_started == 51);
@@ -337,7 +338,7 @@ TEST_CASE("a fire delivered twice starts one run", "[schedules]") {
   settle(db);
   CHECK(runs_of(db, "tick") == std::vector<std::string>{id});
   CHECK(engine->workflow(id).run_id() == run_id);
-  CHECK(db.count("SELECT count(*) FROM {s}.runs") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
   CHECK(engine->schedules().get("tick").fires_started == 1);  // counts runs started, not attempts
 
   // And a start by hand under the fire's id finds the run instead of starting one.

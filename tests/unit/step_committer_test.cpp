@@ -59,6 +59,7 @@ struct FakeStatement {
 pg::ClaimedTask task(std::int64_t id, const std::string& workflow) {
   pg::ClaimedTask t;
   t.task_id = id;
+  t.run_id = workflow;  // at most one step per run in a batch
   t.workflow_id = workflow;
   return t;
 }
