@@ -8,5 +8,6 @@
 #include "durable/handle.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
+#include "durable/runs.hpp"
 #include "durable/schedule.hpp"
 #include "durable/workflow.hpp"

@@ -11,6 +11,7 @@
 #include "durable/handle.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
+#include "durable/runs.hpp"
 #include "durable/schedule.hpp"
 #include "durable/workflow.hpp"
 
@@ -172,6 +173,8 @@ class Engine {
 
   // Create, change, pause and list cron schedules; every started engine fires them.
   Schedules& schedules();
+  // Find and fix runs: list, read, resume, fork, cancel, delete, prune, audit (durable/runs.hpp).
+  Runs& runs();
 
   const EngineOptions& options() const;
   // A snapshot of this instance's gauges, counters and latency histograms; reads the queue age
@@ -183,6 +186,7 @@ class Engine {
   Engine& add_definition(detail::WorkflowDefinition definition);
   std::shared_ptr<detail::EngineCore> core_;
   Schedules schedules_;
+  Runs runs_;
 };
 
 }  // namespace durable

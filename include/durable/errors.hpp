@@ -129,6 +129,13 @@ class WorkflowNotFound : public Error {
   explicit WorkflowNotFound(Message message);
 };
 
+// A management action the run's state does not allow (resume a run that did not fail, delete
+// a running run, fork onto an id whose run is running): the message says what would.
+class InvalidRunState : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 class ScheduleAlreadyExists : public Error {
  public:
   explicit ScheduleAlreadyExists(const std::string& schedule_id);

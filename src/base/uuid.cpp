@@ -2,17 +2,36 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <random>
 
 namespace durable::detail {
 
-std::string random_uuid() {
+namespace {
+std::uint64_t random_bits() {
   thread_local std::mt19937_64 gen{std::random_device{}()};
-  std::uint64_t hi = gen(), lo = gen();
-  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  return gen();
+}
+
+std::string format_uuid(std::uint64_t hi, std::uint64_t lo) {
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
   return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xffff, hi & 0xffff, lo >> 48,
                      lo & 0xffffffffffffULL);
+}
+}  // namespace
+
+std::string random_uuid() {
+  const std::uint64_t hi = (random_bits() & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  return format_uuid(hi, random_bits());
+}
+
+std::string time_ordered_uuid() {
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const std::uint64_t hi =
+      (static_cast<std::uint64_t>(ms) << 16) | 0x7000ULL | (random_bits() & 0x0fffULL);  // version 7
+  return format_uuid(hi, random_bits());
 }
 
 }  // namespace durable::detail

@@ -76,6 +76,10 @@ std::string host_name() {
   return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown-host");
 }
 
+}  // namespace
+
+namespace detail {
+
 void check_workflow_id(const std::string& id) {
   if (id.empty())
     throw InvalidWorkflowId("workflow id is empty: give each run a stable, meaningful id (e.g. \"order-42\")");
@@ -86,10 +90,6 @@ void check_workflow_id(const std::string& id) {
     throw InvalidWorkflowId("workflow id contains a NUL byte, which PostgreSQL text cannot store: remove it");
   }
 }
-
-}  // namespace
-
-namespace detail {
 
 EngineCore::EngineCore(EngineOptions o)
     : options_(checked(std::move(o))),
@@ -213,9 +213,10 @@ void EngineCore::listen() {
 }  // namespace detail
 
 Engine::Engine(EngineOptions options)
-    : core_(std::make_shared<detail::EngineCore>(std::move(options))), schedules_(*core_) {}
+    : core_(std::make_shared<detail::EngineCore>(std::move(options))), schedules_(*core_), runs_(core_) {}
 
 Schedules& Engine::schedules() { return schedules_; }
+Runs& Engine::runs() { return runs_; }
 
 Engine::~Engine() { stop(); }
 
@@ -290,10 +291,10 @@ struct StartAttempt {
 StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const std::string& workflow_name,
                        const std::string& workflow_id, const Json& input, const StartOptions& options,
                        const pg::RunOrigin& origin = {}) {
-  check_workflow_id(workflow_id);
+  detail::check_workflow_id(workflow_id);
   detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
   core->registry().workflow(workflow_name).check_input(input);
-  const std::string run_id = detail::random_uuid();
+  const std::string run_id = detail::time_ordered_uuid();
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before).
   detail::Runner* runner = core->local_runner();
@@ -386,7 +387,7 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event
 }
 
 UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
-  check_workflow_id(workflow_id);
+  detail::check_workflow_id(workflow_id);
   auto row = core_->store().read_workflow(workflow_id);
   if (!row) throw WorkflowNotFound(workflow_id);
   return UntypedWorkflowHandle(core_, workflow_id, row->run_id);

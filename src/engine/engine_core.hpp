@@ -24,6 +24,9 @@ class Dispatcher;
 class Runner;
 class Scheduler;
 
+// Throws InvalidWorkflowId unless the id is 1 to 1000 bytes without NUL.
+void check_workflow_id(const std::string& id);
+
 class EngineCore {
  public:
   explicit EngineCore(EngineOptions options);
@@ -47,6 +50,7 @@ class EngineCore {
   Registry& registry() { return registry_; }
   pg::Store& store() { return database_.store(); }
   pg::ScheduleStore& schedule_store() { return database_.schedules(); }
+  pg::RunStore& run_store() { return database_.runs(); }
   EngineSignals& signals() { return signals_; }
 
  private:

@@ -9,7 +9,8 @@ Database::Database(const std::string& url, const std::string& schema, int pool_s
                    const std::string& application_name)
     : pool_(std::make_unique<ConnectionPool>(url, schema, pool_size, application_name)),
       store_(std::make_unique<Store>(*pool_)),
-      schedules_(std::make_unique<ScheduleStore>(*pool_)) {}
+      schedules_(std::make_unique<ScheduleStore>(*pool_)),
+      runs_(std::make_unique<RunStore>(*pool_)) {}
 
 Database::~Database() = default;
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "pg/run_store.hpp"
 #include "pg/schedule_store.hpp"
 #include "pg/store.hpp"
 
@@ -34,6 +35,7 @@ class Database {
   void ensure_schema();
   Store& store() { return *store_; }
   ScheduleStore& schedules() { return *schedules_; }
+  RunStore& runs() { return *runs_; }
   // Calls `heard(kind)` for each notification, on a connection of its own, until `stopping()`;
   // and once for every kind at each (re)connect, since anything may have happened unheard.
   void listen(const std::function<void(Wake)>& heard, const std::function<bool()>& stopping);
@@ -42,6 +44,7 @@ class Database {
   std::unique_ptr<ConnectionPool> pool_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<ScheduleStore> schedules_;
+  std::unique_ptr<RunStore> runs_;
 };
 
 }  // namespace durable::pg

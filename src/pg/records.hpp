@@ -28,6 +28,7 @@ enum class EventKind {
   workflow_completed,
   workflow_failed,
   workflow_cancelled,
+  workflow_resumed,  // an operator resumed the failed run: its data lists the steps to run again
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind

@@ -74,6 +74,16 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     case pg::EventKind::workflow_completed:
     case pg::EventKind::workflow_failed:
     case pg::EventKind::workflow_cancelled: break;
+    case pg::EventKind::workflow_resumed:
+      // The failures of these steps no longer count: they run again (Runs::resume).
+      for (const auto& step : e.data.value("retry_steps", Json::array())) {
+        StepRecord& r = steps.at(step.get<std::size_t>());
+        StepRecord fresh;
+        fresh.kind = r.kind;
+        fresh.name = r.name;
+        r = std::move(fresh);
+      }
+      break;
   }
   // workflow_completed / workflow_failed / workflow_cancelled end the run: nothing to replay.
 }

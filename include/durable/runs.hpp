@@ -1,0 +1,188 @@
+// Runs: find and fix workflow runs, from any process (Engine::runs(); the engine need not be
+// started). List and count runs, read one with its history, resume a failed run, fork a run from
+// a step, cancel, delete and prune. The command-line tool and the web console use only this.
+//
+// Every action that changes something takes an OperatorAction (who and why) and is recorded in
+// the audit trail in the same transaction. Bad input throws before anything is written:
+// WorkflowNotFound for an unknown run, InvalidRunState for an action the run's state does not
+// allow, InvalidArgument for a filter that cannot match, a malformed cursor or an empty reason.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "durable/detail/payload.hpp"
+#include "durable/handle.hpp"
+
+namespace durable {
+
+namespace detail {
+class EngineCore;
+}
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+// How a run was started.
+enum class StartedBy {
+  call,       // Engine::start_workflow / start_or_find
+  schedule,   // a cron schedule's fire (origin: the schedule id)
+  trigger,    // an event delivered to a trigger (origin: the trigger name)
+  fork,       // Runs::fork (forked_from_run, forked_from_step)
+  child,      // a parent workflow (parent_run_id)
+  continued,  // continue-as-new of the run before it
+};
+std::string_view to_string(StartedBy started_by);
+
+// Which runs to list or count. Every field narrows; the default matches every run.
+struct RunFilter {
+  std::vector<WorkflowStatus> statuses{};  // any of these; empty: any status
+  std::string workflow_name{};
+  std::string id_prefix{};                 // workflow ids starting with these bytes
+  std::optional<TimePoint> created_from{}, created_until{};  // [from, until)
+  std::optional<TimePoint> ended_from{}, ended_until{};      // [from, until); ended runs only
+  std::string schedule_id{};               // runs this schedule started
+  std::string trigger{};                   // runs this trigger started
+  std::string parent_run_id{};             // children of this run
+};
+
+struct RunQuery {
+  RunFilter filter{};
+  int limit = 100;       // 1 to 1000
+  std::string cursor{};  // RunPage::next_cursor of the page before; empty for the first page
+};
+
+// A run as lists show it.
+struct RunSummary {
+  std::string workflow_id, run_id, workflow_name;
+  WorkflowStatus status = WorkflowStatus::running;
+  bool latest = true;  // the latest run of its workflow id
+  StartedBy started_by = StartedBy::call;
+  std::string origin;  // the schedule id or trigger name that started it
+  TimePoint created_at{}, updated_at{};
+  std::optional<TimePoint> ended_at{};
+};
+
+// Newest first. Pages stay stable while runs are added: a run started after the first page was
+// read never shows up on a later page, and no run shows up twice.
+struct RunPage {
+  std::vector<RunSummary> runs;
+  std::string next_cursor;  // empty on the last page
+};
+
+// One run in full.
+struct RunInfo : RunSummary {
+  Json input, result;  // result: null unless completed
+  std::string error_type, error_message;
+  int journal_length = 0;
+  int activities = 0;       // activity tasks it scheduled
+  int attempts = 0;         // attempts they started, retries included
+  int failed_attempts = 0;  // attempts that failed, timed out or lost their lease
+  std::string parent_run_id, forked_from_run;
+  int forked_from_step = -1;
+};
+
+// A journal event.
+struct HistoryEvent {
+  int seq = 0;
+  std::string kind;  // workflow_started, activity_scheduled, activity_completed, ...
+  int step = -1;     // the code's call it records; -1 for the run's own events
+  std::string name;  // activity name, "now" / "uuid" for side effects
+  TimePoint at{};
+  Json data;
+};
+
+// One attempt of an activity; the attempt running now has outcome "running" and no end.
+struct ActivityAttempt {
+  int step = 0;
+  std::string activity;
+  int attempt = 0;
+  std::optional<TimePoint> started_at{}, ended_at{};
+  std::string outcome;  // completed, failed (a timeout too: see error_type), lease_expired, running
+  std::string error_type, error_message;
+  std::optional<TimePoint> retry_at{};  // when the next attempt was due
+};
+
+struct HistoryQuery {
+  int from_seq = 0;
+  int limit = 1000;  // events per page, 1 to 1000
+};
+
+// A page of a run's history: its events from `from_seq`, and every attempt of the activities
+// scheduled by those events.
+struct History {
+  std::vector<HistoryEvent> events;
+  std::vector<ActivityAttempt> attempts;  // by step, then attempt
+  std::optional<int> next_seq;            // where the next page starts; none on the last page
+};
+
+// Who acts, and why: recorded in the audit trail. The reason must not be empty.
+struct OperatorAction {
+  std::string actor;
+  std::string reason;
+};
+
+struct ForkOptions {
+  std::string workflow_id{};  // the new run's workflow id; empty: the source's (whose latest run must have ended)
+};
+
+struct PruneOutcome {
+  std::int64_t runs = 0;  // runs deleted (or, in a dry run, that would be)
+  int batches = 0;        // transactions, each of at most 1,000 runs
+};
+
+struct AuditEntry {
+  std::int64_t id = 0;
+  TimePoint at{};
+  std::string actor, action, reason, workflow_id, run_id;
+  Json details;
+};
+
+struct AuditQuery {
+  int limit = 100;                       // 1 to 1000, newest first
+  std::optional<std::int64_t> before{};  // entries older than this id (the last id of the page before)
+};
+
+class Runs {
+ public:
+  explicit Runs(std::shared_ptr<detail::EngineCore> core);
+
+  RunPage list(const RunQuery& query = {}) const;
+  // How many runs match, per status (statuses with none are left out); `filter.statuses` is ignored.
+  std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter = {}) const;
+  RunInfo get(const std::string& run_id) const;
+  // The latest run of a workflow id.
+  RunInfo latest(const std::string& workflow_id) const;
+  History history(const std::string& run_id, const HistoryQuery& query = {}) const;
+
+  // A failed run (its id's latest) runs again from its journal with the current code: the
+  // activity whose failure failed it gets new attempts under its retry policy, and the ones it
+  // had not awaited are scheduled again. Journaled as a workflow_resumed event.
+  UntypedWorkflowHandle resume(const std::string& run_id, const OperatorAction& action);
+  // A new run whose journal is the source run's events of the steps before `from_step`, going on
+  // with the current code; it records the source run and step. `from_step` is 0 (start over with
+  // the same input) up to the number of steps the source journaled.
+  UntypedWorkflowHandle fork(const std::string& run_id, int from_step, const OperatorAction& action,
+                             const ForkOptions& options = {});
+  // False when the run had ended already (nothing is recorded then).
+  bool cancel(const std::string& run_id, const OperatorAction& action);
+  // Deletes an ended run and its history. If it was its id's latest run, the newest one left is.
+  void remove(const std::string& run_id, const OperatorAction& action);
+  // Deletes ended runs that ended before `ended_before`, with their history, in transactions of at
+  // most 1,000 runs; idempotency results stay (see expire_idempotency_results).
+  PruneOutcome prune(TimePoint ended_before, const OperatorAction& action, bool dry_run = false);
+  // Forgets the idempotency results committed before `created_before`: later tasks with those
+  // keys run their bodies again. Returns how many were deleted.
+  std::int64_t expire_idempotency_results(TimePoint created_before, const OperatorAction& action);
+  std::vector<AuditEntry> audit(const AuditQuery& query = {}) const;
+
+ private:
+  std::shared_ptr<detail::EngineCore> core_;
+};
+
+}  // namespace durable

@@ -1,0 +1,275 @@
+// Runs: the management API. Checks every input before the store writes anything; works out from
+// a run's journal what a resume retries and what a fork copies.
+#include "durable/runs.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "base/exceptions.hpp"
+#include "base/log.hpp"
+#include "base/printable.hpp"
+#include "base/uuid.hpp"
+#include "engine/engine_core.hpp"
+#include "replay/journal.hpp"
+
+namespace durable {
+
+std::string_view to_string(StartedBy started_by) {
+  switch (started_by) {
+    case StartedBy::call: return "call";
+    case StartedBy::schedule: return "schedule";
+    case StartedBy::trigger: return "trigger";
+    case StartedBy::fork: return "fork";
+    case StartedBy::child: return "child";
+    case StartedBy::continued: return "continued";
+  }
+  return "call";
+}
+
+namespace {
+
+constexpr int max_page = 1000;
+
+bool is_uuid(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+void check_limit(int limit, const char* what) {
+  if (limit < 1 || limit > max_page) {
+    throw InvalidArgument(fmt::format("{} limit {} is out of range: ask for 1 to {} per page", what, limit, max_page));
+  }
+}
+
+void check_range(const std::optional<TimePoint>& from, const std::optional<TimePoint>& until, const char* what) {
+  if (from && until && *from >= *until) {
+    throw InvalidArgument(fmt::format("the {} range [from, until) is empty: `from` must be before `until`", what));
+  }
+}
+
+void check_filter(const RunFilter& f) {
+  check_range(f.created_from, f.created_until, "created");
+  check_range(f.ended_from, f.ended_until, "ended");
+  if (!f.parent_run_id.empty() && !is_uuid(f.parent_run_id)) {
+    throw InvalidArgument(fmt::format("parent run id '{}' is not a run id (a uuid such as a handle's run_id())",
+                                      detail::printable(f.parent_run_id)));
+  }
+}
+
+void check_action(const OperatorAction& action) {
+  const bool blank = action.reason.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank) {
+    throw InvalidArgument("an operator action needs a reason: say why (it goes to the audit trail with who and when)");
+  }
+  if (action.reason.find('\0') != std::string::npos || action.actor.find('\0') != std::string::npos) {
+    throw InvalidArgument("an operator action's actor and reason cannot contain NUL bytes");
+  }
+}
+
+// A cursor is "<created_at in us>.<run id>" of the last run of the page before.
+std::pair<std::int64_t, std::string> parse_cursor(const std::string& cursor) {
+  const auto dot = cursor.find('.');
+  const auto bad = [&] {
+    return InvalidArgument(fmt::format("cursor '{}' is malformed: pass RunPage::next_cursor of the page before as it is",
+                                       detail::printable(cursor)));
+  };
+  if (dot == std::string::npos || dot == 0 || dot > 19) throw bad();
+  for (std::size_t i = 0; i < dot; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(cursor[i]))) throw bad();
+  }
+  std::string run = cursor.substr(dot + 1);
+  if (!is_uuid(run)) throw bad();
+  return {std::stoll(cursor.substr(0, dot)), std::move(run)};
+}
+
+std::int64_t us_of(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+std::string describe(const RunInfo& run) {
+  return fmt::format("run {} of workflow '{}' is {}", run.run_id, detail::printable(run.workflow_id),
+                     to_string(run.status));
+}
+
+std::vector<pg::JournalEvent> journal_of(detail::EngineCore& core, const std::string& run_id) {
+  return core.store().read_journal(run_id, 0).events;
+}
+
+}  // namespace
+
+Runs::Runs(std::shared_ptr<detail::EngineCore> core) : core_(std::move(core)) {}
+
+RunPage Runs::list(const RunQuery& query) const {
+  check_limit(query.limit, "list");
+  check_filter(query.filter);
+  std::optional<std::int64_t> cursor_us;
+  std::string cursor_run;
+  if (!query.cursor.empty()) std::tie(cursor_us, cursor_run) = parse_cursor(query.cursor);
+  return core_->run_store().list(query.filter, query.limit, cursor_us, cursor_run);
+}
+
+std::map<WorkflowStatus, std::int64_t> Runs::count_by_status(const RunFilter& filter) const {
+  check_filter(filter);
+  return core_->run_store().count_by_status(filter);
+}
+
+RunInfo Runs::get(const std::string& run_id) const {
+  auto run = is_uuid(run_id) ? core_->run_store().get(run_id) : std::nullopt;
+  if (!run) throw WorkflowNotFound::run(run_id);
+  return *run;
+}
+
+RunInfo Runs::latest(const std::string& workflow_id) const {
+  detail::check_workflow_id(workflow_id);
+  auto run = core_->run_store().latest(workflow_id);
+  if (!run) throw WorkflowNotFound(workflow_id);
+  return *run;
+}
+
+History Runs::history(const std::string& run_id, const HistoryQuery& query) const {
+  check_limit(query.limit, "history");
+  if (query.from_seq < 0) {
+    throw InvalidArgument(fmt::format("history from_seq {} is negative: events are numbered from 0", query.from_seq));
+  }
+  get(run_id);  // WorkflowNotFound
+  return core_->run_store().history(run_id, query.from_seq, query.limit);
+}
+
+UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorAction& action) {
+  check_action(action);
+  const RunInfo run = get(run_id);
+  if (run.status != WorkflowStatus::failed) {
+    throw InvalidRunState(fmt::format("{}: only a failed run can be resumed{}", describe(run),
+                                      run.status == WorkflowStatus::running ? "" : "; fork it to run it again"));
+  }
+  if (!run.latest) {
+    throw InvalidRunState(fmt::format("{}, and a newer run of its id exists: resume that one, or fork this one",
+                                      describe(run)));
+  }
+  // The activity whose failure failed the run (when it was one) runs again; so do the activities
+  // it had scheduled and never seen finish (their tasks were dropped when it ended).
+  const auto events = journal_of(*core_, run_id);
+  detail::JournalCache journal;
+  journal.apply(events);
+  Json retry = Json::array(), reopen = Json::array();
+  if (run.error_type == detail::error_info(ActivityFailed("", "", "", 1)).type) {
+    for (auto e = events.rbegin(); e != events.rend(); ++e) {
+      if (e->kind == pg::EventKind::activity_failed && journal.steps.at(static_cast<std::size_t>(e->step)).failed) {
+        retry.push_back(e->step);
+        break;
+      }
+    }
+  }
+  for (std::size_t step = 0; step < journal.steps.size(); ++step) {
+    const auto& s = journal.steps[step];
+    if (s.kind == detail::StepKind::activity && !s.done) reopen.push_back(step);
+  }
+  if (!core_->run_store().resume(run_id, retry, reopen, action)) {
+    throw InvalidRunState(fmt::format("run {} changed while it was being resumed: read it again", run_id));
+  }
+  core_->signals().workflow_work.notify_one();
+  core_->signals().task_work.notify();
+  detail::logger().info("run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
+                        action.reason);
+  return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
+}
+
+UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const OperatorAction& action,
+                                 const ForkOptions& options) {
+  check_action(action);
+  if (!options.workflow_id.empty()) detail::check_workflow_id(options.workflow_id);
+  const RunInfo source = get(run_id);
+  const auto events = journal_of(*core_, run_id);
+  detail::JournalCache journal;
+  journal.apply(events);
+  const int steps = static_cast<int>(journal.steps.size());
+  if (from_step < 0 || from_step > steps) {
+    throw InvalidArgument(fmt::format("cannot fork run {} from step {}: its journal has steps 0 to {}; give 0 (start "
+                                      "over) to {} (after its last step)",
+                                      run_id, from_step, steps - 1, steps));
+  }
+  // Failures that a resume voided are not copied (the steps after them ran again).
+  std::vector<int> voided_before(static_cast<std::size_t>(steps), -1);  // per step: seq of the last resume retrying it
+  for (const auto& e : events) {
+    if (e.kind != pg::EventKind::workflow_resumed) continue;
+    for (const auto& step : e.data.value("retry_steps", Json::array())) {
+      voided_before.at(step.get<std::size_t>()) = e.seq;
+    }
+  }
+  pg::ForkedRun run;
+  run.workflow_id = options.workflow_id.empty() ? source.workflow_id : options.workflow_id;
+  run.run_id = detail::time_ordered_uuid();
+  run.name = source.workflow_name;
+  run.source_run_id = run_id;
+  run.from_step = from_step;
+  run.input = source.input;
+  run.replace_latest = options.workflow_id.empty();
+  std::vector<bool> finished(static_cast<std::size_t>(from_step), false);
+  for (const auto& e : events) {
+    const bool own = e.kind == pg::EventKind::workflow_started;
+    const bool before = e.step >= 0 && e.step < from_step;
+    if (!own && !before) continue;
+    if (e.kind == pg::EventKind::activity_failed && e.seq < voided_before[static_cast<std::size_t>(e.step)]) continue;
+    if (e.kind == pg::EventKind::activity_completed || e.kind == pg::EventKind::activity_failed) {
+      finished[static_cast<std::size_t>(e.step)] = true;
+    }
+    run.events.push_back({{"kind", pg::to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
+  }
+  for (int step = 0; step < from_step; ++step) {
+    const auto& s = journal.steps[static_cast<std::size_t>(step)];
+    if (s.kind == detail::StepKind::activity && !finished[static_cast<std::size_t>(step)]) run.open_steps.push_back(step);
+  }
+  if (!core_->run_store().fork(run, action)) {
+    auto existing = core_->store().read_workflow(run.workflow_id);
+    if (run.replace_latest) {
+      throw InvalidRunState(fmt::format(
+          "run {} of workflow '{}' is running: cancel it first, or fork under a new id (ForkOptions::workflow_id)",
+          existing ? existing->run_id : std::string("?"), detail::printable(run.workflow_id)));
+    }
+    throw WorkflowAlreadyStarted(run.workflow_id, existing ? existing->run_id : std::string(),
+                                 existing ? std::string(pg::to_text(existing->status)) : std::string("unknown"));
+  }
+  core_->signals().workflow_work.notify_one();
+  core_->signals().task_work.notify();
+  detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, from_step, run_id,
+                        action.actor, action.reason);
+  return UntypedWorkflowHandle(core_, run.workflow_id, run.run_id);
+}
+
+bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
+  check_action(action);
+  get(run_id);  // WorkflowNotFound
+  const bool cancelled = core_->run_store().cancel(run_id, action);
+  if (cancelled) core_->signals().ended.notify();
+  return cancelled;
+}
+
+void Runs::remove(const std::string& run_id, const OperatorAction& action) {
+  check_action(action);
+  const RunInfo run = get(run_id);
+  if (run.status == WorkflowStatus::running || !core_->run_store().remove(run_id, action)) {
+    throw InvalidRunState(fmt::format("{}: only an ended run can be deleted; cancel it first", describe(run)));
+  }
+}
+
+PruneOutcome Runs::prune(TimePoint ended_before, const OperatorAction& action, bool dry_run) {
+  check_action(action);
+  return core_->run_store().prune(us_of(ended_before), action, dry_run);
+}
+
+std::int64_t Runs::expire_idempotency_results(TimePoint created_before, const OperatorAction& action) {
+  check_action(action);
+  return core_->run_store().expire_idempotency_results(us_of(created_before), action);
+}
+
+std::vector<AuditEntry> Runs::audit(const AuditQuery& query) const {
+  check_limit(query.limit, "audit");
+  return core_->run_store().audit(query.limit, query.before);
+}
+
+}  // namespace durable

@@ -1,0 +1,519 @@
+#include "pg/run_store.hpp"
+
+#include <fmt/format.h>
+
+#include "pg/connection_pool.hpp"
+#include "pg/database.hpp"
+#include "pg/records.hpp"
+#include "pg/rows.hpp"
+#include "pg/statements.hpp"
+
+namespace durable::pg {
+
+namespace {
+
+constexpr int prune_batch = 1000;  // runs per transaction
+
+TimePoint time_of(std::int64_t us) { return TimePoint{std::chrono::microseconds{us}}; }
+std::optional<TimePoint> time_or_none(const pqxx::field& field) {
+  if (field.is_null()) return std::nullopt;
+  return time_of(field.as<std::int64_t>());
+}
+std::int64_t us_of(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+WorkflowStatus public_status(const std::string& text) {
+  switch (run_status_from_text(text)) {
+    case RunStatus::running: return WorkflowStatus::running;
+    case RunStatus::completed: return WorkflowStatus::completed;
+    case RunStatus::failed: return WorkflowStatus::failed;
+    case RunStatus::cancelled: return WorkflowStatus::cancelled;
+  }
+  return WorkflowStatus::running;
+}
+
+StartedBy started_by_from_text(const std::string& text) {
+  for (StartedBy s : {StartedBy::call, StartedBy::schedule, StartedBy::trigger, StartedBy::fork, StartedBy::child,
+                      StartedBy::continued}) {
+    if (to_string(s) == text) return s;
+  }
+  throw Error(fmt::format("unknown started_by '{}' in the workflows table", text));
+}
+
+// The LIKE pattern matching ids that start with `prefix`, its wildcards escaped.
+std::string prefix_pattern(const std::string& prefix) {
+  std::string out;
+  for (char c : prefix) {
+    if (c == '%' || c == '_' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '%';
+}
+
+// The columns of a run as lists show it, then those of a run in full.
+const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.status, w.latest, w.started_by,
+  coalesce(w.origin, '') AS origin, {s}.epoch_us(w.created_at) AS created_us, {s}.epoch_us(w.updated_at) AS updated_us,
+  {s}.epoch_us(w.ended_at) AS ended_us)";
+const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
+  coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
+  coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
+  (SELECT count(*) FROM {s}.tasks t WHERE t.run_id = w.run_id) AS activities,
+  (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id) AS attempts,
+  (SELECT count(*) FROM {s}.tasks t JOIN {s}.attempts a USING (task_id)
+   WHERE t.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
+
+void read_summary(const pqxx::row& row, RunSummary& r) {
+  r.workflow_id = row["workflow_id"].as<std::string>();
+  r.run_id = row["run_id"].as<std::string>();
+  r.workflow_name = row["name"].as<std::string>();
+  r.status = public_status(row["status"].as<std::string>());
+  r.latest = row["latest"].as<bool>();
+  r.started_by = started_by_from_text(row["started_by"].as<std::string>());
+  r.origin = row["origin"].as<std::string>();
+  r.created_at = time_of(row["created_us"].as<std::int64_t>());
+  r.updated_at = time_of(row["updated_us"].as<std::int64_t>());
+  r.ended_at = time_or_none(row["ended_us"]);
+}
+
+RunInfo read_info(const pqxx::row& row) {
+  RunInfo r;
+  read_summary(row, r);
+  r.input = rows::json_or_null(row, "input");
+  r.result = rows::json_or_null(row, "result");
+  r.error_type = row["error_type"].as<std::string>();
+  r.error_message = row["error_message"].as<std::string>();
+  r.journal_length = row["next_seq"].as<int>();
+  r.activities = row["activities"].as<int>();
+  r.attempts = row["attempts"].as<int>();
+  r.failed_attempts = row["failed_attempts"].as<int>();
+  r.parent_run_id = row["parent_run_id"].as<std::string>();
+  r.forked_from_run = row["forked_from_run"].as<std::string>();
+  r.forked_from_step = row["forked_from_step"].as<int>();
+  return r;
+}
+
+// The WHERE conditions of a filter, its values quoted by the transaction.
+std::string conditions(pqxx::transaction_base& tx, const std::string& s, const RunFilter& f, bool with_statuses) {
+  std::vector<std::string> c;
+  if (with_statuses && !f.statuses.empty()) {
+    std::string in;
+    for (WorkflowStatus st : f.statuses) in += (in.empty() ? "" : ", ") + tx.quote(std::string(to_string(st)));
+    c.push_back("w.status IN (" + in + ")");
+  }
+  if (!f.workflow_name.empty()) c.push_back("w.name = " + tx.quote(f.workflow_name));
+  if (!f.id_prefix.empty()) c.push_back("w.workflow_id COLLATE \"C\" LIKE " + tx.quote(prefix_pattern(f.id_prefix)));
+  auto at = [&](const char* column, const char* op, const std::optional<TimePoint>& t) {
+    if (t) c.push_back(fmt::format("w.{} {} {}.from_us({})", column, op, s, us_of(*t)));
+  };
+  at("created_at", ">=", f.created_from);
+  at("created_at", "<", f.created_until);
+  at("ended_at", ">=", f.ended_from);
+  at("ended_at", "<", f.ended_until);
+  if (!f.schedule_id.empty()) c.push_back("w.started_by = 'schedule' AND w.origin = " + tx.quote(f.schedule_id));
+  if (!f.trigger.empty()) c.push_back("w.started_by = 'trigger' AND w.origin = " + tx.quote(f.trigger));
+  if (!f.parent_run_id.empty()) c.push_back("w.parent_run_id = " + tx.quote(f.parent_run_id) + "::uuid");
+  std::string out;
+  for (const auto& one : c) out += (out.empty() ? "" : " AND ") + one;
+  return out.empty() ? "true" : out;
+}
+
+std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, const OperatorAction& action,
+                          const char* what, const std::string& workflow_id, const std::string& run_id,
+                          const Json& details) {
+  return tx
+      .exec_params1(fmt::format("INSERT INTO {}.audit (actor, action, reason, workflow_id, run_id, details) "
+                                "VALUES ($1, $2, $3, nullif($4, ''), nullif($5, '')::uuid, $6::jsonb) RETURNING audit_id",
+                                s),
+                    action.actor, what, action.reason, workflow_id, run_id, details.dump())[0]
+      .as<std::int64_t>();
+}
+
+// Deletes ended runs (json array of run ids) with their journal, tasks and attempts; an id that
+// lost its latest run gets its newest remaining run as the latest. Returns the runs deleted.
+std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& run_ids_json) {
+  auto deleted = tx.exec_params(fmt::format(R"(
+WITH v AS (
+  SELECT run_id FROM {0}.workflows
+  WHERE run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND status <> 'running' FOR UPDATE),
+t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
+a AS (DELETE FROM {0}.attempts WHERE task_id IN (SELECT task_id FROM t)),
+k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
+j AS (DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))
+DELETE FROM {0}.workflows WHERE run_id IN (SELECT run_id FROM v) RETURNING workflow_id, latest)",
+                                            s),
+                                run_ids_json);
+  Json orphaned = Json::array();
+  for (const auto& row : deleted) {
+    if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
+  }
+  if (!orphaned.empty()) {
+    tx.exec_params0(fmt::format(R"(
+UPDATE {0}.workflows SET latest = true
+WHERE run_id IN (SELECT DISTINCT ON (workflow_id) run_id FROM {0}.workflows
+                 WHERE workflow_id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY workflow_id, created_at DESC))",
+                                s),
+                    orphaned.dump());
+  }
+  return static_cast<std::int64_t>(deleted.size());
+}
+
+}  // namespace
+
+RunStore::RunStore(ConnectionPool& pool)
+    : pool_(pool),
+      s_(quoted(pool.schema())),
+      workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
+      tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
+      ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
+
+RunPage RunStore::list(const RunFilter& filter, int limit, std::optional<std::int64_t> cursor_us,
+                       const std::string& cursor_run) {
+  RunPage page;
+  pool_.read([&](pqxx::connection& conn) {
+    page = {};
+    pqxx::nontransaction tx(conn);
+    std::string where = conditions(tx, s_, filter, true);
+    if (cursor_us) {
+      where += fmt::format(" AND (w.created_at, w.run_id) < ({}.from_us({}), {}::uuid)", s_, *cursor_us,
+                           tx.quote(cursor_run));
+    }
+    auto rows = tx.exec(fmt::format("SELECT {} FROM {}.workflows w WHERE {} ORDER BY w.created_at DESC, w.run_id DESC "
+                                    "LIMIT {}",
+                                    fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)), s_, where,
+                                    limit + 1));
+    for (const auto& row : rows) {
+      if (static_cast<int>(page.runs.size()) == limit) {
+        const RunSummary& last = page.runs.back();
+        page.next_cursor = fmt::format("{}.{}", us_of(last.created_at), last.run_id);
+        break;
+      }
+      read_summary(row, page.runs.emplace_back());
+    }
+  });
+  return page;
+}
+
+std::map<WorkflowStatus, std::int64_t> RunStore::count_by_status(const RunFilter& filter) {
+  std::map<WorkflowStatus, std::int64_t> counts;
+  pool_.read([&](pqxx::connection& conn) {
+    counts.clear();
+    pqxx::nontransaction tx(conn);
+    for (const auto& row : tx.exec(fmt::format("SELECT w.status, count(*) AS n FROM {}.workflows w WHERE {} GROUP BY "
+                                               "w.status",
+                                               s_, conditions(tx, s_, filter, false)))) {
+      counts[public_status(row["status"].as<std::string>())] = row["n"].as<std::int64_t>();
+    }
+  });
+  return counts;
+}
+
+std::optional<RunInfo> RunStore::get(const std::string& run_id) {
+  std::optional<RunInfo> info;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_params(fmt::format("SELECT {}{} FROM {}.workflows w WHERE w.run_id = $1::uuid",
+                                           fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)),
+                                           fmt::format(fmt::runtime(info_columns), fmt::arg("s", s_)), s_),
+                               run_id);
+    info = rows.empty() ? std::nullopt : std::optional<RunInfo>(read_info(rows[0]));
+  });
+  return info;
+}
+
+std::optional<RunInfo> RunStore::latest(const std::string& workflow_id) {
+  std::string run_id;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto found = tx.exec_prepared(stmt::read_workflow, workflow_id);
+    run_id = found.empty() ? std::string() : found[0]["run_id"].as<std::string>();
+  });
+  if (run_id.empty()) return std::nullopt;
+  return get(run_id);  // a run deleted in between is not found
+}
+
+History RunStore::history(const std::string& run_id, int from_seq, int limit) {
+  History h;
+  pool_.read([&](pqxx::connection& conn) {
+    h = {};
+    pqxx::nontransaction tx(conn);
+    auto events = tx.exec_params(
+        fmt::format("SELECT seq, kind, coalesce(step, -1) AS step, coalesce(name, '') AS name, "
+                    "{0}.epoch_us(created_at) AS at_us, data::text FROM {0}.journal WHERE run_id = $1::uuid AND seq >= $2 "
+                    "ORDER BY seq LIMIT $3",
+                    s_),
+        run_id, from_seq, limit + 1);
+    std::string steps;  // of the activities these events schedule, as a Postgres array
+    for (const auto& row : events) {
+      if (static_cast<int>(h.events.size()) == limit) {
+        h.next_seq = row["seq"].as<int>();
+        break;
+      }
+      HistoryEvent& e = h.events.emplace_back();
+      e.seq = row["seq"].as<int>();
+      e.kind = row["kind"].as<std::string>();
+      e.step = row["step"].as<int>();
+      e.name = row["name"].as<std::string>();
+      e.at = time_of(row["at_us"].as<std::int64_t>());
+      e.data = Json::parse(row["data"].c_str());
+      if (e.kind == to_text(EventKind::activity_scheduled)) steps += (steps.empty() ? "" : ",") + std::to_string(e.step);
+    }
+    if (steps.empty()) return;
+    auto attempts = tx.exec_params(fmt::format(R"(
+SELECT t.step, t.name, a.attempt, {0}.epoch_us(a.started_at) AS started_us, {0}.epoch_us(a.ended_at) AS ended_us,
+       a.outcome, coalesce(a.error_type, '') AS error_type, coalesce(a.error_message, '') AS error_message,
+       {0}.epoch_us(a.retry_at) AS retry_us
+FROM {0}.tasks t JOIN {0}.attempts a USING (task_id) WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[])
+UNION ALL
+SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, 'running', '', '', NULL
+FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'
+ORDER BY 1, 3)",
+                                               s_),
+                                   run_id, "{" + steps + "}");
+    for (const auto& row : attempts) {
+      ActivityAttempt& a = h.attempts.emplace_back();
+      a.step = row["step"].as<int>();
+      a.activity = row["name"].as<std::string>();
+      a.attempt = row["attempt"].as<int>();
+      a.started_at = time_or_none(row["started_us"]);
+      a.ended_at = time_or_none(row["ended_us"]);
+      a.outcome = row["outcome"].as<std::string>();
+      a.error_type = row["error_type"].as<std::string>();
+      a.error_message = row["error_message"].as<std::string>();
+      a.retry_at = time_or_none(row["retry_us"]);
+    }
+  });
+  return h;
+}
+
+std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> before) {
+  std::vector<AuditEntry> entries;
+  pool_.read([&](pqxx::connection& conn) {
+    entries.clear();
+    pqxx::nontransaction tx(conn);
+    for (const auto& row : tx.exec_params(
+             fmt::format("SELECT audit_id, {0}.epoch_us(at) AS at_us, actor, action, reason, "
+                         "coalesce(workflow_id, '') AS workflow_id, coalesce(run_id::text, '') AS run_id, details::text "
+                         "FROM {0}.audit WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2",
+                         s_),
+             before.value_or(INT64_MAX), limit)) {
+      AuditEntry& e = entries.emplace_back();
+      e.id = row["audit_id"].as<std::int64_t>();
+      e.at = time_of(row["at_us"].as<std::int64_t>());
+      e.actor = row["actor"].as<std::string>();
+      e.action = row["action"].as<std::string>();
+      e.reason = row["reason"].as<std::string>();
+      e.workflow_id = row["workflow_id"].as<std::string>();
+      e.run_id = row["run_id"].as<std::string>();
+      e.details = Json::parse(row["details"].c_str());
+    }
+  });
+  return entries;
+}
+
+bool RunStore::cancel(const std::string& run_id, const OperatorAction& action) {
+  bool cancelled = false;
+  pool_.write("cancel_run_audited", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
+    cancelled = row["cancelled"].as<int>() == 1;
+    if (!cancelled) {
+      // After a lost answer: the audit entry of this very action says whether it went in.
+      cancelled = maybe_committed && !tx.exec_params(fmt::format("SELECT 1 FROM {}.audit WHERE run_id = $1::uuid AND "
+                                                                 "action = 'cancel' AND reason = $2 AND actor = $3",
+                                                                 s_),
+                                                     run_id, action.reason, action.actor)
+                                           .empty();
+      return;
+    }
+    auto wf = tx.exec_prepared1(stmt::read_run, run_id);
+    insert_audit(tx, s_, action, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
+    tx.commit();
+  });
+  return cancelled;
+}
+
+bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
+  bool removed = false;
+  pool_.write("delete_run", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    auto wf = tx.exec_prepared(stmt::read_run, run_id);
+    if (wf.empty()) {
+      removed = maybe_committed;  // an earlier try deleted it (the caller saw it before)
+      return;
+    }
+    const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
+    removed = delete_runs(tx, s_, Json::array({run_id}).dump()) == 1;
+    if (!removed) return;  // running: nothing written
+    insert_audit(tx, s_, action, "delete", workflow_id, run_id, {{"status", wf[0]["status"].as<std::string>()}});
+    tx.commit();
+  });
+  return removed;
+}
+
+PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run) {
+  PruneOutcome outcome;
+  const std::string due = fmt::format("status <> 'running' AND ended_at < {}.from_us($1)", s_);
+  if (dry_run) {
+    pool_.read([&](pqxx::connection& conn) {
+      pqxx::nontransaction tx(conn);
+      outcome.runs =
+          tx.exec_params1(fmt::format("SELECT count(*) FROM {}.workflows WHERE {}", s_, due), ended_before_us)[0]
+              .as<std::int64_t>();
+      outcome.batches = static_cast<int>((outcome.runs + prune_batch - 1) / prune_batch);
+    });
+    return outcome;
+  }
+  // The audit entry first, each batch adding its count to it in its own transaction: what is
+  // deleted is always accounted for, even if the prune stops half way.
+  std::int64_t audit_id = 0;
+  pool_.write("prune_audit", [&](pqxx::connection& conn, bool) {
+    pqxx::work tx(conn);
+    audit_id = insert_audit(tx, s_, action, "prune", "", "", {{"ended_before_us", ended_before_us}, {"runs", 0}});
+    tx.commit();
+  });
+  for (;;) {
+    std::int64_t deleted = 0;
+    // A retry after a lost answer just takes the next batch: the count comes from the audit row.
+    pool_.write("prune_batch", [&](pqxx::connection& conn, bool) {
+      pqxx::work tx(conn);
+      Json ids = Json::array();
+      for (const auto& row : tx.exec_params(
+               fmt::format("SELECT run_id::text FROM {}.workflows WHERE {} ORDER BY ended_at LIMIT {} FOR UPDATE SKIP "
+                           "LOCKED",
+                           s_, due, prune_batch),
+               ended_before_us)) {
+        ids.push_back(row[0].as<std::string>());
+      }
+      deleted = ids.empty() ? 0 : delete_runs(tx, s_, ids.dump());
+      tx.exec_params0(fmt::format("UPDATE {}.audit SET details = jsonb_set(details, '{{runs}}', "
+                                  "to_jsonb((details->>'runs')::bigint + $2)) WHERE audit_id = $1",
+                                  s_),
+                      audit_id, deleted);
+      tx.commit();
+    });
+    if (deleted == 0) break;
+    ++outcome.batches;
+  }
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    outcome.runs =
+        tx.exec_params1(fmt::format("SELECT (details->>'runs')::bigint FROM {}.audit WHERE audit_id = $1", s_), audit_id)[0]
+            .as<std::int64_t>();
+  });
+  return outcome;
+}
+
+std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us, const OperatorAction& action) {
+  std::int64_t expired = 0;
+  pool_.write("expire_idempotency_results", [&](pqxx::connection& conn, bool) {
+    pqxx::work tx(conn);
+    expired = static_cast<std::int64_t>(
+        tx.exec_params(fmt::format("DELETE FROM {0}.idempotent_results WHERE created_at < {0}.from_us($1) RETURNING 1",
+                                   s_),
+                       created_before_us)
+            .size());
+    insert_audit(tx, s_, action, "expire_idempotency_results", "", "",
+                 {{"created_before_us", created_before_us}, {"results", expired}});
+    tx.commit();
+  });
+  return expired;
+}
+
+bool RunStore::resume(const std::string& run_id, const Json& retry_steps, const Json& reopen_steps,
+                      const OperatorAction& action) {
+  bool resumed = false;
+  pool_.write("resume_run", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    auto run = tx.exec_params(fmt::format(R"(
+UPDATE {0}.workflows
+SET status = 'running', result = NULL, error_type = NULL, error_message = NULL, ended_at = NULL, runnable = true,
+    runnable_since = now(), wake_at = NULL, next_seq = next_seq + 1, lease_token = NULL, lease_owner = NULL,
+    lease_until = NULL, updated_at = now()
+WHERE run_id = $1::uuid AND status = 'failed' AND latest
+RETURNING workflow_id, next_seq - 1 AS seq)",
+                                          s_),
+                              run_id);
+    if (run.empty()) {
+      resumed = maybe_committed && !tx.exec_params(fmt::format("SELECT 1 FROM {}.audit WHERE run_id = $1::uuid AND "
+                                                               "action = 'resume' AND reason = $2 AND actor = $3",
+                                                               s_),
+                                                   run_id, action.reason, action.actor)
+                                         .empty();
+      return;
+    }
+    const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
+    const Json data = {{"retry_steps", retry_steps}, {"actor", action.actor}, {"reason", action.reason}};
+    tx.exec_params0(fmt::format("INSERT INTO {}.journal (run_id, workflow_id, seq, kind, data) "
+                                "VALUES ($1::uuid, $2, $3, 'workflow_resumed', $4::jsonb)",
+                                s_),
+                    run_id, workflow_id, run[0]["seq"].as<int>(), data.dump());
+    Json steps = retry_steps;
+    for (const auto& step : reopen_steps) steps.push_back(step);
+    tx.exec_params0(fmt::format(R"(
+UPDATE {}.tasks
+SET status = 'pending', attempt = 0, available_at = now(), first_started_at = NULL, attempt_started_at = NULL,
+    result = NULL, error_type = NULL, error_message = NULL, lease_token = NULL, lease_owner = NULL, claim_token = NULL,
+    lease_until = NULL, updated_at = now()
+WHERE run_id = $1::uuid AND step IN (SELECT jsonb_array_elements_text($2::jsonb)::int))",
+                                s_),
+                    run_id, steps.dump());
+    insert_audit(tx, s_, action, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
+    tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
+    resumed = true;
+    tx.commit();
+  });
+  return resumed;
+}
+
+bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
+  bool forked = false;
+  pool_.write("fork_run", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    if (maybe_committed && !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_),
+                                           run.run_id)
+                                .empty()) {
+      forked = true;  // an earlier try went in
+      return;
+    }
+    if (run.replace_latest) {
+      if (tx.exec_params(fmt::format("UPDATE {}.workflows SET latest = false WHERE workflow_id = $1 AND latest AND "
+                                     "status <> 'running' RETURNING 1",
+                                     s_),
+                         run.workflow_id)
+              .empty()) {
+        return;  // its latest run is running (again): nothing written
+      }
+    }
+    auto inserted = tx.exec_params(fmt::format(R"(
+INSERT INTO {0}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, forked_from_run,
+                           forked_from_step)
+VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), true, 'fork', $6::uuid, $7)
+ON CONFLICT (workflow_id) WHERE latest DO NOTHING
+RETURNING 1)",
+                                               s_),
+                                   run.workflow_id, run.run_id, run.name, run.input.dump(), run.events.dump(),
+                                   run.source_run_id, run.from_step);
+    if (inserted.empty()) return;  // the id is taken: nothing written
+    tx.exec_params0(fmt::format(R"(
+INSERT INTO {0}.journal (run_id, workflow_id, seq, kind, step, name, data)
+SELECT $1::uuid, $2, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data'
+FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord))",
+                                s_),
+                    run.run_id, run.workflow_id, run.events.dump());
+    tx.exec_params0(fmt::format(R"(
+INSERT INTO {0}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at)
+SELECT $1::uuid, $2, step, name, input, options, idempotency_key, 'pending', now()
+FROM {0}.tasks WHERE run_id = $3::uuid AND step IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",
+                                s_),
+                    run.run_id, run.workflow_id, run.source_run_id, run.open_steps.dump());
+    insert_audit(tx, s_, action, "fork", run.workflow_id, run.run_id,
+                 {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
+    tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
+    forked = true;
+    tx.commit();
+  });
+  return forked;
+}
+
+}  // namespace durable::pg

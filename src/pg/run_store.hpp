@@ -1,0 +1,60 @@
+// The management statements on runs: listing, reading and operator actions, each action in one
+// transaction with its audit entry. Inputs are validated by the caller (engine/runs.cpp); filters
+// build their SQL from the fields present, so each query is planned for what it asks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "durable/runs.hpp"
+
+namespace durable::pg {
+
+class ConnectionPool;
+
+// A run as a new one copies it (fork): events renumbered from 0, tasks for its steps still open.
+struct ForkedRun {
+  std::string workflow_id, run_id, name, source_run_id;
+  int from_step = 0;
+  Json input;
+  Json events = Json::array();  // [{kind, step, name, data}], in order
+  Json open_steps = Json::array();  // steps whose task is copied from the source, pending again
+  bool replace_latest = false;      // the id's latest run has ended: this one becomes the latest
+};
+
+class RunStore {
+ public:
+  explicit RunStore(ConnectionPool& pool);
+
+  // `cursor_us` / `cursor_run`: the last run of the page before (none for the first page).
+  RunPage list(const RunFilter& filter, int limit, std::optional<std::int64_t> cursor_us,
+               const std::string& cursor_run);
+  std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter);
+  std::optional<RunInfo> get(const std::string& run_id);
+  std::optional<RunInfo> latest(const std::string& workflow_id);
+  History history(const std::string& run_id, int from_seq, int limit);
+  std::vector<AuditEntry> audit(int limit, std::optional<std::int64_t> before);
+
+  bool cancel(const std::string& run_id, const OperatorAction& action);
+  // Deletes the run if it has ended; false if it is running (nothing written).
+  bool remove(const std::string& run_id, const OperatorAction& action);
+  PruneOutcome prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run);
+  std::int64_t expire_idempotency_results(std::int64_t created_before_us, const OperatorAction& action);
+  // Makes a failed latest run running again and journals workflow_resumed with `retry_steps` (json
+  // array), whose tasks, and those of `reopen_steps`, are pending again with fresh attempts.
+  // False if the run is no longer a failed latest run.
+  bool resume(const std::string& run_id, const Json& retry_steps, const Json& reopen_steps,
+              const OperatorAction& action);
+  // Inserts the forked run; false if the id's latest run is running (or, for a new id, exists).
+  bool fork(const ForkedRun& run, const OperatorAction& action);
+
+ private:
+  ConnectionPool& pool_;
+  std::string s_;  // the quoted schema
+  std::string workflows_channel_, tasks_channel_, ended_channel_;
+};
+
+}  // namespace durable::pg

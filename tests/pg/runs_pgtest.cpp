@@ -1,0 +1,284 @@
+// The management API (durable/runs.hpp) against a real PostgreSQL: list, read, resume, fork,
+// cancel, delete, prune and the audit trail, and bad input that writes nothing.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <set>
+
+#include "support/expect.hpp"
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+namespace {
+
+// An activity that fails until the test fixes its cause, and counts its bodies per input.
+std::atomic<bool> cause_fixed{false};
+std::atomic<int> flaky_bodies{0};
+const ActivityRef<int, int> flaky{"flaky"};
+const WorkflowRef<int, int> flaky_flow{"flaky_flow"};
+
+// Counts the bodies of AddActivity-like steps, to see which steps a fork runs again.
+std::atomic<int> counted_bodies{0};
+const ActivityRef<Pair, int> counted{"counted"};
+const WorkflowRef<int, int> counted_chain{"counted_chain"};
+
+void register_runs_definitions(Engine& engine) {
+  engine.add_activity(flaky, [](ActivityContext&, const int& x) {
+    ++flaky_bodies;
+    if (!cause_fixed) throw std::runtime_error("the ledger is closed");
+    return x * 2;
+  });
+  engine.add_workflow(flaky_flow, [](WorkflowContext& ctx, const int& x) {
+    const int a = ctx.call<AddActivity>(Pair{x, 1});
+    return ctx.call(flaky, a);
+  });
+  engine.add_activity(counted, [](ActivityContext&, const Pair& p) {
+    ++counted_bodies;
+    return p.a + p.b;
+  });
+  engine.add_workflow(counted_chain, [](WorkflowContext& ctx, const int& x) {
+    int v = x;
+    for (int i = 0; i < 5; ++i) v = ctx.call(counted, Pair{v, 1});
+    return v;
+  });
+}
+
+struct RunsEngine : RunningEngine {
+  RunsEngine() : RunningEngine({}, register_runs_definitions) {
+    cause_fixed = false;
+    flaky_bodies = 0;
+    counted_bodies = 0;
+  }
+  Runs& runs() { return engine.runs(); }
+  long long rows() const {
+    return db.count(
+        "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal) + "
+        "(SELECT count(*) FROM {s}.tasks) + (SELECT count(*) FROM {s}.attempts) + (SELECT count(*) FROM {s}.audit)");
+  }
+};
+
+const OperatorAction ops{"ops@example", "the ledger was reopened"};
+
+}  // namespace
+
+TEST_CASE_METHOD(RunsEngine, "runs are listed newest first, filtered, counted and paged stably while runs start",
+                 "[pg][runs]") {
+  for (int i = 0; i < 5; ++i) CHECK(engine.start_workflow<ChainWorkflow>("order-" + std::to_string(i), i).result(30s) == i + 5);
+  CHECK_THROWS_AS(engine.start_workflow<FailingWorkflow>("order-bad", "why").result(30s), WorkflowFailed);
+  CHECK(engine.start_workflow<HelloWorkflow>("greet-1", "ada").result(30s) == "hello, ada");
+
+  RunPage all = runs().list();
+  REQUIRE(all.runs.size() == 7);
+  CHECK(all.next_cursor.empty());
+  CHECK(all.runs.front().workflow_id == "greet-1");  // newest first
+  CHECK(all.runs.back().workflow_id == "order-0");
+
+  RunPage failed = runs().list({.filter = {.statuses = {WorkflowStatus::failed}}});
+  REQUIRE(failed.runs.size() == 1);
+  CHECK(failed.runs[0].workflow_id == "order-bad");
+  CHECK(runs().list({.filter = {.workflow_name = "chain"}}).runs.size() == 5);
+  CHECK(runs().list({.filter = {.id_prefix = "order-"}}).runs.size() == 6);
+  CHECK(runs().list({.filter = {.id_prefix = "order_"}}).runs.empty());  // '_' is no wildcard
+  CHECK(runs().list({.filter = {.statuses = {WorkflowStatus::completed, WorkflowStatus::failed},
+                                .workflow_name = "failing"}})
+            .runs.size() == 1);
+
+  auto counts = runs().count_by_status({.id_prefix = "order-"});
+  CHECK(counts[WorkflowStatus::completed] == 5);
+  CHECK(counts[WorkflowStatus::failed] == 1);
+  CHECK(counts.count(WorkflowStatus::running) == 0);
+
+  // Pages of 3, with a run started between pages: each run once, the new one on none.
+  std::vector<std::string> seen;
+  RunPage page = runs().list({.limit = 3});
+  for (const auto& r : page.runs) seen.push_back(r.run_id);
+  engine.start_workflow<HelloWorkflow>("greet-late", "bob").result(30s);
+  while (!page.next_cursor.empty()) {
+    page = runs().list({.limit = 3, .cursor = page.next_cursor});
+    for (const auto& r : page.runs) seen.push_back(r.run_id);
+  }
+  CHECK(seen.size() == 7);
+  CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == 7);
+  CHECK(runs().list().runs.size() == 8);
+
+  // Time ranges: nothing was created before the first run or ended in the future.
+  const auto first_created = all.runs.back().created_at;
+  CHECK(runs().list({.filter = {.created_until = first_created}}).runs.empty());
+  CHECK(runs().list({.filter = {.created_from = first_created}}).runs.size() == 8);
+  CHECK(runs().list({.filter = {.ended_from = std::chrono::system_clock::now() + 1h}}).runs.empty());
+}
+
+TEST_CASE_METHOD(RunsEngine, "a run reads in full, with its history of events and attempts", "[pg][runs]") {
+  auto run = engine.start_workflow(flaky_flow, "flaky-1", 20);
+  CHECK_THROWS_AS(run.result(30s), WorkflowFailed);
+  RunInfo info = runs().get(run.run_id());
+  CHECK(info.workflow_id == "flaky-1");
+  CHECK(info.workflow_name == "flaky_flow");
+  CHECK(info.status == WorkflowStatus::failed);
+  CHECK(info.input == 20);
+  CHECK(info.error_type == "durable::ActivityFailed");
+  CHECK_THAT(info.error_message, Catch::Contains("the ledger is closed"));
+  CHECK(info.started_by == StartedBy::call);
+  CHECK(info.latest);
+  CHECK(info.ended_at.has_value());
+  CHECK(info.activities == 2);
+  CHECK(info.attempts == 2);
+  CHECK(info.failed_attempts == 1);
+  CHECK(runs().latest("flaky-1").run_id == run.run_id());
+
+  History h = runs().history(run.run_id());
+  std::vector<std::string> kinds;
+  for (const auto& e : h.events) kinds.push_back(e.kind);
+  CHECK(kinds == std::vector<std::string>{"workflow_started", "activity_scheduled", "activity_completed",
+                                          "activity_scheduled", "activity_failed", "workflow_failed"});
+  CHECK_FALSE(h.next_seq.has_value());
+  REQUIRE(h.attempts.size() == 2);
+  CHECK(h.attempts[0].activity == "add");
+  CHECK(h.attempts[0].outcome == "completed");
+  CHECK(h.attempts[1].activity == "flaky");
+  CHECK(h.attempts[1].outcome == "failed");
+  CHECK_THAT(h.attempts[1].error_message, Catch::Contains("the ledger is closed"));
+
+  // Paged: two events a page, the attempts with the page that scheduled their activity.
+  History first = runs().history(run.run_id(), {.from_seq = 0, .limit = 2});
+  CHECK(first.events.size() == 2);
+  REQUIRE(first.next_seq == 2);
+  CHECK(first.attempts.size() == 1);
+  History second = runs().history(run.run_id(), {.from_seq = 2, .limit = 2});
+  CHECK(second.events.front().seq == 2);
+  CHECK(second.attempts.size() == 1);
+  CHECK(second.attempts[0].activity == "flaky");
+}
+
+TEST_CASE_METHOD(RunsEngine, "a failed run resumes from its journal: the failed step gets new attempts, nothing before it runs again",
+                 "[pg][runs]") {
+  auto run = engine.start_workflow(flaky_flow, "flaky-2", 5);
+  CHECK_THROWS_AS(run.result(30s), WorkflowFailed);
+  CHECK(flaky_bodies == 1);
+  cause_fixed = true;  // the operator fixes the cause, then resumes
+  auto resumed = runs().resume(run.run_id(), ops);
+  CHECK(resumed.run_id() == run.run_id());
+  CHECK(WorkflowHandle<int>(resumed).result(30s) == 12);
+  CHECK(run.status() == WorkflowStatus::completed);
+  CHECK(flaky_bodies == 2);
+  // The add step ran once; the journal shows the failure, the resume and what came after.
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() +
+                 "' AND kind = 'activity_completed' AND name = 'add'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() + "' AND kind = 'workflow_resumed'") ==
+        1);
+  auto audit = runs().audit();
+  REQUIRE(audit.size() == 1);
+  CHECK(audit[0].action == "resume");
+  CHECK(audit[0].actor == "ops@example");
+  CHECK(audit[0].reason == "the ledger was reopened");
+  CHECK(audit[0].run_id == run.run_id());
+  CHECK(audit[0].workflow_id == "flaky-2");
+  // A completed run is not resumed again.
+  expect_throw<InvalidRunState>([&] { runs().resume(run.run_id(), ops); }, "is completed",
+                                "only a failed run can be resumed", "fork it");
+}
+
+TEST_CASE_METHOD(RunsEngine, "a fork from step N copies the steps before N and runs the rest with the current code",
+                 "[pg][runs]") {
+  auto source = engine.start_workflow(counted_chain, "ledger-1", 10);
+  CHECK(source.result(30s) == 15);
+  CHECK(counted_bodies == 5);
+
+  auto forked = runs().fork(source.run_id(), 2, ops, {.workflow_id = "ledger-1-replay"});
+  CHECK(WorkflowHandle<int>(forked).result(30s) == 15);
+  CHECK(counted_bodies == 8);  // steps 2, 3 and 4 ran again; 0 and 1 came from the source's journal
+  RunInfo info = runs().get(forked.run_id());
+  CHECK(info.started_by == StartedBy::fork);
+  CHECK(info.forked_from_run == source.run_id());
+  CHECK(info.forked_from_step == 2);
+  CHECK(info.input == 10);
+
+  // Under the same id, once its latest run has ended: the fork becomes the latest run.
+  auto again = runs().fork(source.run_id(), 0, ops);
+  CHECK(WorkflowHandle<int>(again).result(30s) == 15);
+  CHECK(engine.workflow("ledger-1").run_id() == again.run_id());
+  CHECK(source.result(1s) == 15);  // the source run is kept, with its history
+
+  // Outside the journal: the message names the valid range.
+  const long long before = rows();
+  expect_throw<InvalidArgument>([&] { runs().fork(source.run_id(), 6, ops); }, "has steps 0 to 4", "give 0",
+                                "to 5");
+  expect_throw<InvalidArgument>([&] { runs().fork(source.run_id(), -1, ops); }, "from step -1");
+  expect_throw<WorkflowAlreadyStarted>(
+      [&] { runs().fork(source.run_id(), 1, ops, {.workflow_id = "ledger-1-replay"}); }, "ledger-1-replay");
+  CHECK(rows() == before);
+  auto audit = runs().audit();
+  REQUIRE(audit.size() == 2);
+  CHECK(audit[0].action == "fork");
+  CHECK(audit[0].details["from_step"] == 0);
+}
+
+TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prune deletes runs ended before a cutoff",
+                 "[pg][runs]") {
+  auto first = engine.start_workflow<HelloWorkflow>("tidy", "one");
+  CHECK(first.result(30s) == "hello, one");
+  auto second = engine.start_workflow<HelloWorkflow>("tidy", "two", {.id_reuse = IdReusePolicy::allow_if_ended});
+  CHECK(second.result(30s) == "hello, two");
+  runs().remove(second.run_id(), ops);
+  expect_throw<WorkflowNotFound>([&] { runs().get(second.run_id()); }, second.run_id());
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + second.run_id() + "'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE run_id = '" + second.run_id() + "'") == 0);
+  CHECK(engine.workflow("tidy").run_id() == first.run_id());  // the newest run left is the latest again
+
+  for (int i = 0; i < 5; ++i) engine.start_workflow<ChainWorkflow>("old-" + std::to_string(i), i).result(30s);
+  const auto cutoff = std::chrono::system_clock::now() + 1s;  // the database clock is this machine's
+  auto nap = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);  // running: never pruned
+  PruneOutcome dry = runs().prune(cutoff, ops, true);
+  CHECK(dry.runs == 6);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 7);
+  PruneOutcome pruned = runs().prune(cutoff, ops);
+  CHECK(pruned.runs == 6);
+  CHECK(pruned.batches == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id <> 'napping'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 0);
+  CHECK(nap.status() == WorkflowStatus::running);
+  auto audit = runs().audit();
+  REQUIRE(audit.size() == 2);  // the dry run recorded nothing
+  CHECK(audit[0].action == "prune");
+  CHECK(audit[0].details["runs"] == 6);
+  CHECK(audit[1].action == "delete");
+  CHECK(runs().audit({.limit = 1, .before = audit[0].id}).at(0).id == audit[1].id);
+  CHECK(runs().cancel(nap.run_id(), ops));
+  CHECK_FALSE(runs().cancel(nap.run_id(), ops));  // ended already: nothing recorded
+  CHECK(runs().audit().size() == 3);
+}
+
+TEST_CASE_METHOD(RunsEngine, "bad management input gets a typed error that says what was wrong, and writes nothing",
+                 "[pg][runs][bad-input]") {
+  auto nap = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 1; }));
+  const long long before = rows();
+  expect_throw<InvalidArgument>([&] { runs().list({.limit = 0}); }, "limit 0", "1 to 1000");
+  expect_throw<InvalidArgument>([&] { runs().list({.limit = 1001}); }, "limit 1001");
+  const auto now = std::chrono::system_clock::now();
+  expect_throw<InvalidArgument>([&] { runs().list({.filter = {.created_from = now, .created_until = now - 1h}}); },
+                                "created range", "`from` must be before `until`");
+  expect_throw<InvalidArgument>([&] { runs().count_by_status({.ended_from = now, .ended_until = now}); },
+                                "ended range");
+  expect_throw<InvalidArgument>([&] { runs().list({.cursor = "not-a-cursor"}); }, "cursor 'not-a-cursor' is malformed");
+  expect_throw<InvalidArgument>([&] { runs().list({.filter = {.parent_run_id = "x"}}); }, "not a run id");
+  expect_throw<InvalidArgument>([&] { runs().history(nap.run_id(), {.limit = 0}); }, "history limit 0");
+  expect_throw<WorkflowNotFound>([&] { runs().get("00000000-0000-0000-0000-000000000000"); }, "no run with run id");
+  expect_throw<WorkflowNotFound>([&] { runs().latest("nobody"); }, "no workflow with id 'nobody'");
+  expect_throw<WorkflowNotFound>([&] { runs().history("bogus"); }, "no run with run id 'bogus'");
+  expect_throw<InvalidArgument>([&] { runs().cancel(nap.run_id(), {"ops", ""}); }, "needs a reason");
+  expect_throw<InvalidArgument>([&] { runs().cancel(nap.run_id(), {"ops", "  "}); }, "needs a reason");
+  expect_throw<InvalidRunState>([&] { runs().remove(nap.run_id(), ops); }, "is running",
+                                "only an ended run can be deleted");
+  expect_throw<InvalidRunState>([&] { runs().resume(nap.run_id(), ops); }, "is running",
+                                "only a failed run can be resumed");
+  expect_throw<InvalidRunState>([&] { runs().fork(nap.run_id(), 0, ops); }, "is running", "cancel it first",
+                                "ForkOptions::workflow_id");
+  expect_throw<InvalidArgument>([&] { runs().prune(now, {"ops", ""}); }, "needs a reason");
+  CHECK(rows() == before);
+  CHECK(nap.status() == WorkflowStatus::running);
+}
