@@ -34,6 +34,10 @@ struct EngineOptions {
   // An idempotency key reused with another input: false logs a warning and reuses the result;
   // true fails the activity (durable::IdempotencyKeyConflict, not retried).
   bool idempotency_input_mismatch_fails = false;
+  // > 0: ended runs are deleted with their history once they ended longer ago than this, by
+  // whichever started engine takes the turn (Runs::prune, audited as this engine). 0: kept until
+  // pruned or deleted through Engine::runs().
+  Duration retention{0};
 };
 
 // What starting a workflow under an id that already has a run does.

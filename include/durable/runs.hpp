@@ -43,12 +43,12 @@ std::string_view to_string(StartedBy started_by);
 struct RunFilter {
   std::vector<WorkflowStatus> statuses{};  // any of these; empty: any status
   std::string workflow_name{};
-  std::string id_prefix{};                 // workflow ids starting with these bytes
+  std::string id_prefix{};                                   // workflow ids starting with these bytes
   std::optional<TimePoint> created_from{}, created_until{};  // [from, until)
   std::optional<TimePoint> ended_from{}, ended_until{};      // [from, until); ended runs only
-  std::string schedule_id{};               // runs this schedule started
-  std::string trigger{};                   // runs this trigger started
-  std::string parent_run_id{};             // children of this run
+  std::string schedule_id{};                                 // runs this schedule started
+  std::string trigger{};                                     // runs this trigger started
+  std::string parent_run_id{};                               // children of this run
 };
 
 struct RunQuery {

@@ -14,6 +14,7 @@
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
 #include "pipeline/runner.hpp"
+#include "pipeline/retention.hpp"
 #include "pipeline/scheduler.hpp"
 #include "base/uuid.hpp"
 
@@ -67,6 +68,11 @@ EngineOptions checked(EngineOptions o) {
   positive(o.poll_interval, "poll_interval");
   positive(o.workflow_lease, "workflow_lease");
   positive(o.lease_margin, "lease_margin");
+  if (o.retention < Duration{0}) {
+    throw InvalidOptions(fmt::format(
+        "EngineOptions::retention = {}ms is invalid: use 0 to keep ended runs until pruned, or how long to keep them",
+        o.retention.count()));
+  }
   check_instance_name(o.instance);
   return o;
 }
@@ -161,6 +167,10 @@ void EngineCore::start() {
   // Every engine fires schedules; row locks keep each fire once.
   scheduler_ = std::make_unique<Scheduler>(schedule_store(), options_.poll_interval, signals_, stopping_);
   threads_.emplace_back([this] { scheduler_->loop(); });
+  if (options_.retention > Duration{0}) {
+    retention_ = std::make_unique<Retention>(run_store(), options_.retention, owner_, signals_, stopping_);
+    threads_.emplace_back([this] { retention_->loop(); });
+  }
   listen_once();
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
                         registry_.workflows.size(), registry_.activities.size(), options_.schema);
@@ -192,6 +202,7 @@ void EngineCore::stop() {
   }
   runner_.reset();
   scheduler_.reset();
+  retention_.reset();
   detail::logger().info("engine '{}' stopped", owner_);
 }
 

@@ -23,6 +23,7 @@ namespace durable::detail {
 class Dispatcher;
 class Runner;
 class Scheduler;
+class Retention;
 
 // Throws InvalidWorkflowId unless the id is 1 to 1000 bytes without NUL.
 void check_workflow_id(const std::string& id);
@@ -75,6 +76,7 @@ class EngineCore {
   std::unique_ptr<Runner> runner_;
   std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<Retention> retention_;  // when EngineOptions::retention is on
   std::vector<std::thread> threads_;
   std::once_flag listener_once_;
   std::thread listener_;

@@ -75,8 +75,8 @@ void check_action(const OperatorAction& action) {
 std::pair<std::int64_t, std::string> parse_cursor(const std::string& cursor) {
   const auto dot = cursor.find('.');
   const auto bad = [&] {
-    return InvalidArgument(fmt::format("cursor '{}' is malformed: pass RunPage::next_cursor of the page before as it is",
-                                       detail::printable(cursor)));
+    return InvalidArgument(fmt::format(
+        "cursor '{}' is malformed: pass RunPage::next_cursor of the page before as it is", detail::printable(cursor)));
   };
   if (dot == std::string::npos || dot == 0 || dot > 19) throw bad();
   for (std::size_t i = 0; i < dot; ++i) {
@@ -148,8 +148,8 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
                                       run.status == WorkflowStatus::running ? "" : "; fork it to run it again"));
   }
   if (!run.latest) {
-    throw InvalidRunState(fmt::format("{}, and a newer run of its id exists: resume that one, or fork this one",
-                                      describe(run)));
+    throw InvalidRunState(
+        fmt::format("{}, and a newer run of its id exists: resume that one, or fork this one", describe(run)));
   }
   // The activity whose failure failed the run (when it was one) runs again; so do the activities
   // it had scheduled and never seen finish (their tasks were dropped when it ended).
@@ -189,9 +189,10 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
   journal.apply(events);
   const int steps = static_cast<int>(journal.steps.size());
   if (from_step < 0 || from_step > steps) {
-    throw InvalidArgument(fmt::format("cannot fork run {} from step {}: its journal has steps 0 to {}; give 0 (start "
-                                      "over) to {} (after its last step)",
-                                      run_id, from_step, steps - 1, steps));
+    throw InvalidArgument(
+        fmt::format("cannot fork run {} from step {}: its journal has steps 0 to {}; give 0 (start "
+                    "over) to {} (after its last step)",
+                    run_id, from_step, steps - 1, steps));
   }
   // Failures that a resume voided are not copied (the steps after them ran again).
   std::vector<int> voided_before(static_cast<std::size_t>(steps), -1);  // per step: seq of the last resume retrying it
@@ -222,7 +223,8 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
   }
   for (int step = 0; step < from_step; ++step) {
     const auto& s = journal.steps[static_cast<std::size_t>(step)];
-    if (s.kind == detail::StepKind::activity && !finished[static_cast<std::size_t>(step)]) run.open_steps.push_back(step);
+    if (s.kind == detail::StepKind::activity && !finished[static_cast<std::size_t>(step)])
+      run.open_steps.push_back(step);
   }
   if (!core_->run_store().fork(run, action)) {
     auto existing = core_->store().read_workflow(run.workflow_id);
@@ -236,8 +238,8 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
   }
   core_->signals().workflow_work.notify_one();
   core_->signals().task_work.notify();
-  detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, from_step, run_id,
-                        action.actor, action.reason);
+  detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, from_step, run_id, action.actor,
+                        action.reason);
   return UntypedWorkflowHandle(core_, run.workflow_id, run.run_id);
 }
 

@@ -122,10 +122,11 @@ std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, cons
                           const char* what, const std::string& workflow_id, const std::string& run_id,
                           const Json& details) {
   return tx
-      .exec_params1(fmt::format("INSERT INTO {}.audit (actor, action, reason, workflow_id, run_id, details) "
-                                "VALUES ($1, $2, $3, nullif($4, ''), nullif($5, '')::uuid, $6::jsonb) RETURNING audit_id",
-                                s),
-                    action.actor, what, action.reason, workflow_id, run_id, details.dump())[0]
+      .exec_params1(
+          fmt::format("INSERT INTO {}.audit (actor, action, reason, workflow_id, run_id, details) "
+                      "VALUES ($1, $2, $3, nullif($4, ''), nullif($5, '')::uuid, $6::jsonb) RETURNING audit_id",
+                      s),
+          action.actor, what, action.reason, workflow_id, run_id, details.dump())[0]
       .as<std::int64_t>();
 }
 
@@ -178,10 +179,10 @@ RunPage RunStore::list(const RunFilter& filter, int limit, std::optional<std::in
       where += fmt::format(" AND (w.created_at, w.run_id) < ({}.from_us({}), {}::uuid)", s_, *cursor_us,
                            tx.quote(cursor_run));
     }
-    auto rows = tx.exec(fmt::format("SELECT {} FROM {}.workflows w WHERE {} ORDER BY w.created_at DESC, w.run_id DESC "
-                                    "LIMIT {}",
-                                    fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)), s_, where,
-                                    limit + 1));
+    auto rows =
+        tx.exec(fmt::format("SELECT {} FROM {}.workflows w WHERE {} ORDER BY w.created_at DESC, w.run_id DESC "
+                            "LIMIT {}",
+                            fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)), s_, where, limit + 1));
     for (const auto& row : rows) {
       if (static_cast<int>(page.runs.size()) == limit) {
         const RunSummary& last = page.runs.back();
@@ -238,10 +239,11 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
     h = {};
     pqxx::nontransaction tx(conn);
     auto events = tx.exec_params(
-        fmt::format("SELECT seq, kind, coalesce(step, -1) AS step, coalesce(name, '') AS name, "
-                    "{0}.epoch_us(created_at) AS at_us, data::text FROM {0}.journal WHERE run_id = $1::uuid AND seq >= $2 "
-                    "ORDER BY seq LIMIT $3",
-                    s_),
+        fmt::format(
+            "SELECT seq, kind, coalesce(step, -1) AS step, coalesce(name, '') AS name, "
+            "{0}.epoch_us(created_at) AS at_us, data::text FROM {0}.journal WHERE run_id = $1::uuid AND seq >= $2 "
+            "ORDER BY seq LIMIT $3",
+            s_),
         run_id, from_seq, limit + 1);
     std::string steps;  // of the activities these events schedule, as a Postgres array
     for (const auto& row : events) {
@@ -256,7 +258,8 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
       e.name = row["name"].as<std::string>();
       e.at = time_of(row["at_us"].as<std::int64_t>());
       e.data = Json::parse(row["data"].c_str());
-      if (e.kind == to_text(EventKind::activity_scheduled)) steps += (steps.empty() ? "" : ",") + std::to_string(e.step);
+      if (e.kind == to_text(EventKind::activity_scheduled))
+        steps += (steps.empty() ? "" : ",") + std::to_string(e.step);
     }
     if (steps.empty()) return;
     auto attempts = tx.exec_params(fmt::format(R"(
@@ -292,10 +295,11 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
     entries.clear();
     pqxx::nontransaction tx(conn);
     for (const auto& row : tx.exec_params(
-             fmt::format("SELECT audit_id, {0}.epoch_us(at) AS at_us, actor, action, reason, "
-                         "coalesce(workflow_id, '') AS workflow_id, coalesce(run_id::text, '') AS run_id, details::text "
-                         "FROM {0}.audit WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2",
-                         s_),
+             fmt::format(
+                 "SELECT audit_id, {0}.epoch_us(at) AS at_us, actor, action, reason, "
+                 "coalesce(workflow_id, '') AS workflow_id, coalesce(run_id::text, '') AS run_id, details::text "
+                 "FROM {0}.audit WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2",
+                 s_),
              before.value_or(INT64_MAX), limit)) {
       AuditEntry& e = entries.emplace_back();
       e.id = row["audit_id"].as<std::int64_t>();
@@ -323,7 +327,7 @@ bool RunStore::cancel(const std::string& run_id, const OperatorAction& action) {
                                                                  "action = 'cancel' AND reason = $2 AND actor = $3",
                                                                  s_),
                                                      run_id, action.reason, action.actor)
-                                           .empty();
+                                          .empty();
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
@@ -351,7 +355,7 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
   return removed;
 }
 
-PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run) {
+PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run, bool exclusive) {
   PruneOutcome outcome;
   const std::string due = fmt::format("status <> 'running' AND ended_at < {}.from_us($1)", s_);
   if (dry_run) {
@@ -364,19 +368,21 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
     });
     return outcome;
   }
-  // The audit entry first, each batch adding its count to it in its own transaction: what is
-  // deleted is always accounted for, even if the prune stops half way.
+  // One audit entry, written with the first batch that deletes anything and counting every batch
+  // in the batch's own transaction: what is deleted is accounted for, even if the prune stops half way.
   std::int64_t audit_id = 0;
-  pool_.write("prune_audit", [&](pqxx::connection& conn, bool) {
-    pqxx::work tx(conn);
-    audit_id = insert_audit(tx, s_, action, "prune", "", "", {{"ended_before_us", ended_before_us}, {"runs", 0}});
-    tx.commit();
-  });
   for (;;) {
     std::int64_t deleted = 0;
-    // A retry after a lost answer just takes the next batch: the count comes from the audit row.
+    bool locked = true;
     pool_.write("prune_batch", [&](pqxx::connection& conn, bool) {
       pqxx::work tx(conn);
+      deleted = 0;
+      if (exclusive) {
+        locked = tx.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended('durable.retention:' || $1, 0))",
+                                 pool_.schema())[0]
+                     .as<bool>();
+        if (!locked) return;  // another engine prunes now
+      }
       Json ids = Json::array();
       for (const auto& row : tx.exec_params(
                fmt::format("SELECT run_id::text FROM {}.workflows WHERE {} ORDER BY ended_at LIMIT {} FOR UPDATE SKIP "
@@ -385,22 +391,26 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
                ended_before_us)) {
         ids.push_back(row[0].as<std::string>());
       }
-      deleted = ids.empty() ? 0 : delete_runs(tx, s_, ids.dump());
-      tx.exec_params0(fmt::format("UPDATE {}.audit SET details = jsonb_set(details, '{{runs}}', "
-                                  "to_jsonb((details->>'runs')::bigint + $2)) WHERE audit_id = $1",
-                                  s_),
-                      audit_id, deleted);
+      if (ids.empty()) return;
+      deleted = delete_runs(tx, s_, ids.dump());
+      // After a lost answer the entry may not exist: then this batch starts a new one.
+      const bool counted =
+          audit_id != 0 && !tx.exec_params(fmt::format("UPDATE {}.audit SET details = jsonb_set(details, "
+                                                       "'{{runs}}', to_jsonb((details->>'runs')::bigint "
+                                                       "+ $2)) WHERE audit_id = $1 RETURNING 1",
+                                                       s_),
+                                           audit_id, deleted)
+                                .empty();
+      if (!counted) {
+        audit_id =
+            insert_audit(tx, s_, action, "prune", "", "", {{"ended_before_us", ended_before_us}, {"runs", deleted}});
+      }
       tx.commit();
     });
-    if (deleted == 0) break;
+    if (!locked || deleted == 0) break;
+    outcome.runs += deleted;
     ++outcome.batches;
   }
-  pool_.read([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    outcome.runs =
-        tx.exec_params1(fmt::format("SELECT (details->>'runs')::bigint FROM {}.audit WHERE audit_id = $1", s_), audit_id)[0]
-            .as<std::int64_t>();
-  });
   return outcome;
 }
 
@@ -409,9 +419,9 @@ std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us
   pool_.write("expire_idempotency_results", [&](pqxx::connection& conn, bool) {
     pqxx::work tx(conn);
     expired = static_cast<std::int64_t>(
-        tx.exec_params(fmt::format("DELETE FROM {0}.idempotent_results WHERE created_at < {0}.from_us($1) RETURNING 1",
-                                   s_),
-                       created_before_us)
+        tx.exec_params(
+              fmt::format("DELETE FROM {0}.idempotent_results WHERE created_at < {0}.from_us($1) RETURNING 1", s_),
+              created_before_us)
             .size());
     insert_audit(tx, s_, action, "expire_idempotency_results", "", "",
                  {{"created_before_us", created_before_us}, {"results", expired}});
@@ -439,7 +449,7 @@ RETURNING workflow_id, next_seq - 1 AS seq)",
                                                                "action = 'resume' AND reason = $2 AND actor = $3",
                                                                s_),
                                                    run_id, action.reason, action.actor)
-                                         .empty();
+                                        .empty();
       return;
     }
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
@@ -470,9 +480,8 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
   bool forked = false;
   pool_.write("fork_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    if (maybe_committed && !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_),
-                                           run.run_id)
-                                .empty()) {
+    if (maybe_committed &&
+        !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_), run.run_id).empty()) {
       forked = true;  // an earlier try went in
       return;
     }

@@ -20,7 +20,7 @@ struct ForkedRun {
   std::string workflow_id, run_id, name, source_run_id;
   int from_step = 0;
   Json input;
-  Json events = Json::array();  // [{kind, step, name, data}], in order
+  Json events = Json::array();      // [{kind, step, name, data}], in order
   Json open_steps = Json::array();  // steps whose task is copied from the source, pending again
   bool replace_latest = false;      // the id's latest run has ended: this one becomes the latest
 };
@@ -41,7 +41,9 @@ class RunStore {
   bool cancel(const std::string& run_id, const OperatorAction& action);
   // Deletes the run if it has ended; false if it is running (nothing written).
   bool remove(const std::string& run_id, const OperatorAction& action);
-  PruneOutcome prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run);
+  // `exclusive`: each batch first takes the schema's retention lock, and the prune stops when
+  // another engine holds it (periodic retention: one engine at a time).
+  PruneOutcome prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run, bool exclusive = false);
   std::int64_t expire_idempotency_results(std::int64_t created_before_us, const OperatorAction& action);
   // Makes a failed latest run running again and journals workflow_resumed with `retry_steps` (json
   // array), whose tasks, and those of `reopen_steps`, are pending again with fresh attempts.

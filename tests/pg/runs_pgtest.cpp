@@ -66,7 +66,8 @@ const OperatorAction ops{"ops@example", "the ledger was reopened"};
 
 TEST_CASE_METHOD(RunsEngine, "runs are listed newest first, filtered, counted and paged stably while runs start",
                  "[pg][runs]") {
-  for (int i = 0; i < 5; ++i) CHECK(engine.start_workflow<ChainWorkflow>("order-" + std::to_string(i), i).result(30s) == i + 5);
+  for (int i = 0; i < 5; ++i)
+    CHECK(engine.start_workflow<ChainWorkflow>("order-" + std::to_string(i), i).result(30s) == i + 5);
   CHECK_THROWS_AS(engine.start_workflow<FailingWorkflow>("order-bad", "why").result(30s), WorkflowFailed);
   CHECK(engine.start_workflow<HelloWorkflow>("greet-1", "ada").result(30s) == "hello, ada");
 
@@ -82,8 +83,9 @@ TEST_CASE_METHOD(RunsEngine, "runs are listed newest first, filtered, counted an
   CHECK(runs().list({.filter = {.workflow_name = "chain"}}).runs.size() == 5);
   CHECK(runs().list({.filter = {.id_prefix = "order-"}}).runs.size() == 6);
   CHECK(runs().list({.filter = {.id_prefix = "order_"}}).runs.empty());  // '_' is no wildcard
-  CHECK(runs().list({.filter = {.statuses = {WorkflowStatus::completed, WorkflowStatus::failed},
-                                .workflow_name = "failing"}})
+  CHECK(runs()
+            .list({.filter = {.statuses = {WorkflowStatus::completed, WorkflowStatus::failed},
+                              .workflow_name = "failing"}})
             .runs.size() == 1);
 
   auto counts = runs().count_by_status({.id_prefix = "order-"});
@@ -153,8 +155,10 @@ TEST_CASE_METHOD(RunsEngine, "a run reads in full, with its history of events an
   CHECK(second.attempts[0].activity == "flaky");
 }
 
-TEST_CASE_METHOD(RunsEngine, "a failed run resumes from its journal: the failed step gets new attempts, nothing before it runs again",
-                 "[pg][runs]") {
+TEST_CASE_METHOD(
+    RunsEngine,
+    "a failed run resumes from its journal: the failed step gets new attempts, nothing before it runs again",
+    "[pg][runs]") {
   auto run = engine.start_workflow(flaky_flow, "flaky-2", 5);
   CHECK_THROWS_AS(run.result(30s), WorkflowFailed);
   CHECK(flaky_bodies == 1);
@@ -167,8 +171,8 @@ TEST_CASE_METHOD(RunsEngine, "a failed run resumes from its journal: the failed 
   // The add step ran once; the journal shows the failure, the resume and what came after.
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() +
                  "' AND kind = 'activity_completed' AND name = 'add'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() + "' AND kind = 'workflow_resumed'") ==
-        1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() +
+                 "' AND kind = 'workflow_resumed'") == 1);
   auto audit = runs().audit();
   REQUIRE(audit.size() == 1);
   CHECK(audit[0].action == "resume");
@@ -204,8 +208,7 @@ TEST_CASE_METHOD(RunsEngine, "a fork from step N copies the steps before N and r
 
   // Outside the journal: the message names the valid range.
   const long long before = rows();
-  expect_throw<InvalidArgument>([&] { runs().fork(source.run_id(), 6, ops); }, "has steps 0 to 4", "give 0",
-                                "to 5");
+  expect_throw<InvalidArgument>([&] { runs().fork(source.run_id(), 6, ops); }, "has steps 0 to 4", "give 0", "to 5");
   expect_throw<InvalidArgument>([&] { runs().fork(source.run_id(), -1, ops); }, "from step -1");
   expect_throw<WorkflowAlreadyStarted>(
       [&] { runs().fork(source.run_id(), 1, ops, {.workflow_id = "ledger-1-replay"}); }, "ledger-1-replay");
@@ -229,7 +232,7 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   CHECK(engine.workflow("tidy").run_id() == first.run_id());  // the newest run left is the latest again
 
   for (int i = 0; i < 5; ++i) engine.start_workflow<ChainWorkflow>("old-" + std::to_string(i), i).result(30s);
-  const auto cutoff = std::chrono::system_clock::now() + 1s;  // the database clock is this machine's
+  const auto cutoff = std::chrono::system_clock::now() + 1s;                // the database clock is this machine's
   auto nap = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);  // running: never pruned
   PruneOutcome dry = runs().prune(cutoff, ops, true);
   CHECK(dry.runs == 6);
@@ -281,4 +284,33 @@ TEST_CASE_METHOD(RunsEngine, "bad management input gets a typed error that says 
   expect_throw<InvalidArgument>([&] { runs().prune(now, {"ops", ""}); }, "needs a reason");
   CHECK(rows() == before);
   CHECK(nap.status() == WorkflowStatus::running);
+}
+
+TEST_CASE("retention prunes runs that ended longer ago than it, from one engine at a time", "[pg][runs][retention]") {
+  TestDb db;
+  auto options = db.options();
+  options.retention = 1s;
+  Engine first(options), second(options);
+  register_all(first);
+  register_all(second);
+  first.start();
+  second.start();
+  for (int i = 0; i < 4; ++i)
+    CHECK(first.start_workflow<HelloWorkflow>("kept-" + std::to_string(i), "x").result(30s) == "hello, x");
+  auto nap = first.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
+  CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows") == 1; }, 15s));
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id <> 'napping'") == 0);
+  CHECK(nap.status() == WorkflowStatus::running);
+  auto audit = first.runs().audit();
+  REQUIRE_FALSE(audit.empty());
+  long long pruned = 0;
+  for (const auto& e : audit) {
+    CHECK(e.action == "prune");
+    CHECK_THAT(e.reason, Catch::Contains("retention: runs that ended more than 1000 ms ago"));
+    CHECK_THAT(e.actor, Catch::Contains("default@"));
+    pruned += e.details["runs"].get<long long>();
+  }
+  CHECK(pruned == 4);  // each run pruned once, by one of the two engines
+  options.retention = -1s;
+  expect_throw<InvalidOptions>([&] { Engine bad(options); }, "EngineOptions::retention = -1000ms is invalid");
 }
