@@ -54,9 +54,8 @@ int main() {
 
   // [list-failed]
   durable::Runs& runs = engine.runs();
-  durable::RunPage failed = runs.list({.filter = {.statuses = {durable::WorkflowStatus::failed},
-                                                  .workflow_name = "invoice"},
-                                       .limit = 50});
+  durable::RunPage failed =
+      runs.list({.filter = {.statuses = {durable::WorkflowStatus::failed}, .workflow_name = "invoice"}, .limit = 50});
   for (const durable::RunSummary& run : failed.runs) {
     fmt::print("failed: {} (run {})\n", run.workflow_id, run.run_id);
   }

@@ -151,8 +151,9 @@ DELETE FROM {0}.workflows WHERE run_id IN (SELECT run_id FROM v) RETURNING workf
   if (!orphaned.empty()) {
     tx.exec_params0(fmt::format(R"(
 UPDATE {0}.workflows SET latest = true
-WHERE run_id IN (SELECT DISTINCT ON (workflow_id) run_id FROM {0}.workflows
-                 WHERE workflow_id IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY workflow_id, created_at DESC))",
+WHERE run_id IN (SELECT DISTINCT ON (workflow_id) run_id FROM {0}.workflows  -- by workflows_by_id, in byte order
+                 WHERE workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
+                 ORDER BY workflow_id, created_at DESC))",
                                 s),
                     orphaned.dump());
   }

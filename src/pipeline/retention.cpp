@@ -11,15 +11,16 @@ namespace durable::detail {
 void Retention::loop() {
   // A tenth of the retention between rounds (so a run outlives it by at most a tenth), within
   // one second and one hour.
-  const Duration every =
-      std::clamp<Duration>(retention_ / 10, std::chrono::seconds{1}, std::chrono::hours{1});
-  const OperatorAction action{owner_, fmt::format("retention: runs that ended more than {} ms ago", retention_.count())};
+  const Duration every = std::clamp<Duration>(retention_ / 10, std::chrono::seconds{1}, std::chrono::hours{1});
+  const OperatorAction action{owner_,
+                              fmt::format("retention: runs that ended more than {} ms ago", retention_.count())};
   while (!stopping_.load()) {
     const auto seen = signals_.schedule_work.generation();
     try {
       const auto cutoff = std::chrono::system_clock::now() - retention_;
-      const PruneOutcome pruned = store_.prune(
-          std::chrono::duration_cast<std::chrono::microseconds>(cutoff.time_since_epoch()).count(), action, false, true);
+      const PruneOutcome pruned =
+          store_.prune(std::chrono::duration_cast<std::chrono::microseconds>(cutoff.time_since_epoch()).count(), action,
+                       false, true);
       if (pruned.runs > 0) logger().info("retention pruned {} run(s) in {} batch(es)", pruned.runs, pruned.batches);
     } catch (const std::exception& e) {
       logger().warn("retention: {}", e.what());
@@ -27,7 +28,8 @@ void Retention::loop() {
     const auto until = std::chrono::steady_clock::now() + every;
     auto s = seen;
     while (!stopping_.load() && std::chrono::steady_clock::now() < until) {
-      signals_.schedule_work.wait_for(s, std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()));
+      signals_.schedule_work.wait_for(s,
+                                      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()));
       s = signals_.schedule_work.generation();
     }
   }

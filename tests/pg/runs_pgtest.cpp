@@ -314,3 +314,71 @@ TEST_CASE("retention prunes runs that ended longer ago than it, from one engine 
   options.retention = -1s;
   expect_throw<InvalidOptions>([&] { Engine bad(options); }, "EngineOptions::retention = -1000ms is invalid");
 }
+
+TEST_CASE("the management statements find rows by index, never by reading a whole table", "[pg][runs][fast-path]") {
+  TestDb db;
+  {
+    Engine migrates(db.options());
+    migrates.start();
+  }
+  // 3,000 ended runs (1 % failed, a third of another workflow), each with three events, a task and
+  // its attempt; 10 running; 2,000 audit entries. Analyzed, as any table that size would be.
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, result, error_type, error_message, next_seq,
+                           runnable, created_at, updated_at, ended_at)
+SELECT 'loaded-' || g, md5('loaded-' || g)::uuid, CASE WHEN g % 3 = 0 THEN 'other' ELSE 'chain' END,
+       CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'completed' END, '1', '2',
+       CASE WHEN g % 100 = 0 THEN 'durable::ActivityFailed' END, CASE WHEN g % 100 = 0 THEN 'it broke' END, 4, false,
+       now() - interval '3 days' + g * interval '1 minute', now() - interval '3 days' + g * interval '1 minute',
+       now() - interval '3 days' + g * interval '1 minute' + interval '1 millisecond'
+FROM generate_series(1, 3000) AS g;
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable)
+SELECT 'live-' || g, md5('live-' || g)::uuid, 'chain', 'running', '1', 2, false FROM generate_series(1, 10) AS g;
+INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data)
+SELECT md5('loaded-' || g)::uuid, 'loaded-' || g, e.seq, e.kind, e.step, e.name, e.data
+FROM generate_series(1, 3000) AS g,
+     (VALUES (0, 'workflow_started', NULL::integer, NULL::text, '{{"input": 1}}'::jsonb),
+             (1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
+             (2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'),
+             (3, 'workflow_completed', NULL, NULL, '{{"result": 2}}')) AS e(seq, kind, step, name, data);
+INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at,
+                       attempt_started_at, result)
+SELECT md5('loaded-' || g)::uuid, 'loaded-' || g, 0, 'add', '{{"a": 1, "b": 1}}', '{{}}', 'completed', 1, now(), now(), '2'
+FROM generate_series(1, 3000) AS g;
+INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome)
+SELECT task_id, 1, attempt_started_at, now(), 'completed' FROM {s}.tasks;
+INSERT INTO {s}.audit (actor, action, reason) SELECT 'loader', 'cancel', 'loaded' FROM generate_series(1, 2000);
+ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts, {s}.audit)");
+  const std::string tables = "('workflows', 'tasks', 'journal', 'attempts', 'audit')";
+  auto seq_scans = [&] {
+    return db.count("SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables WHERE schemaname = '" + db.schema() +
+                    "' AND relname IN " + tables);
+  };
+  std::this_thread::sleep_for(300ms);
+  const long long before = seq_scans();
+  {
+    Engine engine(db.options());  // not started: the management API needs no running engine
+    register_all(engine);
+    Runs& runs = engine.runs();
+    RunPage page = runs.list({.limit = 50});
+    CHECK(page.runs.size() == 50);
+    CHECK(runs.list({.limit = 50, .cursor = page.next_cursor}).runs.size() == 50);
+    CHECK(runs.list({.filter = {.statuses = {WorkflowStatus::failed}}}).runs.size() == 30);
+    CHECK(runs.list({.filter = {.workflow_name = "other"}, .limit = 20}).runs.size() == 20);
+    CHECK(runs.list({.filter = {.id_prefix = "loaded-12"}, .limit = 1000}).runs.size() == 111);
+    const auto cut = std::chrono::system_clock::now() - 72h + 99min + 30s;  // after run 99 ended, before run 100
+    CHECK(runs.list({.filter = {.ended_until = cut}, .limit = 1000}).runs.size() == 99);
+    const std::string run = runs.latest("loaded-2007").run_id;
+    CHECK(runs.get(run).activities == 1);
+    CHECK(runs.history(run).events.size() == 4);
+    CHECK(runs.history(run).attempts.size() == 1);
+    runs.remove(runs.latest("loaded-8").run_id, ops);
+    CHECK(runs.prune(cut, ops).runs == 98);
+    CHECK(WorkflowHandle<int>(runs.fork(run, 1, ops, {.workflow_id = "forked-2007"})).id() == "forked-2007");
+    CHECK(runs.resume(runs.latest("loaded-200").run_id, ops).id() == "loaded-200");
+    CHECK(runs.cancel(runs.latest("live-1").run_id, ops));
+    CHECK(runs.audit({.limit = 10}).size() == 10);
+  }  // sessions report their counters as they end
+  std::this_thread::sleep_for(300ms);
+  CHECK(seq_scans() - before == 0);
+}
