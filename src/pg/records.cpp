@@ -92,28 +92,33 @@ std::string from_hex(const std::string& hex) {
 
 }  // namespace
 
+// Only what differs from the defaults is stored (a task row is written and rewritten several
+// times per step: its size is WAL), except the timeout and the retry horizon, which the
+// statements read. Rows written whole by earlier versions read the same.
 Json options_to_json(const detail::ResolvedActivityOptions& o) {
-  Json key = o.idempotency_key ? Json(to_hex(*o.idempotency_key)) : Json();
-  return {{"idempotency_key_hex", key},
-          {"max_attempts", o.retry.max_attempts},
-          {"backoff", o.retry.backoff == Backoff::exponential ? "exponential" : "constant"},
-          {"base_ms", o.retry.base.count()},
-          {"max_backoff_ms", o.retry.max_backoff.count()},
-          {"max_retry_horizon_ms", o.retry.max_retry_horizon.count()},
-          {"jitter", o.retry.jitter},
-          {"non_retryable_errors", o.retry.non_retryable_errors},
-          {"timeout_ms", o.timeout.count()}};
+  const RetryPolicy d{};
+  Json j = {{"timeout_ms", o.timeout.count()}, {"max_retry_horizon_ms", o.retry.max_retry_horizon.count()}};
+  if (o.idempotency_key) j["idempotency_key_hex"] = to_hex(*o.idempotency_key);
+  if (o.retry.max_attempts != d.max_attempts) j["max_attempts"] = o.retry.max_attempts;
+  if (o.retry.backoff != d.backoff) j["backoff"] = o.retry.backoff == Backoff::exponential ? "exponential" : "constant";
+  if (o.retry.base != d.base) j["base_ms"] = o.retry.base.count();
+  if (o.retry.max_backoff != d.max_backoff) j["max_backoff_ms"] = o.retry.max_backoff.count();
+  if (o.retry.jitter != d.jitter) j["jitter"] = o.retry.jitter;
+  if (o.retry.non_retryable_errors != d.non_retryable_errors) j["non_retryable_errors"] = o.retry.non_retryable_errors;
+  return j;
 }
 
 detail::ResolvedActivityOptions options_from_json(const Json& j) {
   detail::ResolvedActivityOptions o;
-  o.retry.max_attempts = j.at("max_attempts").get<int>();
-  o.retry.backoff = j.at("backoff").get<std::string>() == "exponential" ? Backoff::exponential : Backoff::constant;
-  o.retry.base = Duration{j.at("base_ms").get<std::int64_t>()};
-  o.retry.max_backoff = Duration{j.at("max_backoff_ms").get<std::int64_t>()};
+  const RetryPolicy d{};
+  o.retry.max_attempts = j.value("max_attempts", d.max_attempts);
+  o.retry.backoff =
+      j.value("backoff", std::string("constant")) == "exponential" ? Backoff::exponential : Backoff::constant;
+  o.retry.base = Duration{j.value("base_ms", d.base.count())};
+  o.retry.max_backoff = Duration{j.value("max_backoff_ms", d.max_backoff.count())};
   o.retry.max_retry_horizon = Duration{j.at("max_retry_horizon_ms").get<std::int64_t>()};
-  o.retry.jitter = j.value("jitter", 0.0);
-  o.retry.non_retryable_errors = j.value("non_retryable_errors", std::vector<std::string>{});
+  o.retry.jitter = j.value("jitter", d.jitter);
+  o.retry.non_retryable_errors = j.value("non_retryable_errors", d.non_retryable_errors);
   o.timeout = Duration{j.at("timeout_ms").get<std::int64_t>()};
   if (j.contains("idempotency_key_hex") && j["idempotency_key_hex"].is_string()) {
     o.idempotency_key = from_hex(j["idempotency_key_hex"].get<std::string>());

@@ -240,11 +240,13 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
     h = {};
     pqxx::nontransaction tx(conn);
     auto events = tx.exec_params(
-        fmt::format(
-            "SELECT seq, kind, coalesce(step, -1) AS step, coalesce(name, '') AS name, "
-            "{0}.epoch_us(created_at) AS at_us, data::text FROM {0}.journal WHERE run_id = $1::uuid AND seq >= $2 "
-            "ORDER BY seq LIMIT $3",
-            s_),
+        // A scheduled activity's input and options are read from its task (the event marks the step).
+        fmt::format("SELECT j.seq, j.kind, coalesce(j.step, -1) AS step, coalesce(j.name, '') AS name, "
+                    "{0}.epoch_us(j.created_at) AS at_us, (CASE WHEN t.task_id IS NULL THEN j.data ELSE "
+                    "j.data || jsonb_build_object('input', t.input, 'options', t.options) END)::text AS data "
+                    "FROM {0}.journal j LEFT JOIN {0}.tasks t ON j.kind = 'activity_scheduled' AND t.run_id = j.run_id "
+                    "AND t.step = j.step WHERE j.run_id = $1::uuid AND j.seq >= $2 ORDER BY j.seq LIMIT $3",
+                    s_),
         run_id, from_seq, limit + 1);
     std::string steps;  // of the activities these events schedule, as a Postgres array
     for (const auto& row : events) {
@@ -268,9 +270,11 @@ SELECT t.step, t.name, a.attempt, {0}.epoch_us(a.started_at) AS started_us, {0}.
        a.outcome, coalesce(a.error_type, '') AS error_type, coalesce(a.error_message, '') AS error_message,
        {0}.epoch_us(a.retry_at) AS retry_us
 FROM {0}.tasks t JOIN {0}.attempts a USING (task_id) WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[])
-UNION ALL
-SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, 'running', '', '', NULL
-FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'
+UNION ALL  -- the attempt running now, and the one that succeeded (recorded by the task row alone)
+SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at),
+       CASE WHEN t.status = 'completed' THEN {0}.epoch_us(t.updated_at) END, t.status, '', '', NULL
+FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status IN ('running', 'completed')
+  AND NOT EXISTS (SELECT 1 FROM {0}.attempts x WHERE x.task_id = t.task_id AND x.attempt = t.attempt)
 ORDER BY 1, 3)",
                                                s_),
                                    run_id, "{" + steps + "}");

@@ -295,7 +295,7 @@ t AS (
 a AS (
   INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
   SELECT task_id, attempt, attempt_started_at, {now}, outcome, nullif(error_type, ''), nullif(error_message, '')
-  FROM t WHERE record
+  FROM t WHERE record AND outcome <> 'completed'  -- a task's successful attempt is its row: started, finished
   ON CONFLICT DO NOTHING),
 ir AS (
   INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)

@@ -213,6 +213,8 @@ TEST_CASE_METHOD(RetryEngine, "a constant policy waits base between attempts", "
   // No attempt started before its retry time.
   CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.attempts b ON a.task_id = b.task_id "
                  "AND b.attempt = a.attempt + 1 WHERE b.started_at < a.retry_at") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.tasks t ON a.task_id = t.task_id "  // the last one
+                 "AND t.attempt = a.attempt + 1 WHERE t.attempt_started_at >= a.retry_at") == 1);
 }
 
 TEST_CASE_METHOD(RetryEngine, "an exponential policy doubles from base, capped by max_backoff", "[pg][retry]") {
@@ -347,7 +349,7 @@ TEST_CASE_METHOD(RetryEngine, "options resolve call site first, then the activit
                  "[pg][retry]") {
   engine.start_workflow<ResolutionWorkflow>("resolve", 0).result(10s);
   auto options = db.query(
-      "SELECT options->>'max_attempts', options->>'timeout_ms' FROM {s}.tasks "
+      "SELECT coalesce(options->>'max_attempts', '1'), options->>'timeout_ms' FROM {s}.tasks "  // defaults left out
       "WHERE workflow_id = 'resolve' ORDER BY step");
   REQUIRE(options.size() == 4);
   CHECK(options[0][0].as<int>() == 3);  // declared

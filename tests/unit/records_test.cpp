@@ -31,3 +31,35 @@ TEST_CASE("a kind or status the build does not know is refused by name", "[unit]
   test::expect_throw<Error>([] { run_status_from_text("paused"); }, "unknown run status 'paused'");
   test::expect_throw<Error>([] { task_status_from_text(""); }, "unknown task status ''");
 }
+
+TEST_CASE("task options keep only what differs from the defaults, and read back whole", "[unit][records]") {
+  detail::ResolvedActivityOptions defaults;
+  const Json small = pg::options_to_json(defaults);
+  CHECK(small == Json{{"timeout_ms", 30000}, {"max_retry_horizon_ms", 86400000}});  // what the statements read
+  detail::ResolvedActivityOptions o;
+  o.retry.max_attempts = 5;
+  o.retry.backoff = Backoff::exponential;
+  o.retry.base = Duration{250};
+  o.retry.max_backoff = Duration{9000};
+  o.retry.jitter = 0.5;
+  o.retry.non_retryable_errors = {"std::invalid_argument"};
+  o.timeout = Duration{1234};
+  o.idempotency_key = std::string("k\0y", 3);
+  const auto back = pg::options_from_json(pg::options_to_json(o));
+  CHECK(back.retry.max_attempts == 5);
+  CHECK(back.retry.backoff == Backoff::exponential);
+  CHECK(back.retry.base == Duration{250});
+  CHECK(back.retry.max_backoff == Duration{9000});
+  CHECK(back.retry.jitter == 0.5);
+  CHECK(back.retry.non_retryable_errors == std::vector<std::string>{"std::invalid_argument"});
+  CHECK(back.timeout == Duration{1234});
+  CHECK(back.idempotency_key == o.idempotency_key);
+  // As versions before 9 wrote every field:
+  const auto old = pg::options_from_json(Json::parse(
+      R"({"jitter": 0.0, "backoff": "constant", "base_ms": 0, "timeout_ms": 2000, "max_attempts": 3,
+          "max_backoff_ms": 60000, "idempotency_key_hex": null, "max_retry_horizon_ms": 86400000,
+          "non_retryable_errors": []})"));
+  CHECK(old.retry.max_attempts == 3);
+  CHECK(old.timeout == Duration{2000});
+  CHECK_FALSE(old.idempotency_key.has_value());
+}
