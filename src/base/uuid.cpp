@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
 #include <random>
 
@@ -23,6 +24,15 @@ std::string format_uuid(std::uint64_t hi, std::uint64_t lo) {
 std::string random_uuid() {
   const std::uint64_t hi = (random_bits() & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   return format_uuid(hi, random_bits());
+}
+
+bool is_uuid(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
 }
 
 std::string time_ordered_uuid() {

@@ -8,4 +8,6 @@
 namespace durable::detail {
 std::string random_uuid();
 std::string time_ordered_uuid();
+// Whether `text` is a uuid in its 36-character text form (run ids are).
+bool is_uuid(const std::string& text);
 }  // namespace durable::detail

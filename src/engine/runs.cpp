@@ -31,15 +31,6 @@ namespace {
 
 constexpr int max_page = 1000;
 
-bool is_uuid(const std::string& text) {
-  if (text.size() != 36) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  return true;
-}
-
 void check_limit(int limit, const char* what) {
   if (limit < 1 || limit > max_page) {
     throw InvalidArgument(fmt::format("{} limit {} is out of range: ask for 1 to {} per page", what, limit, max_page));
@@ -55,7 +46,7 @@ void check_range(const std::optional<TimePoint>& from, const std::optional<TimeP
 void check_filter(const RunFilter& f) {
   check_range(f.created_from, f.created_until, "created");
   check_range(f.ended_from, f.ended_until, "ended");
-  if (!f.parent_run_id.empty() && !is_uuid(f.parent_run_id)) {
+  if (!f.parent_run_id.empty() && !detail::is_uuid(f.parent_run_id)) {
     throw InvalidArgument(fmt::format("parent run id '{}' is not a run id (a uuid such as a handle's run_id())",
                                       detail::printable(f.parent_run_id)));
   }
@@ -83,7 +74,7 @@ std::pair<std::int64_t, std::string> parse_cursor(const std::string& cursor) {
     if (!std::isdigit(static_cast<unsigned char>(cursor[i]))) throw bad();
   }
   std::string run = cursor.substr(dot + 1);
-  if (!is_uuid(run)) throw bad();
+  if (!detail::is_uuid(run)) throw bad();
   return {std::stoll(cursor.substr(0, dot)), std::move(run)};
 }
 
@@ -119,7 +110,7 @@ std::map<WorkflowStatus, std::int64_t> Runs::count_by_status(const RunFilter& fi
 }
 
 RunInfo Runs::get(const std::string& run_id) const {
-  auto run = is_uuid(run_id) ? core_->run_store().get(run_id) : std::nullopt;
+  auto run = detail::is_uuid(run_id) ? core_->run_store().get(run_id) : std::nullopt;
   if (!run) throw WorkflowNotFound::run(run_id);
   return *run;
 }

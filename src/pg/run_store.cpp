@@ -130,6 +130,17 @@ std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, cons
       .as<std::int64_t>();
 }
 
+// After a lost answer: whether this very action on the run went in (its audit entry is written
+// in the same transaction).
+bool audited(pqxx::transaction_base& tx, const std::string& s, const char* what, const std::string& run_id,
+             const OperatorAction& action) {
+  return !tx.exec_params(
+                fmt::format(
+                    "SELECT 1 FROM {}.audit WHERE run_id = $1::uuid AND action = $2 AND reason = $3 AND actor = $4", s),
+                run_id, what, action.reason, action.actor)
+              .empty();
+}
+
 // Deletes ended runs (json array of run ids) with their journal, tasks and attempts; an id that
 // lost its latest run gets its newest remaining run as the latest. Returns the runs deleted.
 std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& run_ids_json) {
@@ -327,12 +338,7 @@ bool RunStore::cancel(const std::string& run_id, const OperatorAction& action) {
     auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
     cancelled = row["cancelled"].as<int>() == 1;
     if (!cancelled) {
-      // After a lost answer: the audit entry of this very action says whether it went in.
-      cancelled = maybe_committed && !tx.exec_params(fmt::format("SELECT 1 FROM {}.audit WHERE run_id = $1::uuid AND "
-                                                                 "action = 'cancel' AND reason = $2 AND actor = $3",
-                                                                 s_),
-                                                     run_id, action.reason, action.actor)
-                                          .empty();
+      cancelled = maybe_committed && audited(tx, s_, "cancel", run_id, action);
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
@@ -450,11 +456,7 @@ RETURNING workflow_id, next_seq - 1 AS seq)",
                                           s_),
                               run_id);
     if (run.empty()) {
-      resumed = maybe_committed && !tx.exec_params(fmt::format("SELECT 1 FROM {}.audit WHERE run_id = $1::uuid AND "
-                                                               "action = 'resume' AND reason = $2 AND actor = $3",
-                                                               s_),
-                                                   run_id, action.reason, action.actor)
-                                        .empty();
+      resumed = maybe_committed && audited(tx, s_, "resume", run_id, action);
       return;
     }
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();

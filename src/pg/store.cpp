@@ -1,6 +1,5 @@
 #include "pg/store.hpp"
 
-#include <cctype>
 #include <functional>
 #include <map>
 
@@ -172,36 +171,21 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   return started;
 }
 
-namespace {
-bool is_uuid(const std::string& text) {
-  if (text.size() != 36) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  return true;
-}
-}  // namespace
-
-std::optional<WorkflowRow> Store::read_workflow(const std::string& id) {
+std::optional<WorkflowRow> Store::read_one_run(const char* statement, const std::string& key) {
   std::optional<WorkflowRow> row;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared(stmt::read_workflow, id);
+    auto r = tx.exec_prepared(statement, key);
     row = r.empty() ? std::nullopt : std::optional<WorkflowRow>(rows::workflow(r[0]));
   });
   return row;
 }
+
+std::optional<WorkflowRow> Store::read_workflow(const std::string& id) { return read_one_run(stmt::read_workflow, id); }
 
 std::optional<WorkflowRow> Store::read_run(const std::string& run_id) {
-  if (!is_uuid(run_id)) return std::nullopt;
-  std::optional<WorkflowRow> row;
-  pool_.read([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared(stmt::read_run, run_id);
-    row = r.empty() ? std::nullopt : std::optional<WorkflowRow>(rows::workflow(r[0]));
-  });
-  return row;
+  if (!detail::is_uuid(run_id)) return std::nullopt;
+  return read_one_run(stmt::read_run, run_id);
 }
 
 bool Store::cancel_run(const std::string& run_id) {

@@ -76,6 +76,8 @@ class Store {
   double workflow_queue_age(const std::string& names_json);
 
  private:
+  // The run a read statement (read_workflow, read_run) finds by `key`.
+  std::optional<WorkflowRow> read_one_run(const char* statement, const std::string& key);
   Started insert_run(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
                      const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease);
   // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
