@@ -1,6 +1,6 @@
 // Runs: find and fix workflow runs, from any process (Engine::runs(); the engine need not be
 // started). List and count runs, read one with its history, resume a failed run, fork a run from
-// a step, cancel, delete and prune. The command-line tool and the web console use only this.
+// a step, cancel, delete and prune: everything an operator tool needs.
 //
 // Every action that changes something takes an OperatorAction (who and why) and is recorded in
 // the audit trail in the same transaction. Bad input throws before anything is written:

@@ -142,25 +142,43 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     throw InvalidRunState(
         fmt::format("{}, and a newer run of its id exists: resume that one, or fork this one", describe(run)));
   }
-  // The activity whose failure failed the run (when it was one) runs again; so do the activities
-  // it had scheduled and never seen finish (their tasks were dropped when it ended).
+  // Failed activities run again when the code opened no step after their failure: whatever it did
+  // on seeing the failure, nothing journaled depends on it, so the replay stays consistent. The
+  // activities it had scheduled and never seen finish (their tasks were dropped when it ended) are
+  // scheduled again.
   const auto events = journal_of(*core_, run_id);
   detail::JournalCache journal;
   journal.apply(events);
-  Json retry = Json::array(), reopen = Json::array();
-  if (run.error_type == detail::error_info(ActivityFailed("", "", "", 1)).type) {
-    for (auto e = events.rbegin(); e != events.rend(); ++e) {
-      if (e->kind == pg::EventKind::activity_failed && journal.steps.at(static_cast<std::size_t>(e->step)).failed) {
-        retry.push_back(e->step);
-        break;
-      }
-    }
+  int last_opened = -1;  // seq of the last event that opened a step
+  for (const auto& e : events) {
+    const bool opens = e.kind == pg::EventKind::activity_scheduled || e.kind == pg::EventKind::timer_started ||
+                       e.kind == pg::EventKind::side_effect;
+    if (opens) last_opened = e.seq;
   }
+  Json retry = Json::array(), reopen = Json::array();
+  std::vector<int> kept_failures;
   for (std::size_t step = 0; step < journal.steps.size(); ++step) {
     const auto& s = journal.steps[step];
-    if (s.kind == detail::StepKind::activity && !s.done) reopen.push_back(step);
+    if (s.kind != detail::StepKind::activity) continue;
+    if (!s.done) reopen.push_back(step);
+    if (!s.failed) continue;
+    int failed_at = -1;
+    for (const auto& e : events) {
+      if (e.kind == pg::EventKind::activity_failed && e.step == static_cast<int>(step)) failed_at = e.seq;
+    }
+    if (failed_at > last_opened) {
+      retry.push_back(step);
+    } else {
+      kept_failures.push_back(static_cast<int>(step));
+    }
   }
-  if (!core_->run_store().resume(run_id, retry, reopen, action)) {
+  if (retry.empty() && !kept_failures.empty()) {
+    throw InvalidRunState(fmt::format(
+        "run {} cannot be resumed: its code went on after the failure of step {} (it opened steps after it), so "
+        "running that step again could not replay; fork it from step {} instead",
+        run_id, kept_failures.back(), kept_failures.back()));
+  }
+  if (!core_->run_store().resume(run_id, journal.next_seq, retry, reopen, action)) {
     throw InvalidRunState(fmt::format("run {} changed while it was being resumed: read it again", run_id));
   }
   core_->signals().workflow_work.notify_one();
@@ -178,6 +196,10 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
   const auto events = journal_of(*core_, run_id);
   detail::JournalCache journal;
   journal.apply(events);
+  if (events.empty()) {
+    throw InvalidRunState(fmt::format(
+        "run {} has no journal to fork (a run kept from before version 9, whose history was deleted then)", run_id));
+  }
   const int steps = static_cast<int>(journal.steps.size());
   if (from_step < 0 || from_step > steps) {
     throw InvalidArgument(
@@ -200,7 +222,7 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
   run.source_run_id = run_id;
   run.from_step = from_step;
   run.input = source.input;
-  run.replace_latest = options.workflow_id.empty();
+  run.replace_latest = options.workflow_id.empty() || options.workflow_id == source.workflow_id;
   std::vector<bool> finished(static_cast<std::size_t>(from_step), false);
   for (const auto& e : events) {
     const bool own = e.kind == pg::EventKind::workflow_started;
@@ -246,7 +268,8 @@ void Runs::remove(const std::string& run_id, const OperatorAction& action) {
   check_action(action);
   const RunInfo run = get(run_id);
   if (run.status == WorkflowStatus::running || !core_->run_store().remove(run_id, action)) {
-    throw InvalidRunState(fmt::format("{}: only an ended run can be deleted; cancel it first", describe(run)));
+    const RunInfo now = get(run_id);  // WorkflowNotFound when it was deleted meanwhile
+    throw InvalidRunState(fmt::format("{}: only an ended run can be deleted; cancel it first", describe(now)));
   }
 }
 

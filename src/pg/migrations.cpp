@@ -270,8 +270,14 @@ UPDATE {s}.journal j SET run_id = w.run_id FROM {s}.workflows w WHERE w.workflow
 DELETE FROM {s}.journal WHERE run_id IS NULL;
 ALTER TABLE {s}.journal ALTER COLUMN run_id SET NOT NULL, DROP CONSTRAINT journal_pkey,
   ADD CONSTRAINT journal_pkey PRIMARY KEY (run_id, seq);
+-- Runs a schedule started say so in their start event. (Trigger-started runs cannot be told
+-- from others by their rows: they stay 'call'.)
+UPDATE {s}.workflows w SET started_by = 'schedule', origin = j.data->'schedule'->>'id'
+FROM {s}.journal j WHERE j.run_id = w.run_id AND j.seq = 0 AND j.data ? 'schedule';
 
-ALTER TABLE {s}.tasks ADD COLUMN run_id uuid;
+-- attempt_base: the attempts started before the run was last resumed (its retry policy counts
+-- the attempts after it; attempts rows keep one numbering).
+ALTER TABLE {s}.tasks ADD COLUMN run_id uuid, ADD COLUMN attempt_base integer NOT NULL DEFAULT 0;
 UPDATE {s}.tasks t SET run_id = w.run_id FROM {s}.workflows w WHERE w.workflow_id = t.workflow_id AND w.latest;
 DELETE FROM {s}.tasks WHERE run_id IS NULL;
 ALTER TABLE {s}.tasks ALTER COLUMN run_id SET NOT NULL, DROP CONSTRAINT tasks_workflow_id_step_key,

@@ -120,7 +120,10 @@ struct ClaimedTask {
   std::string name;
   Json input;
   detail::ResolvedActivityOptions options;
-  int attempt = 0;
+  int attempt = 0;       // attempts started, counting those before a resume (attempts rows are numbered so)
+  int attempt_base = 0;  // attempts started before the run was last resumed
+  // The attempt as its retry policy counts it (1 for the first after a resume) and the body sees it.
+  int policy_attempt() const { return attempt - attempt_base; }
   std::int64_t lease_token = 0;
   std::int64_t claimed_at_us = 0;  // the database clock when it was leased to this engine
   std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();  // ... and ours

@@ -31,6 +31,7 @@ ClaimedTask claimed_task(const pqxx::row& row) {
   t.input = Json::parse(row["input"].c_str());
   t.options = options_from_json(Json::parse(row["options"].c_str()));
   t.attempt = row["attempt"].as<int>();
+  t.attempt_base = row["attempt_base"].as<int>();
   t.lease_token = row["lease_token"].as<std::int64_t>();
   // The status it was claimed from: running means the previous attempt's lease ran out.
   t.after_lease_expiry = task_status_from_text(row["was"].as<std::string>()) == TaskStatus::running;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/uuid.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/database.hpp"
 #include "pg/records.hpp"
@@ -118,9 +119,12 @@ std::string conditions(pqxx::transaction_base& tx, const std::string& s, const R
   return out.empty() ? "true" : out;
 }
 
+// Each action's entry carries a fresh `action_id` in its details: a retry after a lost answer
+// finds its own entry by it (audited), never another action's.
 std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, const OperatorAction& action,
-                          const char* what, const std::string& workflow_id, const std::string& run_id,
-                          const Json& details) {
+                          const std::string& action_id, const char* what, const std::string& workflow_id,
+                          const std::string& run_id, Json details) {
+  details["action_id"] = action_id;
   return tx
       .exec_params1(
           fmt::format("INSERT INTO {}.audit (actor, action, reason, workflow_id, run_id, details) "
@@ -130,15 +134,13 @@ std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, cons
       .as<std::int64_t>();
 }
 
-// After a lost answer: whether this very action on the run went in (its audit entry is written
-// in the same transaction).
-bool audited(pqxx::transaction_base& tx, const std::string& s, const char* what, const std::string& run_id,
-             const OperatorAction& action) {
-  return !tx.exec_params(
-                fmt::format(
-                    "SELECT 1 FROM {}.audit WHERE run_id = $1::uuid AND action = $2 AND reason = $3 AND actor = $4", s),
-                run_id, what, action.reason, action.actor)
-              .empty();
+// After a lost answer: the details of this very action's entry, if it went in (the entry is
+// written in the action's transaction).
+std::optional<Json> audited(pqxx::transaction_base& tx, const std::string& s, const std::string& action_id) {
+  auto rows =
+      tx.exec_params(fmt::format("SELECT details::text FROM {}.audit WHERE details->>'action_id' = $1", s), action_id);
+  if (rows.empty()) return std::nullopt;
+  return Json::parse(rows[0][0].c_str());
 }
 
 // Deletes ended runs (json array of run ids) with their journal, tasks and attempts; an id that
@@ -333,16 +335,17 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
 
 bool RunStore::cancel(const std::string& run_id, const OperatorAction& action) {
   bool cancelled = false;
+  const std::string action_id = detail::random_uuid();
   pool_.write("cancel_run_audited", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
     cancelled = row["cancelled"].as<int>() == 1;
     if (!cancelled) {
-      cancelled = maybe_committed && audited(tx, s_, "cancel", run_id, action);
+      cancelled = maybe_committed && audited(tx, s_, action_id).has_value();
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
-    insert_audit(tx, s_, action, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
+    insert_audit(tx, s_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
     tx.commit();
   });
   return cancelled;
@@ -350,17 +353,19 @@ bool RunStore::cancel(const std::string& run_id, const OperatorAction& action) {
 
 bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
   bool removed = false;
+  const std::string action_id = detail::random_uuid();
   pool_.write("delete_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     auto wf = tx.exec_prepared(stmt::read_run, run_id);
     if (wf.empty()) {
-      removed = maybe_committed;  // an earlier try deleted it (the caller saw it before)
+      removed = maybe_committed && audited(tx, s_, action_id).has_value();  // an earlier try deleted it
       return;
     }
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
     removed = delete_runs(tx, s_, Json::array({run_id}).dump()) == 1;
     if (!removed) return;  // running: nothing written
-    insert_audit(tx, s_, action, "delete", workflow_id, run_id, {{"status", wf[0]["status"].as<std::string>()}});
+    insert_audit(tx, s_, action, action_id, "delete", workflow_id, run_id,
+                 {{"status", wf[0]["status"].as<std::string>()}});
     tx.commit();
   });
   return removed;
@@ -382,6 +387,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
   // One audit entry, written with the first batch that deletes anything and counting every batch
   // in the batch's own transaction: what is deleted is accounted for, even if the prune stops half way.
   std::int64_t audit_id = 0;
+  const std::string action_id = detail::random_uuid();
   for (;;) {
     std::int64_t deleted = 0;
     bool locked = true;
@@ -413,8 +419,8 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
                                            audit_id, deleted)
                                 .empty();
       if (!counted) {
-        audit_id =
-            insert_audit(tx, s_, action, "prune", "", "", {{"ended_before_us", ended_before_us}, {"runs", deleted}});
+        audit_id = insert_audit(tx, s_, action, action_id, "prune", "", "",
+                                {{"ended_before_us", ended_before_us}, {"runs", deleted}});
       }
       tx.commit();
     });
@@ -427,23 +433,31 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
 
 std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us, const OperatorAction& action) {
   std::int64_t expired = 0;
-  pool_.write("expire_idempotency_results", [&](pqxx::connection& conn, bool) {
+  const std::string action_id = detail::random_uuid();
+  pool_.write("expire_idempotency_results", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
+    if (maybe_committed) {
+      if (auto done = audited(tx, s_, action_id)) {  // an earlier try went in
+        expired = done->at("results").get<std::int64_t>();
+        return;
+      }
+    }
     expired = static_cast<std::int64_t>(
         tx.exec_params(
               fmt::format("DELETE FROM {0}.idempotent_results WHERE created_at < {0}.from_us($1) RETURNING 1", s_),
               created_before_us)
             .size());
-    insert_audit(tx, s_, action, "expire_idempotency_results", "", "",
+    insert_audit(tx, s_, action, action_id, "expire_idempotency_results", "", "",
                  {{"created_before_us", created_before_us}, {"results", expired}});
     tx.commit();
   });
   return expired;
 }
 
-bool RunStore::resume(const std::string& run_id, const Json& retry_steps, const Json& reopen_steps,
+bool RunStore::resume(const std::string& run_id, int seen_seq, const Json& retry_steps, const Json& reopen_steps,
                       const OperatorAction& action) {
   bool resumed = false;
+  const std::string action_id = detail::random_uuid();
   pool_.write("resume_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     auto run = tx.exec_params(fmt::format(R"(
@@ -451,12 +465,12 @@ UPDATE {0}.workflows
 SET status = 'running', result = NULL, error_type = NULL, error_message = NULL, ended_at = NULL, runnable = true,
     runnable_since = now(), wake_at = NULL, next_seq = next_seq + 1, lease_token = NULL, lease_owner = NULL,
     lease_until = NULL, updated_at = now()
-WHERE run_id = $1::uuid AND status = 'failed' AND latest
+WHERE run_id = $1::uuid AND status = 'failed' AND latest AND next_seq = $2
 RETURNING workflow_id, next_seq - 1 AS seq)",
                                           s_),
-                              run_id);
+                              run_id, seen_seq);
     if (run.empty()) {
-      resumed = maybe_committed && audited(tx, s_, "resume", run_id, action);
+      resumed = maybe_committed && audited(tx, s_, action_id).has_value();
       return;
     }
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
@@ -469,13 +483,13 @@ RETURNING workflow_id, next_seq - 1 AS seq)",
     for (const auto& step : reopen_steps) steps.push_back(step);
     tx.exec_params0(fmt::format(R"(
 UPDATE {}.tasks
-SET status = 'pending', attempt = 0, available_at = now(), first_started_at = NULL, attempt_started_at = NULL,
+SET status = 'pending', attempt_base = attempt, available_at = now(), first_started_at = NULL, attempt_started_at = NULL,
     result = NULL, error_type = NULL, error_message = NULL, lease_token = NULL, lease_owner = NULL, claim_token = NULL,
     lease_until = NULL, updated_at = now()
 WHERE run_id = $1::uuid AND step IN (SELECT jsonb_array_elements_text($2::jsonb)::int))",
                                 s_),
                     run_id, steps.dump());
-    insert_audit(tx, s_, action, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
+    insert_audit(tx, s_, action, action_id, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     resumed = true;
     tx.commit();
@@ -485,12 +499,20 @@ WHERE run_id = $1::uuid AND step IN (SELECT jsonb_array_elements_text($2::jsonb)
 
 bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
   bool forked = false;
+  const std::string action_id = detail::random_uuid();
   pool_.write("fork_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
+    forked = false;
     if (maybe_committed &&
         !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_), run.run_id).empty()) {
       forked = true;  // an earlier try went in
       return;
+    }
+    // The source stays while its tasks are copied (a delete or prune waits).
+    if (tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid FOR SHARE", s_),
+                       run.source_run_id)
+            .empty()) {
+      return;  // deleted meanwhile: nothing written
     }
     if (run.replace_latest) {
       if (tx.exec_params(fmt::format("UPDATE {}.workflows SET latest = false WHERE workflow_id = $1 AND latest AND "
@@ -517,13 +539,15 @@ SELECT $1::uuid, $2, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
 FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord))",
                                 s_),
                     run.run_id, run.workflow_id, run.events.dump());
-    tx.exec_params0(fmt::format(R"(
+    const auto copied = tx.exec_params(fmt::format(R"(
 INSERT INTO {0}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at)
 SELECT $1::uuid, $2, step, name, input, options, idempotency_key, 'pending', now()
-FROM {0}.tasks WHERE run_id = $3::uuid AND step IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",
-                                s_),
-                    run.run_id, run.workflow_id, run.source_run_id, run.open_steps.dump());
-    insert_audit(tx, s_, action, "fork", run.workflow_id, run.run_id,
+FROM {0}.tasks WHERE run_id = $3::uuid AND step IN (SELECT jsonb_array_elements_text($4::jsonb)::int)
+RETURNING 1)",
+                                                   s_),
+                                       run.run_id, run.workflow_id, run.source_run_id, run.open_steps.dump());
+    if (copied.size() != run.open_steps.size()) return;  // a task of the source is gone: rolled back
+    insert_audit(tx, s_, action, action_id, "fork", run.workflow_id, run.run_id,
                  {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     forked = true;

@@ -48,7 +48,8 @@ class RunStore {
   // Makes a failed latest run running again and journals workflow_resumed with `retry_steps` (json
   // array), whose tasks, and those of `reopen_steps`, are pending again with fresh attempts.
   // False if the run is no longer a failed latest run.
-  bool resume(const std::string& run_id, const Json& retry_steps, const Json& reopen_steps,
+  // False too if its journal is no longer `seen_seq` events long (it changed since it was read).
+  bool resume(const std::string& run_id, int seen_seq, const Json& retry_steps, const Json& reopen_steps,
               const OperatorAction& action);
   // Inserts the forked run; false if the id's latest run is running (or, for a new id, exists).
   bool fork(const ForkedRun& run, const OperatorAction& action);

@@ -238,7 +238,8 @@ u AS (
       lease_until = {now} + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
       updated_at = now()
   FROM c JOIN n USING (task_id) WHERE t.task_id = c.task_id
-  RETURNING t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token, c.was,
+  RETURNING t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt,
+            t.attempt_base, t.lease_token, c.was,
             t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
             {s}.epoch_us(t.first_started_at) AS first_started_us,
             CASE WHEN c.was = 'running' THEN {s}.epoch_us(c.since) END AS lease_lost_us, {async_commit}),
@@ -252,7 +253,8 @@ SELECT * FROM u)"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_tasks, R"(
-SELECT t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt, t.lease_token,
+SELECT t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt,
+       t.attempt_base, t.lease_token,
        CASE WHEN l.ended_at IS NOT NULL THEN 'running' ELSE 'pending' END AS was,
        t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
        {s}.epoch_us(t.first_started_at) AS first_started_us, {s}.epoch_us(l.ended_at) AS lease_lost_us

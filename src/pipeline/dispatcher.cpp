@@ -119,7 +119,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     state->workflow_id = task.workflow_id;
     state->activity_name = task.name;
     state->step = task.step;
-    state->attempt = task.attempt;
+    state->attempt = task.policy_attempt();
     state->last_heartbeat = task.last_heartbeat;
     state->set_deadline(AttemptState::Clock::now() + task.options.timeout);
     AttemptState* raw = state.get();  // the function lives inside the state: no ownership cycle
@@ -196,14 +196,14 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = std::find(listed.begin(), listed.end(), error_info(LeaseExpired("")).type) == listed.end();
-  if (task.attempt > retry.max_attempts || !retryable) {
+  if (task.policy_attempt() > retry.max_attempts || !retryable) {
     finish(task, false, {}, error_info(LeaseExpired(fmt::format(lost, task.attempt - 1))), &hold, false);
     return false;
   }
   using us = std::chrono::microseconds;
   const std::int64_t due_us =
       task.lease_lost_at_us +
-      std::chrono::duration_cast<us>(jittered(retry, retry.delay_after(task.attempt - 1))).count();
+      std::chrono::duration_cast<us>(jittered(retry, retry.delay_after(task.policy_attempt() - 1))).count();
   if (due_us > task.first_started_at_us + std::chrono::duration_cast<us>(retry.max_retry_horizon).count()) {
     finish(task, false, {},
            error_info(LeaseExpired(fmt::format("{} (not retried: the next attempt would start past max_retry_horizon "
@@ -286,9 +286,9 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
-  if (retryable && task.attempt < retry.max_attempts) {
-    switch (
-        parts_.store.retry_task(task, jittered(retry, retry.delay_after(task.attempt)), error.type, error.message)) {
+  if (retryable && task.policy_attempt() < retry.max_attempts) {
+    switch (parts_.store.retry_task(task, jittered(retry, retry.delay_after(task.policy_attempt())), error.type,
+                                    error.message)) {
       case pg::RetryOutcome::retried: ++parts_.metrics.retries; return;
       case pg::RetryOutcome::fenced_off:
         logger().info(

@@ -382,3 +382,39 @@ ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts, {s}.audit)");
   std::this_thread::sleep_for(300ms);
   CHECK(seq_scans() - before == 0);
 }
+
+TEST_CASE_METHOD(RunsEngine,
+                 "a run whose code went on after a failure is not resumed, and a resumed step counts attempts afresh",
+                 "[pg][runs]") {
+  // Step 1 fails; the code catches it, calls step 2, then gives up: step 1 cannot run again.
+  const WorkflowRef<int, int> went_on{"went_on"};
+  RunningEngine env({}, [&](Engine& e) {
+    register_runs_definitions(e);
+    e.add_workflow(went_on, [](WorkflowContext& ctx, const int& x) {
+      ctx.call<AddActivity>(Pair{x, 1});
+      try {
+        return ctx.call(flaky, x);
+      } catch (const ActivityFailed&) {
+        ctx.call<AddActivity>(Pair{x, 2});
+        throw;
+      }
+    });
+  });
+  auto run = env.engine.start_workflow(went_on, "went-on-1", 3);
+  CHECK_THROWS_AS(run.result(30s), WorkflowFailed);
+  const long long before = env.db.count("SELECT count(*) FROM {s}.journal");
+  expect_throw<InvalidRunState>([&] { env.engine.runs().resume(run.run_id(), ops); }, "cannot be resumed",
+                                "went on after the failure of step 1", "fork it from step 1");
+  CHECK(env.db.count("SELECT count(*) FROM {s}.journal") == before);
+
+  // A plain failure resumes: the step's attempts go on numbering, its policy starts again.
+  auto plain = env.engine.start_workflow(flaky_flow, "flaky-3", 1);
+  CHECK_THROWS_AS(plain.result(30s), WorkflowFailed);
+  cause_fixed = true;
+  CHECK(WorkflowHandle<int>(env.engine.runs().resume(plain.run_id(), ops)).result(30s) == 4);
+  std::vector<std::pair<int, std::string>> attempts;
+  for (const auto& a : env.engine.runs().history(plain.run_id()).attempts) {
+    if (a.activity == "flaky") attempts.emplace_back(a.attempt, a.outcome);
+  }
+  CHECK(attempts == std::vector<std::pair<int, std::string>>{{1, "failed"}, {2, "completed"}});
+}
