@@ -62,7 +62,7 @@ struct TableState {
   std::string name;                     // "state" in the JSON
   std::string description;              // for the table
   int rows = 0;                         // tasks queued or workflows completed
-  std::vector<std::string> load_sql{};  // one statement per table; {s} schema, {rows} rows
+  std::vector<std::string> load_sql{};  // in order, for loading_sql (bench_workflows.hpp)
 };
 
 // Activity tasks queued for another service: pending, due an hour ago, for an activity and a
@@ -71,7 +71,7 @@ struct TableState {
 std::vector<std::string> queued_tasks_sql();
 
 // History: completed 1-step noop_chain runs with every row a real one leaves behind: the
-// workflow, its four journal events, its task and the task's attempt, and its run.
+// workflow, its four journal events, its task and the task's attempt.
 std::vector<std::string> completed_workflows_sql();
 
 inline constexpr double aim_ratio_to_empty = 0.8;
