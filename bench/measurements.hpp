@@ -31,8 +31,10 @@ const char* starts_text(Starts starts);
 // `workflows` runs of `steps` steps in `schema`, served by `processes` worker processes; this
 // process is only a client (its engine is never started), so 1 and 3 processes are measured
 // the same way. The PostgreSQL cost covers the timed part. Also the timed part of a scaling run.
+// The runs' workflow ids start with `id_prefix`: a schema measured twice needs another one the
+// second time (an id is not reused).
 Result run_throughput(const std::string& url, const std::string& schema, int steps, int processes, int workflows,
-                      Starts starts);
+                      Starts starts, const std::string& id_prefix = "");
 
 Result measure_throughput(const std::string& url, int steps, int processes, int workflows, Starts starts);
 
