@@ -27,13 +27,21 @@ constexpr int long_run_steps = 1000;
 constexpr auto long_run_id = "long-run";           // as the loading SQL names it
 constexpr auto other_workflow = "nightly_report";  // a third of the runs, as the loading SQL names them
 
+// The engine's run ids are version 7 uuids: the millisecond they were made in, then random
+// bits. Loaded runs get theirs from when they started, so that runs started (and so pruned)
+// together sit together in every index led by the run id, as in a live schema: with random ids
+// each prune batch would read a page of each such index per run. For the load's session only.
+constexpr auto run_id_function_sql = R"(
+CREATE FUNCTION pg_temp.run_id(at timestamptz, key text) RETURNS uuid LANGUAGE sql IMMUTABLE
+  AS $$ SELECT (lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') || '7' || left(md5(key), 19))::uuid $$)";
+
 // Ended runs, one every 6 days / {rows} over the six days up to an hour ago, each ending 1.5 s
 // after it started: every one has ended before the measurement starts. 1 % failed (an error the
 // workflow code raised after its activity completed); a third are of the other workflow.
 constexpr auto ended_runs_sql = R"(
 INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, result, error_type, error_message, next_seq,
                            runnable, claim_token, created_at, updated_at, ended_at)
-SELECT 'ended-' || g, md5('ended-' || g)::uuid, CASE WHEN g % 3 = 0 THEN 'nightly_report' ELSE '{workflow}' END,
+SELECT 'ended-' || g, pg_temp.run_id(t.at, 'ended-' || g), CASE WHEN g % 3 = 0 THEN 'nightly_report' ELSE '{workflow}' END,
        CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'completed' END, '1', CASE WHEN g % 100 <> 0 THEN '0'::jsonb END,
        CASE WHEN g % 100 = 0 THEN 'std::runtime_error' END, CASE WHEN g % 100 = 0 THEN 'the source is down' END, 4,
        false, md5('claim-' || g)::uuid::text, t.at, t.at + interval '1.5 seconds', t.at + interval '1.5 seconds'
@@ -44,7 +52,7 @@ FROM generate_series(1, {rows}) AS g,
 // days, interleaved with the ended ones.
 constexpr auto running_runs_sql = R"(
 INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, created_at, updated_at)
-SELECT 'waiting-' || g, md5('waiting-' || g)::uuid, CASE WHEN g % 3 = 0 THEN 'nightly_report' ELSE '{workflow}' END,
+SELECT 'waiting-' || g, pg_temp.run_id(t.at, 'waiting-' || g), CASE WHEN g % 3 = 0 THEN 'nightly_report' ELSE '{workflow}' END,
        'running', '1', 2, false, t.at, t.at
 FROM generate_series(1, {rows}) AS g,
      LATERAL (SELECT now() - interval '6 days 1 hour' + g * (interval '6 days' / {rows}) AS at) AS t)";
@@ -55,7 +63,7 @@ FROM generate_series(1, {rows}) AS g,
 const std::vector<std::string> long_run_sql = {R"(
 INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, result, next_seq, runnable, claim_token,
                            created_at, updated_at, ended_at)
-SELECT 'long-run', md5('long-run')::uuid, '{workflow}', 'completed', to_jsonb({rows}),
+SELECT 'long-run', pg_temp.run_id(t.at, 'long-run'), '{workflow}', 'completed', to_jsonb({rows}),
        to_jsonb({rows} * ({rows} - 1) / 2), 2 * {rows} + 2, false, md5('claim-long-run')::uuid::text, t.at,
        t.at + (2 * {rows} + 1) * interval '1 millisecond', t.at + (2 * {rows} + 1) * interval '1 millisecond'
 FROM (SELECT now() - interval '1 hour' AS at) AS t)",
@@ -92,7 +100,7 @@ Result load_runs(const std::string& url, const std::string& schema, const RunsSc
   progress("runs: loading {} ended runs with their history, {} running runs and one {}-step run", scale.ended_runs,
            scale.running_runs, long_run_steps);
   const auto start = Clock::now();
-  std::vector<std::string> statements = {loading_sql(ended_runs_sql, schema, scale.ended_runs),
+  std::vector<std::string> statements = {run_id_function_sql, loading_sql(ended_runs_sql, schema, scale.ended_runs),
                                          loading_sql(running_runs_sql, schema, scale.running_runs)};
   for (const auto& sql : long_run_sql) statements.push_back(loading_sql(sql, schema, long_run_steps));
   for (const auto& sql : one_step_history_sql()) statements.push_back(loading_sql(sql, schema, 0));
