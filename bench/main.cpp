@@ -165,7 +165,14 @@ void print_replay(const Result& r) {
       r["ratio"].get<double>());
 }
 
-// ", 0.84x of alone" for the throughput run during the prune, "" for the one alone.
+// "4800 workflows in 12 runs" during the prune (runs one after another), "400 workflows" alone.
+std::string workflows_text(const Result& r) {
+  const int workflows = r["workflows"].get<int>();
+  return r.contains("runs") ? fmt::format("{} workflows in {} runs", workflows, r["runs"].get<int>())
+                            : fmt::format("{} workflows", workflows);
+}
+
+// ", 0.84x of alone" for the throughput during the prune, "" for the one alone.
 std::string during_prune_text(const Result& r) {
   if (!r.contains("ratio_to_alone")) return "";
   const bool overlapped = r["prune_outlasted_throughput"].get<bool>();
@@ -188,8 +195,8 @@ void print_runs(const std::vector<Result>& rows) {
       fmt::print("  {:<58} {} runs in {} batches, {:.1f} s: {:.0f} runs/s\n", label, r["runs"].get<long long>(),
                  r["batches"].get<int>(), r["seconds"].get<double>(), r["runs_per_s"].get<double>());
     } else {
-      fmt::print("  {:<58} {} workflows, {:.2f} s: {:.1f} steps/s{}\n", label, r["workflows"].get<int>(),
-                 r["seconds"].get<double>(), r["steps_per_s"].get<double>(), during_prune_text(r));
+      fmt::print("  {:<58} {}, {:.2f} s: {:.1f} steps/s{}\n", label, workflows_text(r), r["seconds"].get<double>(),
+                 r["steps_per_s"].get<double>(), during_prune_text(r));
     }
   }
 }

@@ -216,17 +216,6 @@ void time_long_run(const durable::Runs& runs, const std::function<void(Result)>&
 
 // ---- Prune while engines work ----
 
-// The figures of a throughput run that are its own: its PostgreSQL cost would count a
-// concurrent prune's too.
-Result throughput_figures(const char* what, const std::string& label, const Result& throughput) {
-  Result result = runs_result(what, label);
-  for (const char* field :
-       {"steps", "processes", "workflows", "seconds", "start_seconds", "workflows_per_s", "steps_per_s"}) {
-    result[field] = throughput[field];
-  }
-  return result;
-}
-
 struct PruneRun {
   durable::PruneOutcome outcome;
   double seconds = 0;
@@ -244,6 +233,43 @@ Result prune_result(const PruneRun& prune) {
   return result;
 }
 
+Result throughput_result(const char* what, const std::string& label, int workflows, double seconds) {
+  Result result = runs_result(what, label);
+  result["steps"] = 10;
+  result["processes"] = 1;
+  result["workflows"] = workflows;
+  result["seconds"] = seconds;
+  result["workflows_per_s"] = workflows / seconds;
+  result["steps_per_s"] = workflows * 10 / seconds;
+  return result;
+}
+
+// Throughput runs of `workflows` each, one after another for as long as the prune goes on: the
+// prune works under load throughout (but for each run's untimed start of its engine process), and
+// the throughput is taken over the whole prune. Only its own figures: its PostgreSQL cost would
+// count the prune's too. A run that ends after the prune did was partly alone, so it is left out,
+// unless it is the first (a prune shorter than one run): then the result says so.
+Result throughput_during(const std::string& url, const std::string& schema, int workflows,
+                         const std::future<PruneRun>& pruning) {
+  int runs = 0;
+  double seconds = 0;
+  bool overlapped = true;
+  for (bool pruning_on = true; pruning_on;) {
+    const Result r =
+        run_throughput(url, schema, 10, 1, workflows, Starts::while_running, fmt::format("during-prune-{}-", runs));
+    pruning_on = pruning.wait_for(0s) == std::future_status::timeout;
+    if (!pruning_on && runs > 0) break;
+    ++runs;
+    seconds += r["seconds"].get<double>();
+    overlapped = pruning_on;
+  }
+  Result result =
+      throughput_result("throughput_during_prune", "10-step throughput during the prune", runs * workflows, seconds);
+  result["runs"] = runs;
+  result["prune_outlasted_throughput"] = overlapped;
+  return result;
+}
+
 void compare_to_alone(Result& during, const Result& alone) {
   const double ratio = during["steps_per_s"].get<double>() / alone["steps_per_s"].get<double>();
   during["ratio_to_alone"] = ratio;
@@ -257,21 +283,18 @@ void prune_under_load(const std::string& url, const std::string& schema, durable
                       const std::function<void(Result)>& report) {
   const int workflows = scale.throughput_workflows;
   progress("runs: {} x 10-step workflows on 1 engine process, alone", workflows);
-  const Result alone =
-      throughput_figures("throughput_alone", "10-step throughput alone",
-                         run_throughput(url, schema, 10, 1, workflows, Starts::while_running, "alone-"));
+  const Result alone = throughput_result(
+      "throughput_alone", "10-step throughput alone", workflows,
+      run_throughput(url, schema, 10, 1, workflows, Starts::while_running, "alone-")["seconds"].get<double>());
   report(alone);
-  progress("runs: pruning every ended run, while {} x 10-step workflows run on 1 engine process", workflows);
+  progress("runs: pruning every ended run, while runs of {} x 10-step workflows follow each other on 1 engine process",
+           workflows);
   auto pruning = std::async(std::launch::async, [&] {
     const auto start = Clock::now();
     const auto outcome = runs.prune(cutoff, {"bench", "bench prune"});
     return PruneRun{outcome, seconds_since(start)};
   });
-  Result during =
-      throughput_figures("throughput_during_prune", "10-step throughput during the prune",
-                         run_throughput(url, schema, 10, 1, workflows, Starts::while_running, "during-prune-"));
-  // Else the prune ended before the throughput run did, which then measured less than a full overlap.
-  during["prune_outlasted_throughput"] = pruning.wait_for(0s) == std::future_status::timeout;
+  Result during = throughput_during(url, schema, workflows, pruning);
   const PruneRun prune = pruning.get();
   progress("runs: pruned {} runs in {:.1f} s", prune.outcome.runs, prune.seconds);
   // Every loaded ended run and the long one; none of the throughput runs (they ended after the cutoff).
