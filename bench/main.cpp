@@ -264,8 +264,9 @@ void print_table(const std::vector<Result>& results) {
 // ---- Running it all ----------------------------------------------------------------------------
 
 // Counts at --scale 1: each timed run lasts several seconds (shorter ones are at the mercy of
-// noise on a shared machine), and the whole suite takes about 7 minutes on 2 cores, most of it
-// loading the million completed workflows.
+// noise on a shared machine), and the whole suite takes about 12 minutes on 2 cores, most of it
+// loading the million completed workflows (scaling) and the million ended runs (runs, about 5
+// minutes with its prune).
 constexpr int raw_queue_jobs = 10'000;
 constexpr int one_step_workflows = 1000;
 constexpr int ten_step_workflows = 400;  // also each scaling run, and each of the runs measurement
