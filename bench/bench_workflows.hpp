@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "support.hpp"
 
@@ -31,6 +32,23 @@ void register_definitions(durable::Engine& engine);
 
 // Default options but the schema, so every measurement runs what a user gets out of the box.
 durable::EngineOptions engine_options(const std::string& url, const std::string& schema);
+
+// Runs an engine on `schema` once, which creates the tables at the current schema version.
+void migrate(const std::string& url, const std::string& schema);
+
+// ---- Rows loaded by SQL (scaling.cpp, runs_scale.cpp) ----
+
+// `sql` with its placeholders filled: {s} the schema, {rows} the row count, {workflow} and
+// {activity} the names of NoopChain and Noop, {options} what the engine stores as a task's
+// options (and an activity_scheduled event's) for a call with default ActivityOptions.
+std::string loading_sql(const std::string& sql, const std::string& schema, int rows);
+
+// The history every ended 1-step NoopChain run in the schema (status not running, next_seq 4)
+// leaves behind, made from its workflows row: four journal events (started, activity scheduled
+// and completed, then completed or failed as the run did), its completed task, and one attempt
+// of every completed task in the schema. For loading_sql; run after the workflows rows and any
+// other tasks.
+std::vector<std::string> one_step_history_sql();
 
 inline constexpr auto result_timeout = std::chrono::minutes{10};
 

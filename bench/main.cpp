@@ -1,8 +1,9 @@
 // durable-bench: durable against a hand-written job queue on the same PostgreSQL, then its
-// throughput, latency (idle and under load), throughput with big tables, replay cost, and the
-// WAL and write transactions it costs PostgreSQL per step.
+// throughput, latency (idle and under load), throughput with big tables, replay cost, the WAL
+// and write transactions it costs PostgreSQL per step, and the management API with a million
+// runs in the tables.
 //
-//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay]
+//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs]
 //
 // The database is durable::testing::database_url(): $DURABLE_DATABASE_URL, or a throwaway
 // cluster. Every measurement works in a fresh schema and drops it afterwards. Results go to
@@ -11,8 +12,8 @@
 // The raw queue runs first: engine throughput is reported as a ratio to its jobs/s, so
 // `--only throughput` runs it too.
 //
-// The throughput and scaling runs re-execute this program as `durable-bench worker SCHEMA`: an
-// engine process that serves the benchmark definitions until SIGTERM.
+// The throughput, scaling and runs measurements re-execute this program as `durable-bench worker
+// SCHEMA`: an engine process that serves the benchmark definitions until SIGTERM.
 //
 // This file: the command line, the order of the measurements and the table. Each measurement
 // is a file of its own (measurements.hpp); what they share is in support.hpp, pg_cost.hpp and
@@ -57,7 +58,7 @@ double parse_scale(const std::string& text) {
   return scale;
 }
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency", "scaling", "replay"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency", "scaling", "replay", "runs"};
 
 struct Config {
   double scale = 1.0;  // multiplies every workflow, job and loaded row count (not the 1000 steps of the long run)
@@ -164,6 +165,57 @@ void print_replay(const Result& r) {
       r["ratio"].get<double>());
 }
 
+// "4800 workflows in 12 runs" during the prune (runs one after another), "400 workflows" alone.
+std::string workflows_text(const Result& r) {
+  const int workflows = r["workflows"].get<int>();
+  return r.contains("runs") ? fmt::format("{} workflows in {} runs", workflows, r["runs"].get<int>())
+                            : fmt::format("{} workflows", workflows);
+}
+
+// ", 0.84x of alone" for the throughput during the prune, "" for the one alone.
+std::string during_prune_text(const Result& r) {
+  if (!r.contains("ratio_to_alone")) return "";
+  const bool overlapped = r["prune_outlasted_throughput"].get<bool>();
+  return fmt::format(", {} of alone{}", ratio_text(r, "ratio_to_alone"),
+                     overlapped ? "" : " (the prune ended first: not a full overlap)");
+}
+
+// The runs measurement: its load, then one line per figure.
+void print_runs(const std::vector<Result>& rows) {
+  for (const auto& r : rows) {
+    const std::string what = r["what"], label = r["label"];
+    if (what == "load") {
+      fmt::print("\nruns ({} ended, {} running, one {}-step run; loaded in {:.1f} s); engine not started\n",
+                 r["ended_runs"].get<int>(), r["running_runs"].get<int>(), r["long_run_steps"].get<int>(),
+                 r["load_seconds"].get<double>());
+    } else if (r.contains("median_ms")) {
+      fmt::print("  {:<58} median {:>7.2f} ms, max {:>7.2f} ms\n", label, r["median_ms"].get<double>(),
+                 r["max_ms"].get<double>());
+    } else if (what == "prune") {
+      fmt::print("  {:<58} {} runs in {} batches, {:.1f} s: {:.0f} runs/s\n", label, r["runs"].get<long long>(),
+                 r["batches"].get<int>(), r["seconds"].get<double>(), r["runs_per_s"].get<double>());
+    } else {
+      fmt::print("  {:<58} {}, {:.2f} s: {:.1f} steps/s{}\n", label, workflows_text(r), r["seconds"].get<double>(),
+                 r["steps_per_s"].get<double>(), during_prune_text(r));
+    }
+  }
+}
+
+// An aim of the runs measurement: a time in ms, runs/s, or steps/s against the same run alone.
+std::array<std::string, 4> runs_aim(const Result& r) {
+  const std::string label = "runs: " + r["label"].get<std::string>();
+  if (r.contains("aim_ms")) {
+    return {fmt::format("{}, median", label), fmt::format("{:.1f} ms", r["median_ms"].get<double>()),
+            fmt::format("< {:.0f} ms", r["aim_ms"].get<double>())};
+  }
+  if (r.contains("aim_runs_per_s")) {
+    return {label + ", runs/s", fmt::format("{:.0f}", r["runs_per_s"].get<double>()),
+            fmt::format(">= {:.0f}", r["aim_runs_per_s"].get<double>())};
+  }
+  return {label + ", steps/s vs alone", ratio_text(r, "ratio_to_alone"),
+          fmt::format(">= {:.1f}x", r["aim_ratio_to_alone"].get<double>())};
+}
+
 // One line per result that carries an aim: what, the figure, the aim, met or NOT met.
 void print_aims(const std::vector<Result>& results) {
   std::vector<std::array<std::string, 4>> lines;
@@ -183,6 +235,8 @@ void print_aims(const std::vector<Result>& results) {
     } else if (bench == "replay") {
       lines.push_back({"per-step time, 1000-step vs 10-step workflow", ratio_text(r, "ratio"),
                        fmt::format("<= {:.1f}x", aim_replay_ratio)});
+    } else if (bench == "runs") {
+      lines.push_back(runs_aim(r));
     }
     lines.back()[3] = verdict(r);
   }
@@ -202,6 +256,7 @@ void print_table(const std::vector<Result>& results) {
   }
   print_scaling(of_kind(results, "scaling"));
   for (const auto& r : of_kind(results, "replay")) print_replay(r);
+  print_runs(of_kind(results, "runs"));
   print_aims(results);
   std::fflush(stdout);
 }
@@ -209,15 +264,18 @@ void print_table(const std::vector<Result>& results) {
 // ---- Running it all ----------------------------------------------------------------------------
 
 // Counts at --scale 1: each timed run lasts several seconds (shorter ones are at the mercy of
-// noise on a shared machine), and the whole suite takes about 7 minutes on 2 cores, most of it
-// loading the million completed workflows.
+// noise on a shared machine), and the whole suite takes about 12 minutes on 2 cores, most of it
+// loading the million completed workflows (scaling) and the million ended runs (runs, about 5
+// minutes with its prune).
 constexpr int raw_queue_jobs = 10'000;
 constexpr int one_step_workflows = 1000;
-constexpr int ten_step_workflows = 400;  // also each scaling run
+constexpr int ten_step_workflows = 400;  // also each scaling run, and each of the runs measurement
 constexpr int latency_runs = 200;
 constexpr int replay_short_runs = 20;
 constexpr int queued_tasks = 100'000;
 constexpr int completed_workflows = 1'000'000;
+constexpr int ended_runs = 1'000'000;
+constexpr int running_runs = 100'000;
 
 std::vector<TableState> scaling_states(const Config& config) {
   const int queued = config.scaled(queued_tasks), completed = config.scaled(completed_workflows);
@@ -273,6 +331,10 @@ int run_benchmarks(const Config& config) {
     }
   }
   if (config.wants("replay")) report(measure_replay(url, config.scaled(replay_short_runs)));
+  if (config.wants("runs")) {
+    measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
+                 report);
+  }
   print_table(results);
   return 0;
 }

@@ -1,7 +1,8 @@
 // The measurements, one source file each, with the aims they are judged by. Each works in a
-// fresh schema of its own and returns one Result (one JSON line).
+// fresh schema of its own and returns one Result (one JSON line); runs reports several.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,10 @@ const char* starts_text(Starts starts);
 // `workflows` runs of `steps` steps in `schema`, served by `processes` worker processes; this
 // process is only a client (its engine is never started), so 1 and 3 processes are measured
 // the same way. The PostgreSQL cost covers the timed part. Also the timed part of a scaling run.
+// The runs' workflow ids start with `id_prefix`: a schema measured twice needs another one the
+// second time (an id is not reused).
 Result run_throughput(const std::string& url, const std::string& schema, int steps, int processes, int workflows,
-                      Starts starts);
+                      Starts starts, const std::string& id_prefix = "");
 
 Result measure_throughput(const std::string& url, int steps, int processes, int workflows, Starts starts);
 
@@ -62,7 +65,7 @@ struct TableState {
   std::string name;                     // "state" in the JSON
   std::string description;              // for the table
   int rows = 0;                         // tasks queued or workflows completed
-  std::vector<std::string> load_sql{};  // one statement per table; {s} schema, {rows} rows
+  std::vector<std::string> load_sql{};  // in order, for loading_sql (bench_workflows.hpp)
 };
 
 // Activity tasks queued for another service: pending, due an hour ago, for an activity and a
@@ -71,7 +74,7 @@ struct TableState {
 std::vector<std::string> queued_tasks_sql();
 
 // History: completed 1-step noop_chain runs with every row a real one leaves behind: the
-// workflow, its four journal events, its task and the task's attempt, and its run.
+// workflow, its four journal events, its task and the task's attempt.
 std::vector<std::string> completed_workflows_sql();
 
 inline constexpr double aim_ratio_to_empty = 0.8;
@@ -80,6 +83,25 @@ inline constexpr double aim_ratio_to_empty = 0.8;
 Result measure_scaling(const std::string& url, const TableState& state, int workflows);
 
 void compare_to_empty(Result& result, double empty_steps_per_s);
+
+// ---- runs_scale.cpp: the management API with a big history (issue 16) -----------------------
+
+inline constexpr double aim_page_ms = 20.0;     // a page of runs (100), median
+inline constexpr double aim_history_ms = 50.0;  // a 1,000-step run's history, median
+inline constexpr double aim_prune_runs_per_s = 20'000.0;
+inline constexpr double aim_ratio_during_prune = 0.8;  // 10-step steps/s while a prune runs, to alone
+
+struct RunsScale {
+  int ended_runs = 0;            // 1 % failed, the rest completed, each with a 1-step history
+  int running_runs = 0;          // waiting (not runnable): workflows rows only
+  int throughput_workflows = 0;  // 10-step runs of each throughput run
+};
+
+// Loads the runs, and one completed 1,000-step run, into a fresh schema. On an engine that is
+// not started, times list pages, the long run's history and get. Then prunes every ended run
+// while a 10-step throughput run goes on in the same schema, and compares that throughput with
+// the same run alone just before. Reports one result per figure as soon as it is measured.
+void measure_runs(const std::string& url, const RunsScale& scale, const std::function<void(Result)>& report);
 
 // ---- replay.cpp ------------------------------------------------------------------------------
 

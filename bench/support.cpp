@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <pqxx/pqxx>
 #include <stdexcept>
 #include <string_view>
 
@@ -42,6 +43,33 @@ ScratchSchema::~ScratchSchema() {
 
 std::string in_schema(const std::string& sql, const std::string& schema) {
   return fmt::format(fmt::runtime(sql), fmt::arg("s", schema));
+}
+
+void load_by_sql(const std::string& url, const std::string& schema, const std::vector<std::string>& statements,
+                 const std::string& label) {
+  pqxx::connection conn(url);
+  auto start = Clock::now();
+  {
+    pqxx::work tx(conn);
+    for (std::size_t i = 0; i < statements.size(); ++i) {
+      const auto rows = tx.exec(statements[i]).affected_rows();
+      progress("{}: statement {}/{} inserted {} rows, {:.1f} s so far", label, i + 1, statements.size(), rows,
+               seconds_since(start));
+    }
+    tx.commit();
+  }
+  progress("{}: inserted in {:.1f} s", label, seconds_since(start));
+  start = Clock::now();
+  pqxx::nontransaction tx(conn);  // VACUUM and CHECKPOINT cannot run inside a transaction
+  tx.exec0(in_schema("VACUUM ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts", schema));
+  progress("{}: vacuumed and analyzed in {:.1f} s", label, seconds_since(start));
+  start = Clock::now();
+  try {
+    tx.exec0("CHECKPOINT");
+  } catch (const pqxx::sql_error& e) {  // needs superuser or pg_checkpoint: run without it
+    progress("{}: no CHECKPOINT after loading ({})", label, e.what());
+  }
+  progress("{}: checkpointed in {:.1f} s", label, seconds_since(start));
 }
 
 namespace {

@@ -48,6 +48,14 @@ class ScratchSchema {
 // durable::testing::unique_schema, which only makes plain lowercase identifiers: no quoting needed.
 std::string in_schema(const std::string& sql, const std::string& schema);
 
+// Loads rows into a freshly migrated schema: runs `statements` (complete SQL) in one transaction,
+// then leaves the tables as a long-running system would have them: vacuumed (visibility map and
+// hint bits set, so what is timed next does not pay for first touches of the loaded pages),
+// analyzed (the planner knows the row counts), and checkpointed (what is timed next does not pay
+// for the load's full-page writes). Progress lines start with `label`.
+void load_by_sql(const std::string& url, const std::string& schema, const std::vector<std::string>& statements,
+                 const std::string& label);
+
 // Engine processes for the throughput runs: this program re-executed as `worker SCHEMA`.
 // They are stopped with SIGTERM (and reaped) when this object goes away.
 class WorkerProcesses {

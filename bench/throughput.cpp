@@ -45,17 +45,17 @@ void wait_for_all(const std::vector<ChainHandle>& runs, int steps) {
 const char* starts_text(Starts starts) { return starts == Starts::queued_first ? "queued first" : "while running"; }
 
 Result run_throughput(const std::string& url, const std::string& schema, int steps, int processes, int workflows,
-                      Starts starts) {
+                      Starts starts, const std::string& id_prefix) {
   std::optional<WorkerProcesses> workers;  // declared first: stopped after the client is gone
   durable::Engine client(engine_options(url, schema));
   register_definitions(client);  // start_workflow checks the input against the registered type
   std::vector<ChainHandle> runs;
   if (starts == Starts::queued_first) {
-    runs = start_runs(client, "run", workflows, steps);  // they wait in the tables: no engine runs yet
+    runs = start_runs(client, id_prefix + "run", workflows, steps);  // they wait in the tables: no engine runs yet
   } else {
     workers.emplace(url, schema, processes);
     // Untimed warm-up: connections opened and statements prepared in the client and the workers.
-    wait_for_all(start_runs(client, "warm-up", 2 * processes, steps), steps);
+    wait_for_all(start_runs(client, id_prefix + "warm-up", 2 * processes, steps), steps);
   }
 
   PgCostProbe cost(url);
@@ -63,7 +63,7 @@ Result run_throughput(const std::string& url, const std::string& schema, int ste
   if (starts == Starts::queued_first) {
     workers.emplace(url, schema, processes);
   } else {
-    runs = start_runs(client, "run", workflows, steps);
+    runs = start_runs(client, id_prefix + "run", workflows, steps);
   }
   // How long the engines took to come up, or the client to start every run: shows whether that was the bottleneck.
   const double start_seconds = seconds_since(start);
