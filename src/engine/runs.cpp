@@ -127,7 +127,7 @@ History Runs::history(const std::string& run_id, const HistoryQuery& query) cons
   if (query.from_seq < 0) {
     throw InvalidArgument(fmt::format("history from_seq {} is negative: events are numbered from 0", query.from_seq));
   }
-  get(run_id);  // WorkflowNotFound
+  if (!core_->store().read_run(run_id)) throw WorkflowNotFound::run(run_id);  // the row alone, not its counts
   return core_->run_store().history(run_id, query.from_seq, query.limit);
 }
 
