@@ -10,10 +10,7 @@ namespace bench {
 namespace {
 
 // Copied from a real run.
-constexpr auto default_task_options =
-    R"('{"jitter": 0.0, "backoff": "constant", "base_ms": 0, "timeout_ms": 30000, "max_attempts": 1, )"
-    R"("max_backoff_ms": 60000, "idempotency_key_hex": null, "max_retry_horizon_ms": 86400000, )"
-    R"("non_retryable_errors": []}'::jsonb)";
+constexpr auto default_task_options = R"('{}'::jsonb)";  // every option at its stored default
 
 }  // namespace
 
@@ -40,8 +37,8 @@ std::string loading_sql(const std::string& sql, const std::string& schema, int r
 
 std::vector<std::string> one_step_history_sql() {
   return {R"(
-INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data, created_at)
-SELECT w.run_id, w.workflow_id, e.seq,
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at)
+SELECT w.run_id, e.seq,
        CASE WHEN e.seq = 3 AND w.status = 'failed' THEN 'workflow_failed' ELSE e.kind END, e.step, e.name,
        CASE WHEN e.seq = 3 AND w.status = 'failed'
             THEN jsonb_build_object('error_type', w.error_type, 'error_message', w.error_message) ELSE e.data END,
@@ -49,19 +46,10 @@ SELECT w.run_id, w.workflow_id, e.seq,
 FROM {s}.workflows w,
      (VALUES (0, 'workflow_started', NULL::integer, NULL::text, jsonb_build_object('input', 1)),
              (1, 'activity_scheduled', 0, '{activity}', jsonb_build_object('input', 0, 'options', {options})),
-             (2, 'activity_completed', 0, '{activity}', jsonb_build_object('result', 0, 'attempts', 1)),
+             (2, 'activity_completed', 0, '{activity}',
+              jsonb_build_object('result', 0, 'attempts', 1, 'started_us', {s}.epoch_us(w.created_at))),
              (3, 'workflow_completed', NULL, NULL, jsonb_build_object('result', 0))) AS e(seq, kind, step, name, data)
-WHERE w.status <> 'running' AND w.next_seq = 4)",
-          R"(
-INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at, lease_token,
-                      lease_owner, claim_token, attempt_started_at, first_started_at, result, created_at, updated_at)
-SELECT w.run_id, w.workflow_id, 0, '{activity}', '0', {options}, 'completed', 1, w.created_at, row_number() OVER (),
-       'default@loaded', md5('task-claim-' || w.workflow_id)::uuid::text, w.created_at, w.created_at, '0',
-       w.created_at, w.ended_at
-FROM {s}.workflows w WHERE w.status <> 'running' AND w.next_seq = 4)",
-          R"(
-INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome)
-SELECT task_id, 1, attempt_started_at, updated_at, 'completed' FROM {s}.tasks WHERE status = 'completed')"};
+WHERE w.status <> 'running' AND w.next_seq = 4)"};
 }
 
 void check_sum(int sum, int steps) {

@@ -7,7 +7,7 @@
 # Runs `durable-bench --only throughput` on a throwaway cluster while sampling the WAL insert
 # position and the benchmark's schemas every 0.2 s, then runs pg_waldump --stats=record over the
 # WAL the chosen measurement wrote (its schema's lifetime: its set-up, such as queueing the runs,
-# is included) and prints records and bytes per step. Rows, in the benchmark's order: 1-4 the
+# is included) and prints records and bytes per step, by record type and then by relation. Rows, in the benchmark's order: 1-4 the
 # one-step runs, 5 ten-step on 1 engine queued first (the default), 6 while running, 7-8 on 3
 # engines. Build first (`cmake --build build --target durable-bench durable-postgres`).
 set -euo pipefail
@@ -26,7 +26,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cat > "$work/breakdown.py" <<'PY'
 import re, subprocess, sys
-samples, row, data, pg_bin, bench_out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+samples, row, data, pg_bin, bench_out, relmap = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 rows = [l.rstrip("\n").split("|") for l in open(samples) if l.count("|") == 1]
 names = []
 for lsn, schemas in rows:
@@ -51,6 +51,27 @@ print(f"{'record':32}{'per step':>10}{'bytes/step':>12}")
 for size, count, kind in sorted(stats, reverse=True):
     print(f"{kind:32}{count / steps:10.2f}{size / steps:12.1f}")
 print(f"{'total':32}{'':10}{sum(s for s, _, _ in stats) / steps:12.1f}")
+# The same WAL by relation (the first block a record touches) and record type.
+names_of = {}
+for line in open(relmap):
+    if line.count("|") == 2 and line.split("|")[0] == name:
+        names_of[line.split("|")[1]] = line.split("|")[2].strip()
+records = subprocess.run([pg_bin + "/pg_waldump", "-p", data + "/pg_wal", "--start=" + start, "--end=" + end],
+                         capture_output=True, text=True, check=True).stdout
+by_rel = {}
+for line in records.splitlines():
+    m = re.match(r"^rmgr: (\S+)\s+len \(rec/tot\):\s*\d+/\s*(\d+),.*desc: (\S+)", line)
+    if not m:
+        continue
+    rel = re.search(r"blkref #0: rel \d+/\d+/(\d+)", line)
+    relname = names_of.get(rel.group(1), "(other)") if rel else "(none)"
+    key = (relname, m.group(1) + "/" + m.group(3))
+    count, size = by_rel.get(key, (0, 0))
+    by_rel[key] = (count + 1, size + int(m.group(2)))
+print()
+print(f"{'relation':36}{'record':26}{'per step':>10}{'bytes/step':>12}")
+for (relname, kind), (count, size) in sorted(by_rel.items(), key=lambda kv: -kv[1][1])[:40]:
+    print(f"{relname:36}{kind:26}{count / steps:10.2f}{size / steps:12.1f}")
 PY
 cat > "$work/inner.sh" <<'SH'
 set -euo pipefail
@@ -58,6 +79,9 @@ sample() {
   while true; do
     psql "$DURABLE_DATABASE_URL" -Atc "SELECT pg_current_wal_insert_lsn(), coalesce((SELECT string_agg(nspname, ',')
       FROM pg_namespace WHERE nspname LIKE 'bench%'), '')" 2>/dev/null || true
+    psql "$DURABLE_DATABASE_URL" -Atc "SELECT n.nspname, c.relfilenode, c.relname FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname LIKE 'bench%' AND c.relfilenode <> 0" \
+      >> "$WORK/relmap" 2>/dev/null || true
     sleep 0.2
   done
 }
@@ -66,7 +90,7 @@ sampler=$!
 "$BENCH" --only throughput > "$WORK/bench.out" 2> "$WORK/bench.err"
 kill $sampler
 python3 "$WORK/breakdown.py" "$WORK/samples" "$ROW" "$(psql "$DURABLE_DATABASE_URL" -Atc "SHOW data_directory")" \
-  "$PG_BIN" "$WORK/bench.out"
+  "$PG_BIN" "$WORK/bench.out" "$WORK/relmap"
 SH
 export BENCH="$bench" ROW="$row" WORK="$work" PG_BIN="$pg_bin"
 env -u DURABLE_DATABASE_URL "$root/build/tools/durable-postgres" -- bash "$work/inner.sh"

@@ -71,16 +71,6 @@ TaskStatus task_status_from_text(std::string_view text) { return value_of(task_s
 namespace {
 
 // Keys are arbitrary bytes; JSON and jsonb carry them as hex, the tasks table as bytea.
-std::string to_hex(const std::string& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 0xf];
-  }
-  return out;
-}
 std::string from_hex(const std::string& hex) {
   auto nibble = [](char c) { return static_cast<unsigned char>(c <= '9' ? c - '0' : c - 'a' + 10); };
   std::string out;
@@ -92,34 +82,45 @@ std::string from_hex(const std::string& hex) {
 
 }  // namespace
 
-// Only what differs from the defaults is stored (a task row is written and rewritten several
-// times per step: its size is WAL), except the timeout and the retry horizon, which the
-// statements read. Rows written whole by earlier versions read the same.
+std::string hex_of(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 0xf];
+  }
+  return out;
+}
+
+// Only what differs from the stored defaults is kept (each step writes its options twice: in the
+// task row and in the scheduled event). Rows written whole by earlier versions read the same.
 Json options_to_json(const detail::ResolvedActivityOptions& o) {
-  const RetryPolicy d{};
-  Json j = {{"timeout_ms", o.timeout.count()}, {"max_retry_horizon_ms", o.retry.max_retry_horizon.count()}};
-  if (o.idempotency_key) j["idempotency_key_hex"] = to_hex(*o.idempotency_key);
-  if (o.retry.max_attempts != d.max_attempts) j["max_attempts"] = o.retry.max_attempts;
-  if (o.retry.backoff != d.backoff) j["backoff"] = o.retry.backoff == Backoff::exponential ? "exponential" : "constant";
-  if (o.retry.base != d.base) j["base_ms"] = o.retry.base.count();
-  if (o.retry.max_backoff != d.max_backoff) j["max_backoff_ms"] = o.retry.max_backoff.count();
-  if (o.retry.jitter != d.jitter) j["jitter"] = o.retry.jitter;
-  if (o.retry.non_retryable_errors != d.non_retryable_errors) j["non_retryable_errors"] = o.retry.non_retryable_errors;
+  Json j = Json::object();
+  if (o.timeout.count() != stored_default_timeout_ms) j["timeout_ms"] = o.timeout.count();
+  if (o.retry.max_retry_horizon.count() != stored_default_retry_horizon_ms)
+    j["max_retry_horizon_ms"] = o.retry.max_retry_horizon.count();
+  if (o.idempotency_key) j["idempotency_key_hex"] = hex_of(*o.idempotency_key);
+  if (o.retry.max_attempts != stored_default_max_attempts) j["max_attempts"] = o.retry.max_attempts;
+  if (o.retry.backoff != Backoff::constant) j["backoff"] = "exponential";
+  if (o.retry.base.count() != stored_default_base_ms) j["base_ms"] = o.retry.base.count();
+  if (o.retry.max_backoff.count() != stored_default_max_backoff_ms) j["max_backoff_ms"] = o.retry.max_backoff.count();
+  if (o.retry.jitter != stored_default_jitter) j["jitter"] = o.retry.jitter;
+  if (!o.retry.non_retryable_errors.empty()) j["non_retryable_errors"] = o.retry.non_retryable_errors;
   return j;
 }
 
 detail::ResolvedActivityOptions options_from_json(const Json& j) {
   detail::ResolvedActivityOptions o;
-  const RetryPolicy d{};
-  o.retry.max_attempts = j.value("max_attempts", d.max_attempts);
+  o.retry.max_attempts = j.value("max_attempts", stored_default_max_attempts);
   o.retry.backoff =
       j.value("backoff", std::string("constant")) == "exponential" ? Backoff::exponential : Backoff::constant;
-  o.retry.base = Duration{j.value("base_ms", d.base.count())};
-  o.retry.max_backoff = Duration{j.value("max_backoff_ms", d.max_backoff.count())};
-  o.retry.max_retry_horizon = Duration{j.at("max_retry_horizon_ms").get<std::int64_t>()};
-  o.retry.jitter = j.value("jitter", d.jitter);
-  o.retry.non_retryable_errors = j.value("non_retryable_errors", d.non_retryable_errors);
-  o.timeout = Duration{j.at("timeout_ms").get<std::int64_t>()};
+  o.retry.base = Duration{j.value("base_ms", stored_default_base_ms)};
+  o.retry.max_backoff = Duration{j.value("max_backoff_ms", stored_default_max_backoff_ms)};
+  o.retry.max_retry_horizon = Duration{j.value("max_retry_horizon_ms", stored_default_retry_horizon_ms)};
+  o.retry.jitter = j.value("jitter", stored_default_jitter);
+  o.retry.non_retryable_errors = j.value("non_retryable_errors", std::vector<std::string>{});
+  o.timeout = Duration{j.value("timeout_ms", stored_default_timeout_ms)};
   if (j.contains("idempotency_key_hex") && j["idempotency_key_hex"].is_string()) {
     o.idempotency_key = from_hex(j["idempotency_key_hex"].get<std::string>());
   }

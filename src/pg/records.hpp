@@ -43,9 +43,23 @@ enum class TaskStatus { pending, running, completed, failed, cancelled };
 std::string_view to_text(TaskStatus status);
 TaskStatus task_status_from_text(std::string_view text);
 
-// A task's options as the tasks table stores them (json).
+// A task's options as the tasks table and its scheduled event store them (json): only what
+// differs from the stored defaults below.
 Json options_to_json(const detail::ResolvedActivityOptions& options);
 detail::ResolvedActivityOptions options_from_json(const Json& json);
+
+// The option values a stored row leaves out. Pinned, not the public defaults: rows written
+// under them must read the same after a release changes those. The statements read the two
+// durations with these as their fallback.
+inline constexpr std::int64_t stored_default_timeout_ms = 30'000;
+inline constexpr std::int64_t stored_default_retry_horizon_ms = 86'400'000;
+inline constexpr int stored_default_max_attempts = 1;
+inline constexpr std::int64_t stored_default_base_ms = 0;
+inline constexpr std::int64_t stored_default_max_backoff_ms = 60'000;
+inline constexpr double stored_default_jitter = 0.0;
+
+// Idempotency keys are any bytes: JSON carries them as lowercase hex.
+std::string hex_of(const std::string& bytes);
 
 // An event a replay appends to the journal (its seq is given at commit).
 struct NewEvent {

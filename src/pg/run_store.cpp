@@ -59,10 +59,12 @@ const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.
 const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
   coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
   coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
-  (SELECT count(*) FROM {s}.tasks t WHERE t.run_id = w.run_id) AS activities,
-  (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id) AS attempts,
-  (SELECT count(*) FROM {s}.tasks t JOIN {s}.attempts a USING (task_id)
-   WHERE t.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
+  (SELECT count(*) FROM {s}.journal j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
+  -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone)
+  (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id)
+    + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal j
+       WHERE j.run_id = w.run_id AND j.kind = 'activity_completed') AS attempts,
+  (SELECT count(*) FROM {s}.attempts a WHERE a.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
 
 void read_summary(const pqxx::row& row, RunSummary& r) {
   r.workflow_id = row["workflow_id"].as<std::string>();
@@ -151,7 +153,7 @@ WITH v AS (
   SELECT run_id FROM {0}.workflows
   WHERE run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND status <> 'running' FOR UPDATE),
 t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
-a AS (DELETE FROM {0}.attempts WHERE task_id IN (SELECT task_id FROM t)),
+a AS (DELETE FROM {0}.attempts WHERE run_id IN (SELECT run_id FROM v)),
 k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
 j AS (DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))
 DELETE FROM {0}.workflows WHERE run_id IN (SELECT run_id FROM v) RETURNING workflow_id, latest)",
@@ -253,12 +255,9 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
     h = {};
     pqxx::nontransaction tx(conn);
     auto events = tx.exec_params(
-        // A scheduled activity's input and options are read from its task (the event marks the step).
         fmt::format("SELECT j.seq, j.kind, coalesce(j.step, -1) AS step, coalesce(j.name, '') AS name, "
-                    "{0}.epoch_us(j.created_at) AS at_us, (CASE WHEN t.task_id IS NULL THEN j.data ELSE "
-                    "j.data || jsonb_build_object('input', t.input, 'options', t.options) END)::text AS data "
-                    "FROM {0}.journal j LEFT JOIN {0}.tasks t ON j.kind = 'activity_scheduled' AND t.run_id = j.run_id "
-                    "AND t.step = j.step WHERE j.run_id = $1::uuid AND j.seq >= $2 ORDER BY j.seq LIMIT $3",
+                    "{0}.epoch_us(j.created_at) AS at_us, j.data::text AS data "
+                    "FROM {0}.journal j WHERE j.run_id = $1::uuid AND j.seq >= $2 ORDER BY j.seq LIMIT $3",
                     s_),
         run_id, from_seq, limit + 1);
     std::string steps;  // of the activities these events schedule, as a Postgres array
@@ -282,15 +281,25 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
 SELECT t.step, t.name, a.attempt, {0}.epoch_us(a.started_at) AS started_us, {0}.epoch_us(a.ended_at) AS ended_us,
        a.outcome, coalesce(a.error_type, '') AS error_type, coalesce(a.error_message, '') AS error_message,
        {0}.epoch_us(a.retry_at) AS retry_us
-FROM {0}.tasks t JOIN {0}.attempts a USING (task_id) WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[])
-UNION ALL  -- the attempt running now, and the one that succeeded (recorded by the task row alone)
-SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at),
-       CASE WHEN t.status = 'completed' THEN {0}.epoch_us(t.updated_at) END, t.status, '', '', NULL
-FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status IN ('running', 'completed')
+FROM {0}.attempts a JOIN {0}.tasks t USING (task_id) WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[])
+UNION ALL  -- the failed attempts of completed tasks, whose rows are gone
+SELECT a.step, j.name, a.attempt, {0}.epoch_us(a.started_at), {0}.epoch_us(a.ended_at), a.outcome,
+       coalesce(a.error_type, ''), coalesce(a.error_message, ''), {0}.epoch_us(a.retry_at)
+FROM {0}.attempts a JOIN {0}.journal j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
+WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3
+  AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.task_id = a.task_id)
+UNION ALL  -- the attempt running now
+SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, t.status, '', '', NULL
+FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'
   AND NOT EXISTS (SELECT 1 FROM {0}.attempts x WHERE x.task_id = t.task_id AND x.attempt = t.attempt)
+UNION ALL  -- the attempt that succeeded, in the step's completed event (after its scheduled one)
+SELECT j.step, j.name, (j.data->>'attempts')::int, (j.data->>'started_us')::bigint, {0}.epoch_us(j.created_at),
+       'completed', '', '', NULL
+FROM {0}.journal j
+WHERE j.run_id = $1::uuid AND j.seq >= $3 AND j.kind = 'activity_completed' AND j.step = ANY($2::int[])
 ORDER BY 1, 3)",
                                                s_),
-                                   run_id, "{" + steps + "}");
+                                   run_id, "{" + steps + "}", from_seq);
     for (const auto& row : attempts) {
       ActivityAttempt& a = h.attempts.emplace_back();
       a.step = row["step"].as<int>();
@@ -475,10 +484,10 @@ RETURNING workflow_id, next_seq - 1 AS seq)",
     }
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
     const Json data = {{"retry_steps", retry_steps}, {"actor", action.actor}, {"reason", action.reason}};
-    tx.exec_params0(fmt::format("INSERT INTO {}.journal (run_id, workflow_id, seq, kind, data) "
-                                "VALUES ($1::uuid, $2, $3, 'workflow_resumed', $4::jsonb)",
+    tx.exec_params0(fmt::format("INSERT INTO {}.journal (run_id, seq, kind, data) "
+                                "VALUES ($1::uuid, $2, 'workflow_resumed', $3::jsonb)",
                                 s_),
-                    run_id, workflow_id, run[0]["seq"].as<int>(), data.dump());
+                    run_id, run[0]["seq"].as<int>(), data.dump());
     Json steps = retry_steps;
     for (const auto& step : reopen_steps) steps.push_back(step);
     tx.exec_params0(fmt::format(R"(
@@ -534,19 +543,20 @@ RETURNING 1)",
                                    run.source_run_id, run.from_step);
     if (inserted.empty()) return;  // the id is taken: nothing written
     tx.exec_params0(fmt::format(R"(
-INSERT INTO {0}.journal (run_id, workflow_id, seq, kind, step, name, data)
-SELECT $1::uuid, $2, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data'
-FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord))",
+INSERT INTO {0}.journal (run_id, seq, kind, step, name, data)
+SELECT $1::uuid, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data'
+FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(v, ord))",
                                 s_),
-                    run.run_id, run.workflow_id, run.events.dump());
-    const auto copied = tx.exec_params(fmt::format(R"(
+                    run.run_id, run.events.dump());
+    // The open steps run again, pending, as their scheduled events say (their source tasks may be gone).
+    tx.exec_params0(fmt::format(R"(
 INSERT INTO {0}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at)
-SELECT $1::uuid, $2, step, name, input, options, idempotency_key, 'pending', now()
-FROM {0}.tasks WHERE run_id = $3::uuid AND step IN (SELECT jsonb_array_elements_text($4::jsonb)::int)
-RETURNING 1)",
-                                                   s_),
-                                       run.run_id, run.workflow_id, run.source_run_id, run.open_steps.dump());
-    if (copied.size() != run.open_steps.size()) return;  // a task of the source is gone: rolled back
+SELECT $1::uuid, $2, (x.v->>'step')::int, x.v->>'name', x.v->'data'->'input', x.v->'data'->'options',
+       decode(x.v->'data'->'options'->>'idempotency_key_hex', 'hex'), 'pending', now()
+FROM jsonb_array_elements($3::jsonb) AS x(v)
+WHERE x.v->>'kind' = 'activity_scheduled' AND (x.v->>'step')::int IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",
+                                s_),
+                    run.run_id, run.workflow_id, run.events.dump(), run.open_steps.dump());
     insert_audit(tx, s_, action, action_id, "fork", run.workflow_id, run.run_id,
                  {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);

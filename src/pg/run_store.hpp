@@ -21,7 +21,7 @@ struct ForkedRun {
   int from_step = 0;
   Json input;
   Json events = Json::array();      // [{kind, step, name, data}], in order
-  Json open_steps = Json::array();  // steps whose task is copied from the source, pending again
+  Json open_steps = Json::array();  // steps whose tasks run again, as their scheduled events say
   bool replace_latest = false;      // the id's latest run has ended: this one becomes the latest
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "pg/connection_pool.hpp"
+#include "pg/records.hpp"
 
 namespace durable::pg {
 
@@ -34,10 +35,9 @@ const char* const insert_tasks_sql = R"(
          {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN (y.v->>'lease_token')::bigint END,
          CASE WHEN c.claim THEN {owner} END, CASE WHEN c.claim THEN {token} END, CASE WHEN c.claim THEN {now} END,
          CASE WHEN c.claim THEN {now} END,
-         CASE WHEN c.claim THEN {now} + ((y.v->'options'->>'timeout_ms')::bigint + {margin}::bigint) * interval '1 millisecond' END
+         CASE WHEN c.claim THEN {now} + (coalesce((y.v->'options'->>'timeout_ms')::bigint, {default_timeout_ms}) + {margin}::bigint) * interval '1 millisecond' END
   FROM {from} f, jsonb_array_elements({tasks}) AS y(v),
        LATERAL (SELECT coalesce((y.v->>'claim')::boolean, false) AS claim) AS c
-  ON CONFLICT (run_id, step) DO NOTHING
   RETURNING run_id, task_id, step, lease_token, status)";
 
 // The tasks of run `{run}` in CTE `{from}` that were leased at once, as a json array.
@@ -75,6 +75,20 @@ const char* const holder_live_sql = R"(EXISTS (
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.replay_run
         AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
+// In complete_steps: task `k` is finished by input row `i` under a live lease. The test is one
+// CASE so that no index on running tasks matches it: each row is found by primary key, not by
+// walking every running task (the plan is made once, when the statistics may say there are none).
+const char* const finishing_task_sql = R"(k.task_id = i.task_id AND k.lease_token = i.lease_token
+    AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END)";
+
+// What complete_steps goes on with of each task it finished (deleted or marked failed).
+const char* const finished_task_sql = R"(k.task_id, k.lease_token, k.run_id, k.workflow_id, k.step, k.name,
+    k.attempt - CASE WHEN i.record THEN 0 ELSE 1 END AS attempt,  -- a lost lease's claim ran nothing
+    k.attempt_started_at, k.idempotency_key,
+    CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
+    i.error_type, i.error_message, i.record, i.expected_seq, i.run_id AS replay_run, i.claim_token, i.events, i.tasks,
+    i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us)";
+
 // What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
 // the same, so they measure what a claim would find.
 const char* const claimable_pending_task_sql = "status = 'pending' AND name = n.name AND available_at <= {now}";
@@ -103,8 +117,8 @@ WITH w AS (
   ON CONFLICT (workflow_id) WHERE latest DO NOTHING
   RETURNING workflow_id, run_id, lease_token),
 e AS (
-  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, data)
-  SELECT run_id, workflow_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
+  INSERT INTO {s}.journal (run_id, seq, kind, data)
+  SELECT run_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
 n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL)
 SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified,
        (SELECT lease_token FROM w) AS lease_token, {s}.epoch_us({now}) AS now_us)"},
@@ -188,8 +202,8 @@ WITH w AS (
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
 e AS (
-  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data)
-  SELECT w.run_id, w.workflow_id, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
+  INSERT INTO {s}.journal (run_id, seq, kind, step, name, data)
+  SELECT w.run_id, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
   FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
 t AS ({insert_tasks}),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
@@ -206,7 +220,7 @@ WITH w AS (
   WHERE run_id = $1::uuid AND status = 'running'
   RETURNING workflow_id, next_seq - 1 AS seq, run_id),
 e AS (
-  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind) SELECT run_id, workflow_id, seq, 'workflow_cancelled' FROM w),
+  INSERT INTO {s}.journal (run_id, seq, kind) SELECT run_id, seq, 'workflow_cancelled' FROM w),
 t AS (
   UPDATE {s}.tasks SET status = 'cancelled', updated_at = now()
   WHERE run_id = $1::uuid AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM w)),
@@ -220,12 +234,13 @@ SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notifi
 WITH c AS (
   SELECT * FROM (
     SELECT p.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
-      SELECT task_id, status AS was, attempt AS old_attempt, attempt_started_at AS old_started, available_at AS since
+      SELECT task_id, run_id, step, status AS was, attempt AS old_attempt, attempt_started_at AS old_started,
+             available_at AS since
       FROM {s}.tasks WHERE {pending_task}
       ORDER BY available_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
     UNION ALL
     SELECT x.* FROM jsonb_array_elements_text($1::jsonb) AS n(name), LATERAL (
-      SELECT task_id, status, attempt, attempt_started_at, lease_until
+      SELECT task_id, run_id, step, status, attempt, attempt_started_at, lease_until
       FROM {s}.tasks WHERE {expired_task}
       ORDER BY lease_until LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting
   ORDER BY since LIMIT $2),
@@ -235,7 +250,7 @@ u AS (
   SET status = 'running', attempt = t.attempt + 1, lease_token = $6::bigint + n.rn,
       lease_owner = $3, claim_token = $5, attempt_started_at = {now},
       first_started_at = coalesce(t.first_started_at, {now}),
-      lease_until = {now} + ((t.options->>'timeout_ms')::bigint + $4::bigint) * interval '1 millisecond',
+      lease_until = {now} + (coalesce((t.options->>'timeout_ms')::bigint, {default_timeout_ms}) + $4::bigint) * interval '1 millisecond',
       updated_at = now()
   FROM c JOIN n USING (task_id) WHERE t.task_id = c.task_id
   RETURNING t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt,
@@ -244,8 +259,8 @@ u AS (
             {s}.epoch_us(t.first_started_at) AS first_started_us,
             CASE WHEN c.was = 'running' THEN {s}.epoch_us(c.since) END AS lease_lost_us, {async_commit}),
 x AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
-  SELECT task_id, old_attempt, old_started, {now}, 'lease_expired', 'durable::LeaseExpired',
+  INSERT INTO {s}.attempts (task_id, run_id, step, attempt, started_at, ended_at, outcome, error_type, error_message)
+  SELECT task_id, run_id, step, old_attempt, old_started, {now}, 'lease_expired', 'durable::LeaseExpired',
          'the worker running this attempt stopped renewing its lease (crashed, hung or cut off)'
   FROM c WHERE was = 'running'
   ON CONFLICT DO NOTHING)
@@ -264,14 +279,12 @@ WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 
     // Finishes a batch of tasks, at most one per workflow ($1, json array of rows as
     // jsonb_to_recordset below), each fenced by its lease. A finished task's outcome is journaled
+    // (a completed task's row is deleted, its event says all; a failed one stays for a resume)
     // and its workflow made runnable; or, when the row carries the replay its outcome unblocks
     // (computed by this engine from its cached journal, for a journal of `expected_seq` events of
     // run `run_id`) and the workflow is still as that replay saw it ({fast}), the replay's events,
     // tasks and status are committed with it and the workflow goes on without a claim. A continued
     // workflow gets the row's claim token, so a retry after a lost answer can tell.
-    // The live-lease test is one CASE so that no index on running tasks matches it: each row is
-    // found by primary key, not by walking every running task (the plan is made once, when the
-    // statistics may say there are none).
     // $1 rows, $2 owner, $3 lease margin ms, $4 workflows channel, $5 tasks channel, $6 ended channel.
     // One row per input row: task id, finished, continued, base seq, tasks leased at once, now.
     {stmt::complete_steps, R"(
@@ -280,24 +293,23 @@ WITH i AS MATERIALIZED (
     task_id bigint, lease_token bigint, outcome text, result text, error_type text, error_message text, record boolean,
     expected_seq int, run_id uuid, claim_token text, events jsonb, tasks jsonb, wf_status text, wf_result text,
     wf_error_type text, wf_error_message text, wake_at_us bigint)),
-t AS (
+td AS (
+  DELETE FROM {s}.tasks k USING i
+  WHERE i.outcome = 'completed' AND {finishing_task}
+  RETURNING {finished_task}),
+tf AS (
   UPDATE {s}.tasks k
-  SET status = i.outcome, result = i.result::jsonb, error_type = nullif(i.error_type, ''),
-      error_message = nullif(i.error_message, ''), lease_until = NULL, updated_at = now()
+  SET status = i.outcome, error_type = nullif(i.error_type, ''), error_message = nullif(i.error_message, ''),
+      lease_until = NULL, updated_at = now()
   FROM i
-  WHERE k.task_id = i.task_id AND k.lease_token = i.lease_token
-    AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END
-  RETURNING k.task_id, k.lease_token, k.run_id, k.workflow_id, k.step, k.name,
-            k.attempt - CASE WHEN i.record THEN 0 ELSE 1 END AS attempt,  -- a lost lease's claim ran nothing
-            k.attempt_started_at, k.idempotency_key,
-            CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
-            i.error_type, i.error_message, i.record, i.expected_seq, i.run_id AS replay_run, i.claim_token, i.events,
-            i.tasks,
-            i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us),
+  WHERE i.outcome <> 'completed' AND {finishing_task}
+  RETURNING {finished_task}),
+t AS (SELECT * FROM td UNION ALL SELECT * FROM tf),
 a AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message)
-  SELECT task_id, attempt, attempt_started_at, {now}, outcome, nullif(error_type, ''), nullif(error_message, '')
-  FROM t WHERE record AND outcome <> 'completed'  -- a task's successful attempt is its row: started, finished
+  INSERT INTO {s}.attempts (task_id, run_id, step, attempt, started_at, ended_at, outcome, error_type, error_message)
+  SELECT task_id, run_id, step, attempt, attempt_started_at, {now}, outcome, nullif(error_type, ''),
+         nullif(error_message, '')
+  FROM t WHERE record AND outcome <> 'completed'  -- a successful attempt is in its completed event
   ON CONFLICT DO NOTHING),
 ir AS (
   INSERT INTO {s}.idempotent_results (activity, key, result, input_fingerprint, workflow_id, task_id)
@@ -325,20 +337,22 @@ w AS (
       runnable = NOT {fast}, updated_at = now(),
       runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
   FROM t WHERE wf.run_id = t.run_id AND wf.status = 'running'
-  RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.outcome, t.result, t.error_type,
+  RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.attempt_started_at, t.outcome, t.result,
+            t.error_type,
             t.error_message, t.events, t.tasks, t.wf_status, t.claim_token,
             coalesce(wf.claim_token = t.claim_token, false) AS fast,
             wf.next_seq - 1 - CASE WHEN coalesce(wf.claim_token = t.claim_token, false)
                                    THEN jsonb_array_length(t.events) ELSE 0 END AS base),
 e AS (
-  INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data)
-  SELECT run_id, workflow_id, base, CASE WHEN outcome = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step,
-         name, CASE WHEN outcome = 'completed' THEN jsonb_build_object('result', result::jsonb, 'attempts', attempt)
+  INSERT INTO {s}.journal (run_id, seq, kind, step, name, data)
+  SELECT run_id, base, CASE WHEN outcome = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step,
+         name, CASE WHEN outcome = 'completed' THEN jsonb_build_object('result', result::jsonb, 'attempts', attempt,
+                                                                       'started_us', {s}.epoch_us(attempt_started_at))
                     ELSE jsonb_build_object('error_type', error_type, 'error_message', error_message,
                                             'attempts', attempt) END
   FROM w
   UNION ALL
-  SELECT w.run_id, w.workflow_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
+  SELECT w.run_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
          coalesce(x.v->'data', '{{}}')
   FROM w, jsonb_array_elements(w.events) WITH ORDINALITY AS x(v, ord) WHERE w.fast),
 k AS (SELECT * FROM w WHERE w.fast),
@@ -358,9 +372,9 @@ FROM i LEFT JOIN t ON t.task_id = i.task_id LEFT JOIN w ON w.task_id = i.task_id
     // tasks wait for it). $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
     {stmt::retry_task, R"(
 WITH t AS (
-  SELECT task_id, attempt, attempt_started_at, {now} + $3::bigint * interval '1 millisecond' AS retry_at,
+  SELECT task_id, run_id, step, attempt, attempt_started_at, {now} + $3::bigint * interval '1 millisecond' AS retry_at,
          {now} + $3::bigint * interval '1 millisecond'
-           <= first_started_at + (options->>'max_retry_horizon_ms')::bigint * interval '1 millisecond' AS within
+           <= first_started_at + coalesce((options->>'max_retry_horizon_ms')::bigint, {default_retry_horizon_ms}) * interval '1 millisecond' AS within
   FROM {s}.tasks
   WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
   FOR UPDATE),
@@ -371,8 +385,10 @@ u AS (
   FROM t WHERE k.task_id = t.task_id AND t.within
   RETURNING k.task_id),
 a AS (
-  INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message, retry_at)
-  SELECT t.task_id, t.attempt, t.attempt_started_at, {now}, 'failed', $4, $5, t.retry_at FROM t JOIN u USING (task_id)
+  INSERT INTO {s}.attempts (task_id, run_id, step, attempt, started_at, ended_at, outcome, error_type, error_message,
+                            retry_at)
+  SELECT t.task_id, t.run_id, t.step, t.attempt, t.attempt_started_at, {now}, 'failed', $4, $5, t.retry_at
+  FROM t JOIN u USING (task_id)
   ON CONFLICT DO NOTHING),
 l AS (
   DELETE FROM {s}.idempotency_locks
@@ -395,6 +411,11 @@ RETURNING 1)"},
     // (an earlier try whose commit we never heard back about), or was it fenced off?
     {stmt::task_outcome, R"(
 SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WHERE task_id = $1)"},
+
+    // Whether step $2 of run $1 was journaled as completed by its attempt $3 (its task row is gone).
+    {stmt::step_completed, R"(
+SELECT 1 FROM {s}.journal
+WHERE run_id = $1::uuid AND kind = 'activity_completed' AND step = $2 AND (data->>'attempts')::int = $3)"},
 
     // Whether attempt $2 of task $1 failed and had its retry scheduled (by retry_task).
     {stmt::attempt_retried, R"(
@@ -437,15 +458,14 @@ r AS (
 SELECT (SELECT locked FROM k) AS locked,
        EXISTS (SELECT 1 FROM {s}.tasks WHERE task_id = $1 AND lease_token = $2 AND status = 'running') AS owned)"},
 
-    // Makes the tasks that wait for the idempotency keys of these tasks ($1, json array of task
-    // ids, which just let go of their keys) claimable at once. $2 tasks channel.
+    // Makes the tasks that wait for these idempotency keys ($1, json array of [activity, key hex],
+    // just let go of by their holders, whose rows may be gone) claimable at once. $2 tasks channel.
     {stmt::wake_key_waiters, R"(
 WITH w AS (
   UPDATE {s}.tasks q SET available_at = {now}
-  FROM {s}.tasks h
-  WHERE h.task_id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint) AND h.idempotency_key IS NOT NULL
-    AND q.status = 'pending' AND q.idempotency_key IS NOT NULL AND q.name = h.name
-    AND q.idempotency_key = h.idempotency_key AND q.available_at > {now}
+  FROM jsonb_array_elements($1::jsonb) AS h(v)
+  WHERE q.status = 'pending' AND q.idempotency_key IS NOT NULL AND q.name = h.v->>0
+    AND q.idempotency_key = decode(h.v->>1, 'hex') AND q.available_at > {now}
   RETURNING q.task_id)
 SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM w)) n))"},
 
@@ -564,7 +584,7 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
                           const char* token) {
     return fmt::format(fmt::runtime(insert_tasks_sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("from", from),
                        fmt::arg("tasks", tasks), fmt::arg("owner", owner), fmt::arg("margin", margin),
-                       fmt::arg("token", token));
+                       fmt::arg("token", token), fmt::arg("default_timeout_ms", stored_default_timeout_ms));
   };
   auto drop_unawaited = [&](const char* from, const char* status, const char* except) {
     return fmt::format(fmt::runtime(drop_unawaited_sql), fmt::arg("s", s), fmt::arg("from", from),
@@ -574,6 +594,7 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
     return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("run", run));
   };
   const std::string fast = with_names(fast_sql);
+  const std::string finishing_task = with_names(finishing_task_sql);
   const std::string holder_live = with_names(holder_live_sql);
   const std::string start_data = with_names(start_data_sql);
   const std::string pending_task = with_names(claimable_pending_task_sql);
@@ -591,7 +612,10 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("drop_unawaited", drop_unawaited("w", "$4", "NULL::bigint")),
         fmt::arg("drop_unawaited_of_steps", drop_unawaited("k", "f.wf_status", "f.task_id")),
         fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
-        fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow));
+        fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow),
+        fmt::arg("finishing_task", finishing_task), fmt::arg("finished_task", finished_task_sql),
+        fmt::arg("default_timeout_ms", stored_default_timeout_ms),
+        fmt::arg("default_retry_horizon_ms", stored_default_retry_horizon_ms));
     conn.prepare(name, with_clock(text));
   }
 }

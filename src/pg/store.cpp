@@ -80,11 +80,20 @@ std::optional<TaskState> task_state(pqxx::transaction_base& tx, const ClaimedTas
 }
 
 // After a fenced finish matched nothing on a retry: did an earlier try of this very lease commit
-// it before the connection dropped? Re-read, never redo.
-bool finished_earlier(pqxx::transaction_base& tx, const ClaimedTask& task, bool succeeded) {
+// it before the connection dropped? Re-read, never redo. A completed task's row is gone: its
+// completed event names the attempt that finished it, which no other lease shares.
+bool finished_earlier(pqxx::transaction_base& tx, const StepCommit& c) {
+  const ClaimedTask& task = *c.task;
+  if (c.succeeded) {
+    const int attempt = c.record_attempt ? task.attempt : task.attempt - 1;
+    return !task_state(tx, task) && !tx.exec_prepared(stmt::step_completed, task.run_id, task.step, attempt).empty();
+  }
   auto state = task_state(tx, task);
-  return state && state->same_lease && state->status == (succeeded ? TaskStatus::completed : TaskStatus::failed);
+  return state && state->same_lease && state->status == TaskStatus::failed;
 }
+
+// The [activity, key hex] of a task whose idempotency key its waiters wait for.
+Json waited_key(const ClaimedTask& task) { return Json::array({task.name, hex_of(*task.options.idempotency_key)}); }
 
 // After a fenced retry matched nothing on a retry: did an earlier try of this attempt schedule it?
 // Its attempt row says so (written by that statement only, with the time of the next attempt).
@@ -314,10 +323,10 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
   }
   const std::string rows_text = rows.dump();
   std::vector<StepOutcome> outcomes;
-  std::vector<std::int64_t> key_waited;  // tasks whose idempotency keys others wait for
+  Json key_waited = Json::array();  // idempotency keys others wait for
   pool_.write("complete_steps", [&](pqxx::connection& conn, bool maybe_committed) {
     outcomes.assign(steps.size(), StepOutcome{});
-    key_waited.clear();
+    key_waited = Json::array();
     pqxx::nontransaction tx(conn);
     const auto answer = tx.exec_prepared(stmt::complete_steps, rows_text, owner, lease_margin.count(),
                                          workflows_channel_, tasks_channel_, ended_channel_);
@@ -326,7 +335,7 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
       const StepCommit& c = *steps[i];
       StepOutcome& outcome = outcomes[i];
       outcome.now_us = row["now_us"].as<std::int64_t>();
-      if (row["key_waiters"].as<bool>()) key_waited.push_back(c.task->task_id);
+      if (row["key_waiters"].as<bool>()) key_waited.push_back(waited_key(*c.task));
       if (row["finished"].as<bool>()) {
         outcome.finish = FinishOutcome::committed;
         outcome.continued = row["continued"].as<bool>();
@@ -334,12 +343,12 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
           outcome.base = row["base"].as<int>();
           outcome.claimed = leased_at_once(*c.replay, row["claimed"], outcome.now_us);
         }
-      } else if (maybe_committed && finished_earlier(tx, *c.task, c.succeeded)) {
+      } else if (maybe_committed && finished_earlier(tx, c)) {
         // Committed by an earlier try whose answer was lost: whatever it leased at once is ours,
         // and whoever waited for its key may have missed the wake-up.
         outcome.finish = FinishOutcome::committed_earlier;
         if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token);
-        if (c.task->options.idempotency_key) key_waited.push_back(c.task->task_id);
+        if (c.task->options.idempotency_key) key_waited.push_back(waited_key(*c.task));
       }
     }
   });
@@ -368,7 +377,7 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
       outcome = RetryOutcome::fenced_off;
     }
   });
-  if (key_waiters) wake_key_waiters({task.task_id});
+  if (key_waiters) wake_key_waiters(Json::array({waited_key(task)}));
   return outcome;
 }
 
@@ -407,9 +416,9 @@ bool Store::lock_key_or_wait(const ClaimedTask& task) {
   return locked;
 }
 
-void Store::wake_key_waiters(const std::vector<std::int64_t>& task_ids) {
-  if (task_ids.empty()) return;
-  const std::string ids = Json(task_ids).dump();
+void Store::wake_key_waiters(const Json& keys) {
+  if (keys.empty()) return;
+  const std::string ids = keys.dump();
   pool_.write("wake_key_waiters", [&](pqxx::connection& conn, bool) {  // waking twice is harmless
     pqxx::nontransaction tx(conn);
     tx.exec_prepared1(stmt::wake_key_waiters, ids, tasks_channel_);

@@ -81,7 +81,7 @@ class Store {
   Started insert_run(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
                      const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease);
   // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
-  void wake_key_waiters(const std::vector<std::int64_t>& task_ids);
+  void wake_key_waiters(const Json& keys);  // [[activity, key hex], ...]
   // The json of new tasks as the statements read them; each task marked claim gets a lease token.
   Json tasks_json(const std::vector<NewTask>& tasks);
   ConnectionPool& pool_;

@@ -64,8 +64,9 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   if (!resolved.idempotency_key && def.key_of) resolved.idempotency_key = def.key_of(input);
   validate(resolved, name);
   add_step(StepKind::activity, name);
-  // The task row holds the input and options; the event only marks the step (what a replay checks).
-  add_event(pg::EventKind::activity_scheduled, step, name, Json::object());
+  // The event keeps what was scheduled: the task row goes once the activity completes.
+  add_event(pg::EventKind::activity_scheduled, step, name,
+            {{"input", input}, {"options", pg::options_to_json(resolved)}});
   tasks.push_back({step, name, std::move(input), std::move(resolved)});
   return step;
 }

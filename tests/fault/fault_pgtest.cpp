@@ -19,6 +19,7 @@
 #include "support/expect.hpp"
 #include "support/process.hpp"
 #include "support/test_db.hpp"
+#include "support/test_sql.hpp"
 
 using namespace std::chrono_literals;
 using durable::Json;
@@ -97,7 +98,7 @@ struct Workload {
   long long count(const std::string& sql) const {
     pqxx::connection conn(url);
     pqxx::nontransaction tx(conn);
-    return tx.exec(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + schema + "\"")))[0][0].as<long long>();
+    return tx.exec(durable::test::test_sql(sql, "\"" + schema + "\""))[0][0].as<long long>();
   }
   // Waits for the runs to end and checks them; the check is part of every fault's figures.
   Check finish(const std::string& prefix, std::chrono::seconds limit = 300s) {
@@ -110,32 +111,33 @@ struct Workload {
   std::unique_ptr<durable::Engine> starter;
 };
 
-// A kill of a worker: the tasks it held then, and when (by the database clock).
+// A kill of a worker: the steps it held then (as SQL "('run', step)" tuples), and when (by the
+// database clock).
 struct Kill {
-  std::vector<std::int64_t> tasks_held;
+  std::vector<std::string> tasks_held;
   std::string at;
 };
 Kill record_kill(const Workload& w, pid_t pid) {
   pqxx::connection conn(w.url);
   pqxx::nontransaction tx(conn);
   Kill k;
-  for (const auto& r : tx.exec(fmt::format("SELECT task_id FROM \"{}\".tasks WHERE status = 'running' AND lease_owner "
-                                           "LIKE '%:{}'",
+  for (const auto& r : tx.exec(fmt::format("SELECT format('(%L::uuid, %s)', run_id, step) FROM \"{}\".tasks "
+                                           "WHERE status = 'running' AND lease_owner LIKE '%:{}'",
                                            w.schema, pid))) {
-    k.tasks_held.push_back(r[0].as<std::int64_t>());
+    k.tasks_held.push_back(r[0].as<std::string>());
   }
   k.at = tx.exec1("SELECT clock_timestamp()::text")[0].as<std::string>();
   return k;
 }
-// Recovery: from the kill until the last task the dead worker held was finished by another.
+// Recovery: from the kill until the last step the dead worker held was completed by another.
 double recovery_ms(const Workload& w, const Kill& k) {
   if (k.tasks_held.empty()) return 0;
-  std::string ids;
-  for (auto id : k.tasks_held) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  return static_cast<double>(
-      w.count(fmt::format("SELECT (extract(epoch FROM max(updated_at) - '{}'::timestamptz) * 1000)"
-                          "::bigint FROM {{s}}.tasks WHERE task_id IN ({})",
-                          k.at, ids)));
+  std::string steps;
+  for (const auto& step : k.tasks_held) steps += (steps.empty() ? "" : ",") + step;
+  return static_cast<double>(w.count(
+      fmt::format("SELECT coalesce((extract(epoch FROM max(created_at) - '{}'::timestamptz) * 1000)::bigint, 0) "
+                  "FROM {{s}}.journal WHERE kind = 'activity_completed' AND (run_id, step) IN ({})",
+                  k.at, steps)));
 }
 
 }  // namespace
@@ -230,7 +232,8 @@ TEST_CASE("fault 3: a frozen worker's late completion is rejected by fencing", "
   CHECK(c.duplicate_commits == 0);
   CHECK(c.executions == 2);
   // The committed result is the second worker's; the frozen one's was discarded.
-  CHECK(w.count(fmt::format("SELECT count(*) FROM {{s}}.tasks WHERE (result->>'pid')::int = {}", workers.pid(1))) == 1);
+  CHECK(w.count(fmt::format("SELECT count(*) FROM {{completed}} c WHERE (result->>'pid')::int = {}", workers.pid(1))) ==
+        1);
   CHECK(::kill(workers.pid(frozen), 0) == 0);  // and the frozen worker lives on
   report("frozen_worker", {{"frozen_ms", std::chrono::duration<double, std::milli>(resumed - stopped).count()},
                            {"takeover_after_ms", std::chrono::duration<double, std::milli>(takeover - stopped).count()},
@@ -485,7 +488,7 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
   auto broken = [&](const std::string& sql) {
     pqxx::connection conn(w.url);
     pqxx::nontransaction tx(conn);
-    tx.exec(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + w.schema + "\"")));
+    tx.exec(durable::test::test_sql(sql, "\"" + w.schema + "\""));
     Check c = durable::fault::check(w.url, w.schema, "chk-");
     CHECK_FALSE(c.ok());
     return c;
@@ -504,16 +507,22 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
               .duplicate_commits == 1);
   }
   SECTION("a gap in the journal") {
-    CHECK(broken("DELETE FROM {s}.journal WHERE workflow_id = 'chk-1' AND seq = 2").journal_gaps == 1);
+    CHECK(broken("DELETE FROM {s}.journal WHERE run_id = (SELECT run_id FROM {s}.workflows WHERE workflow_id = "
+                 "'chk-1') AND seq = 2")
+              .journal_gaps == 1);
   }
   SECTION("a journal that no longer replays") {
-    CHECK(broken("UPDATE {s}.journal SET name = 'another' WHERE workflow_id = 'chk-1' AND kind = 'activity_scheduled' "
+    CHECK(broken("UPDATE {s}.journal SET name = 'another' WHERE run_id = (SELECT run_id FROM {s}.workflows WHERE "
+                 "workflow_id = "
+                 "'chk-1') AND kind = 'activity_scheduled' "
                  "AND step = 1")
               .replay_failures == 1);
   }
   SECTION("a task left leased, a run not ended") {
     Check c = broken(
-        "UPDATE {s}.tasks SET status = 'running' WHERE workflow_id = 'chk-0' AND step = 0; "
+        "INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, available_at) "
+        "SELECT run_id, workflow_id, 9, 'fault_step', '{{}}', '{{}}', 'running', now() FROM {s}.workflows "
+        "WHERE workflow_id = 'chk-0'; "
         "UPDATE {s}.workflows SET status = 'running' WHERE workflow_id = 'chk-1'");
     CHECK(c.leased_tasks == 1);
     CHECK(c.not_completed == 1);

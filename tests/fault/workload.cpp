@@ -14,6 +14,7 @@
 
 #include "base/registry.hpp"
 #include "replay/replay.hpp"
+#include "support/test_sql.hpp"
 
 namespace durable::fault {
 
@@ -184,21 +185,22 @@ Check check(const std::string& url, const std::string& schema, const std::string
   pqxx::nontransaction tx(conn);
   const std::string s = quoted(schema);
   auto one = [&](const std::string& sql) {
-    return tx.exec_params1(fmt::format(fmt::runtime(sql), fmt::arg("s", s)), prefix + "%")[0].as<std::int64_t>();
+    return tx.exec_params1(test::test_sql(sql, s), prefix + "%")[0].as<std::int64_t>();
   };
   Check c;
   c.workflows = one("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE $1");
   c.not_completed = one("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE $1 AND status <> 'completed'");
-  c.steps_completed = one("SELECT count(*) FROM {s}.journal WHERE workflow_id LIKE $1 AND kind = 'activity_completed'");
+  c.steps_completed =
+      one("SELECT count(*) FROM {journal} jw WHERE workflow_id LIKE $1 AND kind = 'activity_completed'");
   c.duplicate_commits =
-      one("SELECT count(*) FROM (SELECT 1 FROM {s}.journal WHERE workflow_id LIKE $1 AND kind = 'activity_completed' "
+      one("SELECT count(*) FROM (SELECT 1 FROM {journal} jw WHERE workflow_id LIKE $1 AND kind = 'activity_completed' "
           "GROUP BY workflow_id, step HAVING count(*) > 1) d");
   c.missing_effects = one(
-      "SELECT count(*) FROM {s}.journal j WHERE j.workflow_id LIKE $1 AND j.kind = 'activity_completed' AND NOT EXISTS "
+      "SELECT count(*) FROM {journal} j WHERE j.workflow_id LIKE $1 AND j.kind = 'activity_completed' AND NOT EXISTS "
       "(SELECT 1 FROM {s}.fault_effects e WHERE e.workflow_id = j.workflow_id AND e.step = j.step)");
   c.stray_effects =
       one("SELECT count(*) FROM {s}.fault_effects e WHERE e.workflow_id LIKE $1 AND NOT EXISTS (SELECT 1 FROM "
-          "{s}.journal j "
+          "{journal} j "
           "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
   c.journal_gaps =
       one("SELECT count(*) FROM {s}.workflows w JOIN (SELECT run_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi "
@@ -214,15 +216,15 @@ Check check(const std::string& url, const std::string& schema, const std::string
                              detail::make_workflow<FlowInput>(FaultFlow::name, [] { return FaultFlow{}; }));
   registry.activities.emplace(FaultStep::name,
                               detail::make_activity<StepInput>(FaultStep::name, FaultStep::options(), FaultStep{}));
-  auto ids = tx.exec_params(fmt::format("SELECT workflow_id FROM {}.workflows WHERE workflow_id LIKE $1 AND status = "
-                                        "'completed'",
+  auto ids = tx.exec_params(fmt::format("SELECT workflow_id, run_id::text FROM {}.workflows WHERE workflow_id LIKE $1 "
+                                        "AND status = 'completed'",
                                         s),
                             prefix + "%");
   for (const auto& id : ids) {
     auto events = tx.exec_params(fmt::format("SELECT seq, kind, step, name, data::text FROM {}.journal WHERE "
-                                             "workflow_id = $1 ORDER BY seq",
+                                             "run_id = $1::uuid ORDER BY seq",
                                              s),
-                                 id[0].as<std::string>());
+                                 id[1].as<std::string>());
     if (!replays_cleanly(registry, id[0].as<std::string>(), events)) ++c.replay_failures;
   }
   return c;

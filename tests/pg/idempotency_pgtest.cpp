@@ -42,14 +42,13 @@ TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's
   auto retried = engine.start_workflow<HelloWorkflow>("broken", "z", {.id_reuse = IdReusePolicy::allow_if_failed});
   CHECK(retried.result(30s) == "hello, z");
   CHECK_THROWS_AS(failed.result(1s), WorkflowFailed);  // still its own run's outcome
-  // A replaced run keeps its whole history: journal, tasks and attempts, under its own run id.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id IN ('done', 'broken') AND kind = "
+  // A replaced run keeps its whole history, under its own run id.
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id IN ('done', 'broken') AND kind = "
                  "'workflow_started'") == 4);
-  CHECK(db.count("SELECT count(DISTINCT run_id) FROM {s}.journal WHERE workflow_id = 'done' AND kind = "
+  CHECK(db.count("SELECT count(DISTINCT run_id) FROM {journal} jw WHERE workflow_id = 'done' AND kind = "
                  "'workflow_completed'") == 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'done'") == 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'completed' AND run_id = '" + first.run_id() + "'") ==
-        1);
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'done'") == 2);
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE run_id = '" + first.run_id() + "'") == 1);
 
   auto running = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
   CHECK_THROWS_AS(engine.start_workflow<SleepWorkflow>("napping", 1, {.id_reuse = IdReusePolicy::allow_if_ended}),

@@ -209,13 +209,12 @@ TEST_CASE("a sequential workflow on one engine runs its steps at once, each comm
   CHECK(m.completions == 5);
   CHECK(m.workflows_completed == 1);
   // Whichever path committed them, the journal holds each outcome once, gap-free.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'chain-fast' AND kind = 'activity_completed'") ==
-        5);
-  CHECK(db.count("SELECT count(DISTINCT step) FROM {s}.journal WHERE workflow_id = 'chain-fast' "
+  CHECK(db.count(
+            "SELECT count(*) FROM {journal} jw WHERE workflow_id = 'chain-fast' AND kind = 'activity_completed'") == 5);
+  CHECK(db.count("SELECT count(DISTINCT step) FROM {journal} jw WHERE workflow_id = 'chain-fast' "
                  "AND kind = 'activity_completed'") == 5);
-  CHECK(db.count("SELECT max(seq) + 1 - count(*) FROM {s}.journal WHERE workflow_id = 'chain-fast'") == 0);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'chain-fast' AND attempt = 1 "
-                 "AND status = 'completed'") == 5);
+  CHECK(db.count("SELECT max(seq) + 1 - count(*) FROM {journal} jw WHERE workflow_id = 'chain-fast'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'chain-fast' AND attempt = 1") == 5);
 }
 
 TEST_CASE("a long chain of steps passes its slot on a bounded number of times, so queued tasks still run",
@@ -223,20 +222,18 @@ TEST_CASE("a long chain of steps passes its slot on a bounded number of times, s
   RunningEngine env([](EngineOptions& o) { o.activity_max_concurrency = 1; }, add_long_chain);
   auto& db = env.db;
   auto chain = env.engine.start_workflow(long_chain, "long-chain", 150);
-  REQUIRE(wait_until([&] {
-    return db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'long-chain' AND status = 'completed'") >= 3;
-  }));
+  REQUIRE(
+      wait_until([&] { return db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'long-chain'") >= 3; }));
   // The one slot goes from step to step of the chain; the hello task waits in the queue for it.
   auto hello = env.engine.start_workflow<HelloWorkflow>("queued-hello", "queue");
   CHECK(hello.result(30s) == "hello, queue");
   CHECK(chain.result(60s) == 150);
   // It ran while the chain was still going: after at most max_slot_handovers more steps.
   const auto steps_before_hello = db.count(
-      "SELECT count(*) FROM {s}.tasks c, {s}.tasks h WHERE c.workflow_id = 'long-chain' "
+      "SELECT count(*) FROM {completed} c, {completed} h WHERE c.workflow_id = 'long-chain' "
       "AND h.workflow_id = 'queued-hello' AND c.attempt_started_at < h.attempt_started_at");
   CHECK(steps_before_hello < 3 + 32 + 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'long-chain' AND status = 'completed' "
-                 "AND attempt = 1") == 150);
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'long-chain' AND attempt = 1") == 150);
 }
 
 TEST_CASE("an engine that claims a task of a workflow replayed elsewhere continues that workflow in place",
@@ -440,8 +437,8 @@ TEST_CASE("activities that finish together commit their outcomes in groups, each
   CHECK(m.outcome_commits > 0);
   // Grouped or not, each outcome is journaled once and each journal stays gap-free.
   CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed'") == 20);
-  CHECK(db.count("SELECT count(*) FROM (SELECT workflow_id FROM {s}.journal GROUP BY workflow_id "
+  CHECK(db.count("SELECT count(*) FROM (SELECT run_id FROM {s}.journal GROUP BY run_id "
                  "HAVING max(seq) + 1 <> count(*)) AS gaps") == 0);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'completed'") == 20);
-  CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 0);  // a successful attempt is its task row
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks") == 0);     // a completed task's row goes with its commit
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 0);  // a successful attempt is in its completed event
 }

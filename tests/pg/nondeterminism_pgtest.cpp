@@ -54,7 +54,9 @@ TEST_CASE("changed workflow code stops the run with a non-determinism error and 
     CHECK_THAT(message, Catch::Contains("asked for activity 'add'"));
   }
   CHECK(run.status() == WorkflowStatus::failed);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'evolve-1'") == 1);  // only v1's echo
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'evolve-1' AND kind = 'activity_scheduled'") ==
+        1);  // only v1's echo
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'evolve-1' AND status <> 'cancelled'") == 0);
 }
 
 TEST_CASE_METHOD(RunningEngine, "time skipping fires a 24-hour durable sleep at once", "[pg][timer][testing]") {

@@ -183,7 +183,7 @@ struct RetryEngine {
   std::vector<long> delays(const std::string& id) {
     std::vector<long> out;
     for (const auto& row : db.query("SELECT round(extract(epoch FROM a.retry_at - a.ended_at) * 1000)::bigint "
-                                    "FROM {s}.attempts a JOIN {s}.tasks t USING (task_id) WHERE t.workflow_id = '" +
+                                    "FROM {s}.attempts a JOIN {s}.workflows w USING (run_id) WHERE w.workflow_id = '" +
                                     id + "' AND a.retry_at IS NOT NULL ORDER BY a.attempt")) {
       out.push_back(row[0].as<long>());
     }
@@ -213,8 +213,8 @@ TEST_CASE_METHOD(RetryEngine, "a constant policy waits base between attempts", "
   // No attempt started before its retry time.
   CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.attempts b ON a.task_id = b.task_id "
                  "AND b.attempt = a.attempt + 1 WHERE b.started_at < a.retry_at") == 0);
-  CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.tasks t ON a.task_id = t.task_id "  // the last one
-                 "AND t.attempt = a.attempt + 1 WHERE t.attempt_started_at >= a.retry_at") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts a JOIN {completed} c ON c.run_id = a.run_id "  // the last one
+                 "AND c.step = a.step AND c.attempt = a.attempt + 1 WHERE c.attempt_started_at >= a.retry_at") == 1);
 }
 
 TEST_CASE_METHOD(RetryEngine, "an exponential policy doubles from base, capped by max_backoff", "[pg][retry]") {
@@ -284,7 +284,7 @@ TEST_CASE_METHOD(RetryEngine, "a lost lease is a failed attempt: the next one wa
   const std::int64_t lost_us = take_lease_away(db, id);
   CHECK(run.result(30s)["attempt"] == 2);
   const auto second =
-      db.query("SELECT {s}.epoch_us(attempt_started_at) FROM {s}.tasks WHERE workflow_id = '" + id + "'");
+      db.query("SELECT {s}.epoch_us(attempt_started_at) FROM {completed} c WHERE workflow_id = '" + id + "'");
   const auto waited_ms = (second[0][0].as<std::int64_t>() - lost_us) / 1000;
   INFO("attempt 2 started " << waited_ms << " ms after the lease of attempt 1 ran out");
   CHECK(waited_ms >= 2000);
@@ -348,9 +348,12 @@ TEST_CASE_METHOD(RetryEngine, "invalid call-site policies fail the run with thei
 TEST_CASE_METHOD(RetryEngine, "options resolve call site first, then the activity's own, then the defaults",
                  "[pg][retry]") {
   engine.start_workflow<ResolutionWorkflow>("resolve", 0).result(10s);
-  auto options = db.query(
-      "SELECT coalesce(options->>'max_attempts', '1'), options->>'timeout_ms' FROM {s}.tasks "  // defaults left out
-      "WHERE workflow_id = 'resolve' ORDER BY step");
+  auto options = db
+                     .query(
+                         "SELECT coalesce(data->'options'->>'max_attempts', '1'), "
+                         "coalesce(data->'options'->>'timeout_ms', '30000') "
+                         "FROM {journal} jw WHERE workflow_id = 'resolve' AND kind = 'activity_scheduled' ORDER BY "
+                         "step");  // defaults left out
   REQUIRE(options.size() == 4);
   CHECK(options[0][0].as<int>() == 3);  // declared
   CHECK(options[0][1].as<int>() == 7000);
@@ -370,11 +373,11 @@ TEST_CASE_METHOD(RetryEngine, "an attempt past its timeout is failed and retried
   CHECK(run.result(10s) == 1);  // attempt 2's "on time", not attempt 1's "late"
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE error_type = 'durable::ActivityTimeout' "
                  "AND error_message = 'attempt 1 ran past its timeout of 200 ms'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'overrun' AND kind = 'activity_completed'") ==
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'overrun' AND kind = 'activity_completed'") ==
         1);
   // Once the overrunning body returns, its slot is free again and its outcome went nowhere.
   CHECK(wait_until([&] { return engine.metrics().stuck_slots == 0; }));
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'overrun' AND result = '\"on time\"'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'overrun' AND result = '\"on time\"'") == 1);
 }
 
 TEST_CASE_METHOD(ShortLeaseEngine, "heartbeats keep an activity alive past its timeout and lease",
@@ -383,8 +386,7 @@ TEST_CASE_METHOD(ShortLeaseEngine, "heartbeats keep an activity alive past its t
   auto run = engine.start_workflow(heartbeat_workflow, "beating", 2500);
   CHECK(run.result(20s) >= 20);
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome <> 'completed'") == 0);
-  CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'beating'") == 1);
-  CHECK(db.count("SELECT (heartbeat->>'beats')::int FROM {s}.tasks WHERE workflow_id = 'beating'") >= 20);
+  CHECK(db.count("SELECT attempt FROM {completed} c WHERE workflow_id = 'beating'") == 1);  // the result counts beats
 }
 
 TEST_CASE_METHOD(RetryEngine, "the next attempt reads the last heartbeat details", "[pg][retry][heartbeat]") {

@@ -241,7 +241,7 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   CHECK(pruned.runs == 6);
   CHECK(pruned.batches == 1);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id <> 'napping'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id <> 'napping'") == 0);
   CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 0);
   CHECK(nap.status() == WorkflowStatus::running);
   auto audit = runs().audit();
@@ -299,7 +299,7 @@ TEST_CASE("retention prunes runs that ended longer ago than it, from one engine 
     CHECK(first.start_workflow<HelloWorkflow>("kept-" + std::to_string(i), "x").result(30s) == "hello, x");
   auto nap = first.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows") == 1; }, 15s));
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id <> 'napping'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id <> 'napping'") == 0);
   CHECK(nap.status() == WorkflowStatus::running);
   auto audit = first.runs().audit();
   REQUIRE_FALSE(audit.empty());
@@ -334,19 +334,19 @@ SELECT 'loaded-' || g, md5('loaded-' || g)::uuid, CASE WHEN g % 3 = 0 THEN 'othe
 FROM generate_series(1, 3000) AS g;
 INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable)
 SELECT 'live-' || g, md5('live-' || g)::uuid, 'chain', 'running', '1', 2, false FROM generate_series(1, 10) AS g;
-INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data)
-SELECT md5('loaded-' || g)::uuid, 'loaded-' || g, e.seq, e.kind, e.step, e.name, e.data
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data)
+SELECT md5('loaded-' || g)::uuid, e.seq, e.kind, e.step, e.name, e.data
 FROM generate_series(1, 3000) AS g,
      (VALUES (0, 'workflow_started', NULL::integer, NULL::text, '{{"input": 1}}'::jsonb),
-             (1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
-             (2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'),
+             (1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}, "options": {{}}}}'),
+             (2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 2, "started_us": 1}}'),
              (3, 'workflow_completed', NULL, NULL, '{{"result": 2}}')) AS e(seq, kind, step, name, data);
 INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at,
-                       attempt_started_at, result)
-SELECT md5('loaded-' || g)::uuid, 'loaded-' || g, 0, 'add', '{{"a": 1, "b": 1}}', '{{}}', 'completed', 1, now(), now(), '2'
-FROM generate_series(1, 3000) AS g;
-INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome)
-SELECT task_id, 1, attempt_started_at, now(), 'completed' FROM {s}.tasks;
+                       attempt_started_at)
+SELECT md5('loaded-' || g)::uuid, 'loaded-' || g, 1, 'add', '{{"a": 1, "b": 1}}', '{{}}', 'failed', 1, now(), now()
+FROM generate_series(100, 3000, 100) AS g;
+INSERT INTO {s}.attempts (task_id, run_id, step, attempt, started_at, ended_at, outcome)
+SELECT 1000000 + g, md5('loaded-' || g)::uuid, 0, 1, now(), now(), 'failed' FROM generate_series(1, 3000) AS g;
 INSERT INTO {s}.audit (actor, action, reason) SELECT 'loader', 'cancel', 'loaded' FROM generate_series(1, 2000);
 ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts, {s}.audit)");
   const std::string tables = "('workflows', 'tasks', 'journal', 'attempts', 'audit')";
@@ -371,7 +371,12 @@ ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts, {s}.audit)");
     const std::string run = runs.latest("loaded-2007").run_id;
     CHECK(runs.get(run).activities == 1);
     CHECK(runs.history(run).events.size() == 4);
-    CHECK(runs.history(run).attempts.size() == 1);
+    const auto attempts = runs.history(run).attempts;  // the failed one's row, the successful one's event
+    REQUIRE(attempts.size() == 2);
+    CHECK(attempts[0].outcome == "failed");
+    CHECK(attempts[1].outcome == "completed");
+    CHECK(runs.get(run).attempts == 2);
+    CHECK(runs.get(run).failed_attempts == 1);
     runs.remove(runs.latest("loaded-8").run_id, ops);
     CHECK(runs.prune(cut, ops).runs == 98);
     CHECK(WorkflowHandle<int>(runs.fork(run, 1, ops, {.workflow_id = "forked-2007"})).id() == "forked-2007");

@@ -11,13 +11,13 @@ TEST_CASE_METHOD(RunningEngine, "a workflow calls an activity and returns its re
   CHECK(run.result(30s) == "hello, world");
   CHECK(run.status() == WorkflowStatus::completed);
   // The journal holds the whole story, gap-free: started, scheduled, completed, workflow completed.
-  auto kinds = db.query("SELECT kind FROM {s}.journal WHERE workflow_id = 'hello-1' ORDER BY seq");
+  auto kinds = db.query("SELECT kind FROM {journal} jw WHERE workflow_id = 'hello-1' ORDER BY seq");
   REQUIRE(kinds.size() == 4);
   CHECK(kinds[0][0].as<std::string>() == "workflow_started");
   CHECK(kinds[1][0].as<std::string>() == "activity_scheduled");
   CHECK(kinds[2][0].as<std::string>() == "activity_completed");
   CHECK(kinds[3][0].as<std::string>() == "workflow_completed");
-  CHECK(db.count("SELECT max(seq) + 1 - count(*) FROM {s}.journal WHERE workflow_id = 'hello-1'") == 0);
+  CHECK(db.count("SELECT max(seq) + 1 - count(*) FROM {journal} jw WHERE workflow_id = 'hello-1'") == 0);
 }
 
 TEST_CASE_METHOD(RunningEngine, "a handle found by id from another engine reads the same run", "[pg][workflow]") {
@@ -53,11 +53,11 @@ TEST_CASE("activities started before waiting run in parallel", "[pg][workflow][p
 
   // Four 300 ms activities on four slots overlap: their run intervals intersect.
   engine.start_workflow<ParallelSlowWorkflow>("slow-4", 4).result(30s);
-  // Each task row holds its successful attempt's start and end (updated_at).
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'slow-4' AND status = 'completed'") == 4);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks a, {s}.tasks b WHERE a.workflow_id = 'slow-4' "
-                 "AND b.workflow_id = 'slow-4' AND a.task_id < b.task_id "
-                 "AND a.attempt_started_at < b.updated_at AND b.attempt_started_at < a.updated_at") >= 1);
+  // Each completed event holds its successful attempt's start, and its own time is the end.
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'slow-4'") == 4);
+  CHECK(db.count("SELECT count(*) FROM {completed} a, {completed} b WHERE a.workflow_id = 'slow-4' "
+                 "AND b.workflow_id = 'slow-4' AND a.step < b.step "
+                 "AND a.attempt_started_at < b.ended_at AND b.attempt_started_at < a.ended_at") >= 1);
 }
 
 TEST_CASE("the dispatcher never runs more activity bodies than its pool has slots", "[pg][dispatcher]") {
@@ -98,9 +98,9 @@ TEST_CASE_METHOD(RunningEngine, "a durable sleep waits for the database clock an
   auto result = run.result(30s);
   CHECK(result["slept_ms"].get<long>() >= 700);
   CHECK(result["id"].get<std::string>().size() == 36);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'nap' AND kind = 'timer_fired'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'nap' AND kind = 'timer_fired'") == 1);
   // now() and uuid() were journaled, so a replay gets the same values.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'nap' AND kind = 'side_effect'") == 3);
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'nap' AND kind = 'side_effect'") == 3);
 }
 
 TEST_CASE_METHOD(RunningEngine, "a failed activity reaches the workflow as ActivityFailed, which it may catch",
@@ -125,7 +125,7 @@ TEST_CASE_METHOD(RunningEngine, "an exception escaping the workflow fails the ru
     CHECK(std::string(e.what()) == "workflow gave up: no stock");
   }
   CHECK(run.status() == WorkflowStatus::failed);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'doomed' AND kind = 'workflow_failed' "
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'doomed' AND kind = 'workflow_failed' "
                  "AND data->>'error_message' = 'workflow gave up: no stock'") == 1);
 }
 
@@ -174,10 +174,11 @@ TEST_CASE("stop() hands a still-running activity back, and the next engine runs 
   register_all(engine);
   engine.start();
   CHECK(engine.workflow<SlowWorkflow>("handed-back").result(30s) == 1500);
-  CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE workflow_id = 'handed-back'") == 1);
+  CHECK(db.count("SELECT attempt FROM {completed} c WHERE workflow_id = 'handed-back'") == 1);
   // The late outcome of the released attempt was discarded: one completion in the journal.
-  CHECK(db.count(
-            "SELECT count(*) FROM {s}.journal WHERE workflow_id = 'handed-back' AND kind = 'activity_completed'") == 1);
+  CHECK(
+      db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'handed-back' AND kind = 'activity_completed'") ==
+      1);
 }
 
 TEST_CASE("an engine stopped with work in flight hands it to the next engine", "[pg][shutdown]") {
@@ -193,8 +194,8 @@ TEST_CASE("an engine stopped with work in flight hands it to the next engine", "
   register_all(engine);
   engine.start();
   CHECK(engine.workflow<ChainWorkflow>("chain-stop").result(30s) == 5);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE workflow_id = 'chain-stop' AND kind = 'activity_completed'") ==
-        5);
+  CHECK(db.count(
+            "SELECT count(*) FROM {journal} jw WHERE workflow_id = 'chain-stop' AND kind = 'activity_completed'") == 5);
 }
 
 namespace {

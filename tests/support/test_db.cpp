@@ -1,5 +1,7 @@
 #include "support/test_db.hpp"
 
+#include "support/test_sql.hpp"
+
 #include <fmt/format.h>
 
 #include "support/test_workflows.hpp"
@@ -27,7 +29,7 @@ EngineOptions TestDb::options() const {
 pqxx::result TestDb::query(const std::string& sql) const {
   pqxx::connection conn(url_);
   pqxx::nontransaction tx(conn);
-  return tx.exec(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + schema_ + "\"")));
+  return tx.exec(test::test_sql(sql, "\"" + schema_ + "\""));
 }
 
 long long TestDb::count(const std::string& sql) const { return query(sql)[0][0].as<long long>(); }

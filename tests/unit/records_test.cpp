@@ -35,7 +35,19 @@ TEST_CASE("a kind or status the build does not know is refused by name", "[unit]
 TEST_CASE("task options keep only what differs from the defaults, and read back whole", "[unit][records]") {
   detail::ResolvedActivityOptions defaults;
   const Json small = pg::options_to_json(defaults);
-  CHECK(small == Json{{"timeout_ms", 30000}, {"max_retry_horizon_ms", 86400000}});  // what the statements read
+  CHECK(small == Json::object());  // the statements fall back to the same pinned durations
+  // The pinned values are today's defaults; if a default changes, the pins must not.
+  CHECK(defaults.timeout.count() == pg::stored_default_timeout_ms);
+  CHECK(defaults.retry.max_retry_horizon.count() == pg::stored_default_retry_horizon_ms);
+  CHECK(defaults.retry.max_attempts == pg::stored_default_max_attempts);
+  CHECK(defaults.retry.base.count() == pg::stored_default_base_ms);
+  CHECK(defaults.retry.max_backoff.count() == pg::stored_default_max_backoff_ms);
+  CHECK(defaults.retry.jitter == pg::stored_default_jitter);
+  const auto read_back = pg::options_from_json(small);
+  CHECK(read_back.timeout == defaults.timeout);
+  CHECK(read_back.retry.max_retry_horizon == defaults.retry.max_retry_horizon);
+  // Rows of version 9 kept the two durations always:
+  CHECK(pg::options_from_json(Json{{"timeout_ms", 7000}, {"max_retry_horizon_ms", 1000}}).timeout == Duration{7000});
   detail::ResolvedActivityOptions o;
   o.retry.max_attempts = 5;
   o.retry.backoff = Backoff::exponential;
