@@ -162,3 +162,55 @@ TEST_CASE("a schema at version 8 with runs in flight upgrades to runs with their
   CHECK(db.count("SELECT count(*) FROM pg_tables WHERE schemaname = '" + db.schema() + "' AND tablename = 'runs'") ==
         0);
 }
+
+TEST_CASE(
+    "a schema at version 9 with a run in flight upgrades: its completed tasks go, and its events say what they did",
+    "[pg][migrations]") {
+  TestDb db;
+  build_schema_at(db, 9);
+  // As version 9 wrote them: step 0 completed at its second attempt (its task row holds the input,
+  // options and start; its scheduled event is empty), step 1 scheduled and pending.
+  const std::string run = "018f0000-0000-7000-8000-000000000009";
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable)
+VALUES ('v9-chain', '018f0000-0000-7000-8000-000000000009', 'chain', 'running', '10', 4, false);
+INSERT INTO {s}.journal (run_id, workflow_id, seq, kind, step, name, data) VALUES
+  ('018f0000-0000-7000-8000-000000000009', 'v9-chain', 0, 'workflow_started', NULL, NULL, '{{"input": 10}}'),
+  ('018f0000-0000-7000-8000-000000000009', 'v9-chain', 1, 'activity_scheduled', 0, 'add', '{{}}'),
+  ('018f0000-0000-7000-8000-000000000009', 'v9-chain', 2, 'activity_completed', 0, 'add', '{{"result": 11, "attempts": 2}}'),
+  ('018f0000-0000-7000-8000-000000000009', 'v9-chain', 3, 'activity_scheduled', 1, 'add', '{{}}');
+INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at,
+                        attempt_started_at, first_started_at, result) VALUES
+  ('018f0000-0000-7000-8000-000000000009', 'v9-chain', 0, 'add', '{{"a": 10, "b": 1}}',
+   '{{"timeout_ms": 30000, "max_retry_horizon_ms": 86400000, "max_attempts": 3}}', 'completed', 2, now(),
+   now() - interval '1 minute', now() - interval '2 minutes', '11'),
+  ('018f0000-0000-7000-8000-000000000009', 'v9-chain', 1, 'add', '{{"a": 11, "b": 1}}', '{{"timeout_ms": 30000, "max_retry_horizon_ms": 86400000}}',
+   'pending', 0, now(), NULL, NULL, NULL);
+INSERT INTO {s}.attempts (task_id, attempt, started_at, ended_at, outcome, error_type, error_message, retry_at)
+SELECT task_id, 1, now() - interval '2 minutes', now() - interval '90 seconds', 'failed', 'std::runtime_error',
+       'flaky', now() - interval '1 minute'
+FROM {s}.tasks WHERE step = 0)");
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(engine.workflow_run(run).result_json(30s) == 15);
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks") == 0);
+  // The history is whole: step 0's input and options moved to its event, its failed attempt is
+  // found by run, its successful one by its completed event.
+  const History h = engine.runs().history(run);
+  REQUIRE(h.events.size() == 12);
+  CHECK(h.events[1].data["input"] == Json{{"a", 10}, {"b", 1}});
+  CHECK(h.events[1].data["options"]["max_attempts"] == 3);
+  CHECK(h.events[3].data["input"] == Json{{"a", 11}, {"b", 1}});
+  REQUIRE(h.attempts.size() == 6);
+  CHECK(h.attempts[0].step == 0);
+  CHECK(h.attempts[0].outcome == "failed");
+  CHECK(h.attempts[0].error_message == "flaky");
+  CHECK(h.attempts[1].outcome == "completed");
+  REQUIRE(h.attempts[1].started_at.has_value());
+  CHECK(*h.attempts[1].started_at < std::chrono::system_clock::now() - 50s);
+  const RunInfo info = engine.runs().get(run);
+  CHECK(info.activities == 5);
+  CHECK(info.attempts == 6);
+  CHECK(info.failed_attempts == 1);
+}

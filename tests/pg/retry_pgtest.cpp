@@ -348,12 +348,11 @@ TEST_CASE_METHOD(RetryEngine, "invalid call-site policies fail the run with thei
 TEST_CASE_METHOD(RetryEngine, "options resolve call site first, then the activity's own, then the defaults",
                  "[pg][retry]") {
   engine.start_workflow<ResolutionWorkflow>("resolve", 0).result(10s);
-  auto options = db
-                     .query(
-                         "SELECT coalesce(data->'options'->>'max_attempts', '1'), "
-                         "coalesce(data->'options'->>'timeout_ms', '30000') "
-                         "FROM {journal} jw WHERE workflow_id = 'resolve' AND kind = 'activity_scheduled' ORDER BY "
-                         "step");  // defaults left out
+  auto options = db.query(
+      "SELECT coalesce(data->'options'->>'max_attempts', '1'), "
+      "coalesce(data->'options'->>'timeout_ms', '30000') "
+      "FROM {journal} jw WHERE workflow_id = 'resolve' AND kind = 'activity_scheduled' ORDER BY "
+      "step");  // defaults left out
   REQUIRE(options.size() == 4);
   CHECK(options[0][0].as<int>() == 3);  // declared
   CHECK(options[0][1].as<int>() == 7000);
