@@ -80,7 +80,7 @@ struct RunInfo : RunSummary {
   Json input, result;  // result: null unless completed
   std::string error_type, error_message;
   int journal_length = 0;
-  int activities = 0;       // activity tasks it scheduled
+  int activities = 0;       // activity steps its journal scheduled (a fork: the copied ones too)
   int attempts = 0;         // attempts they started, retries included
   int failed_attempts = 0;  // attempts that failed, timed out or lost their lease
   std::string parent_run_id, forked_from_run;

@@ -236,8 +236,16 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
   }
   for (int step = 0; step < from_step; ++step) {
     const auto& s = journal.steps[static_cast<std::size_t>(step)];
-    if (s.kind == detail::StepKind::activity && !finished[static_cast<std::size_t>(step)])
-      run.open_steps.push_back(step);
+    if (s.kind != detail::StepKind::activity || finished[static_cast<std::size_t>(step)]) continue;
+    // Its task runs again as its scheduled event says (kept in every event since version 10).
+    for (const auto& e : events) {
+      if (e.kind == pg::EventKind::activity_scheduled && e.step == step && !e.data.contains("input")) {
+        throw InvalidRunState(fmt::format(
+            "cannot fork run {} from step {}: step {} is open there and its input was not kept; fork from step {}",
+            run_id, from_step, step, step));
+      }
+    }
+    run.open_steps.push_back(step);
   }
   if (!core_->run_store().fork(run, action)) {
     auto existing = core_->store().read_workflow(run.workflow_id);

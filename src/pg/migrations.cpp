@@ -300,7 +300,9 @@ CREATE TABLE {s}.audit (
     // completed event the attempt's start), and an update of the row, which leaves its page with
     // new entries in every index, was about a fifth of a step's WAL (docs/benchmarks.md). Failed
     // and dropped tasks stay (a resume runs them again). Attempts are found by run, as their task
-    // may be gone. Journal rows no longer repeat the workflow id (their run has it).
+    // may be gone. Journal rows no longer repeat the workflow id (their run has it). Engines of
+    // earlier versions must be stopped before this runs: they read options in full and write
+    // attempts without their run.
     R"(
 ALTER TABLE {s}.journal ALTER COLUMN workflow_id DROP NOT NULL;
 ALTER TABLE {s}.attempts ADD COLUMN run_id uuid, ADD COLUMN step integer;

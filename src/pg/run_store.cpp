@@ -60,10 +60,12 @@ const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.
   coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
   coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
   (SELECT count(*) FROM {s}.journal j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
-  -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone)
+  -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone),
+  -- not those of the events a fork copied (the source's; written with the run, at its created_at)
   (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id)
     + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal j
-       WHERE j.run_id = w.run_id AND j.kind = 'activity_completed') AS attempts,
+       WHERE j.run_id = w.run_id AND j.kind = 'activity_completed'
+         AND NOT (w.forked_from_run IS NOT NULL AND j.created_at = w.created_at)) AS attempts,
   (SELECT count(*) FROM {s}.attempts a WHERE a.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
 
 void read_summary(const pqxx::row& row, RunSummary& r) {
@@ -286,17 +288,20 @@ UNION ALL  -- the failed attempts of completed tasks, whose rows are gone
 SELECT a.step, j.name, a.attempt, {0}.epoch_us(a.started_at), {0}.epoch_us(a.ended_at), a.outcome,
        coalesce(a.error_type, ''), coalesce(a.error_message, ''), {0}.epoch_us(a.retry_at)
 FROM {0}.attempts a JOIN {0}.journal j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
-WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3
-  AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.task_id = a.task_id)
+WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3 AND a.outcome <> 'completed'
+  AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.task_id = a.task_id)  -- (versions before 9 recorded successes too)
 UNION ALL  -- the attempt running now
 SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, t.status, '', '', NULL
 FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'
   AND NOT EXISTS (SELECT 1 FROM {0}.attempts x WHERE x.task_id = t.task_id AND x.attempt = t.attempt)
-UNION ALL  -- the attempt that succeeded, in the step's completed event (after its scheduled one)
+UNION ALL  -- the attempt that succeeded, in the step's completed event (after its scheduled one), not
+           -- in the events a fork copied (those attempts were the source's)
 SELECT j.step, j.name, (j.data->>'attempts')::int, (j.data->>'started_us')::bigint, {0}.epoch_us(j.created_at),
        'completed', '', '', NULL
 FROM {0}.journal j
 WHERE j.run_id = $1::uuid AND j.seq >= $3 AND j.kind = 'activity_completed' AND j.step = ANY($2::int[])
+  AND NOT EXISTS (SELECT 1 FROM {0}.workflows f  -- a fork's copies are written with the run, at its created_at
+                  WHERE f.run_id = $1::uuid AND f.forked_from_run IS NOT NULL AND f.created_at = j.created_at)
 ORDER BY 1, 3)",
                                                s_),
                                    run_id, "{" + steps + "}", from_seq);

@@ -455,7 +455,7 @@ r AS (
       lease_owner = NULL, lease_until = NULL, updated_at = now()
   WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND NOT (SELECT locked FROM k)
   RETURNING 1)
-SELECT (SELECT locked FROM k) AS locked,
+SELECT coalesce((SELECT locked FROM k), false) AS locked,  -- no row: the task is gone (finished by another lease)
        EXISTS (SELECT 1 FROM {s}.tasks WHERE task_id = $1 AND lease_token = $2 AND status = 'running') AS owned)"},
 
     // Makes the tasks that wait for these idempotency keys ($1, json array of [activity, key hex],

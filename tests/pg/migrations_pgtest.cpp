@@ -146,6 +146,11 @@ TEST_CASE("a schema at version 8 with runs in flight upgrades to runs with their
   CHECK(engine.workflow<StepsWorkflow>("v8-running").result(30s) == 30);  // its step 1 again, after the lost lease
   CHECK(engine.workflow<ParallelWorkflow>("v8-pending").result(30s) == 6);
   CHECK(engine.workflow<ChainWorkflow>("v8-done").result(1s) == 15);
+  {  // its successful attempts, recorded as rows then and as events now, are listed once each
+    const std::string done = engine.workflow("v8-done").run_id();
+    CHECK(engine.runs().history(done).attempts.size() == 5);
+    CHECK(engine.runs().get(done).attempts == 5);
+  }
   CHECK(engine.workflow<HelloWorkflow>("v8-reused").result(1s) == "hello, two");
   CHECK(engine.workflow("v8-reused").run_id() == reused_runs[1][0].as<std::string>());
   // The earlier run of a reused id is a run of its own now (its history was deleted by version 8).

@@ -199,6 +199,12 @@ TEST_CASE_METHOD(RunsEngine, "a fork from step N copies the steps before N and r
   CHECK(info.forked_from_run == source.run_id());
   CHECK(info.forked_from_step == 2);
   CHECK(info.input == 10);
+  // Its attempts are those it ran: the copied steps' attempts were the source's.
+  CHECK(info.activities == 5);
+  CHECK(info.attempts == 3);
+  const History h = runs().history(forked.run_id());
+  REQUIRE(h.attempts.size() == 3);
+  CHECK(h.attempts[0].step == 2);
 
   // Under the same id, once its latest run has ended: the fork becomes the latest run.
   auto again = runs().fork(source.run_id(), 0, ops);
