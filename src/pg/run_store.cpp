@@ -165,14 +165,26 @@ DELETE FROM {0}.workflows WHERE run_id IN (SELECT run_id FROM v) RETURNING workf
   for (const auto& row : deleted) {
     if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
   }
-  if (!orphaned.empty()) {
-    tx.exec_params0(fmt::format(R"(
+  // The newest remaining run of each id becomes its latest. A concurrent delete of that run makes
+  // the update skip it once its delete commits (the row is gone): then the next round, with a
+  // newer snapshot, takes the next newest. Each round promotes a run or sees one more deleted.
+  while (!orphaned.empty()) {
+    const auto promoted = tx.exec_params(fmt::format(R"(
 UPDATE {0}.workflows SET latest = true
 WHERE run_id IN (SELECT DISTINCT ON (workflow_id) run_id FROM {0}.workflows  -- by workflows_by_id, in byte order
                  WHERE workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
-                 ORDER BY workflow_id, created_at DESC))",
-                                s),
-                    orphaned.dump());
+                 ORDER BY workflow_id, created_at DESC)
+RETURNING workflow_id)",
+                                                     s),
+                                         orphaned.dump());
+    if (promoted.size() == orphaned.size()) break;
+    orphaned = Json::parse(tx.exec_params1(fmt::format(R"(
+SELECT coalesce(jsonb_agg(DISTINCT w.workflow_id), '[]')::text FROM {0}.workflows w
+WHERE w.workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
+  AND NOT EXISTS (SELECT 1 FROM {0}.workflows l WHERE l.workflow_id = w.workflow_id AND l.latest))",
+                                                       s),
+                                           orphaned.dump())[0]
+                               .c_str());
   }
   return static_cast<std::int64_t>(deleted.size());
 }

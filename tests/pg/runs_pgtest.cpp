@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <set>
+#include <thread>
 
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
@@ -259,6 +260,30 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   CHECK(runs().cancel(nap.run_id(), ops));
   CHECK_FALSE(runs().cancel(nap.run_id(), ops));  // ended already: nothing recorded
   CHECK(runs().audit().size() == 3);
+}
+
+TEST_CASE_METHOD(RunsEngine,
+                 "deleting the latest run while another run of its id is deleted leaves the id a latest run",
+                 "[pg][runs]") {
+  std::vector<std::string> ids;  // oldest first: the run that stays, the one deleted aside, the latest
+  for (const char* who : {"one", "two", "three"}) {
+    auto run = engine.start_workflow<HelloWorkflow>("racy", who, {.id_reuse = IdReusePolicy::allow_if_ended});
+    run.result(30s);
+    ids.push_back(run.run_id());
+  }
+  // Another session deletes the middle run and holds its transaction open: the newest run left
+  // after the latest is deleted, as the delete below first sees it.
+  pqxx::connection other(db.url());
+  pqxx::work aside(other);
+  aside.exec(fmt::format("DELETE FROM \"{}\".workflows WHERE run_id = '{}'", db.schema(), ids[1]));
+  std::thread remove([&] { runs().remove(ids[2], ops); });
+  REQUIRE(wait_until([&] {  // its promotion of the middle run waits for that run's row lock
+    return db.count("SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'") == 1;
+  }));
+  aside.commit();
+  remove.join();
+  CHECK(engine.workflow("racy").run_id() == ids[0]);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'racy' AND latest") == 1);
 }
 
 TEST_CASE_METHOD(RunsEngine, "bad management input gets a typed error that says what was wrong, and writes nothing",
