@@ -149,42 +149,38 @@ std::optional<Json> audited(pqxx::transaction_base& tx, const std::string& s, co
 
 // Deletes ended runs (json array of run ids) with their journal, tasks and attempts; an id that
 // lost its latest run gets its newest remaining run as the latest. Returns the runs deleted.
-std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& run_ids_json) {
+// `locked`: the caller holds the runs' row locks already (a prune selected them FOR UPDATE).
+std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& run_ids_json,
+                         bool locked) {
   auto deleted = tx.exec_params(fmt::format(R"(
 WITH v AS (
   SELECT run_id FROM {0}.workflows
-  WHERE run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND status <> 'running' FOR UPDATE),
+  WHERE run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND status <> 'running' {1}),
 t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
 a AS (DELETE FROM {0}.attempts WHERE run_id IN (SELECT run_id FROM v)),
 k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
 j AS (DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))
 DELETE FROM {0}.workflows WHERE run_id IN (SELECT run_id FROM v) RETURNING workflow_id, latest)",
-                                            s),
+                                            s, locked ? "" : "FOR UPDATE"),
                                 run_ids_json);
   Json orphaned = Json::array();
   for (const auto& row : deleted) {
     if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
   }
-  // The newest remaining run of each id becomes its latest. A concurrent delete of that run makes
-  // the update skip it once its delete commits (the row is gone): then the next round, with a
-  // newer snapshot, takes the next newest. Each round promotes a run or sees one more deleted.
+  // The newest remaining run of each id becomes its latest (most pruned ids have none left). A
+  // concurrent delete of the chosen run makes the update skip it once that delete commits: then
+  // the next round, with a newer snapshot, takes the next newest.
   while (!orphaned.empty()) {
-    const auto promoted = tx.exec_params(fmt::format(R"(
-UPDATE {0}.workflows SET latest = true
-WHERE run_id IN (SELECT DISTINCT ON (workflow_id) run_id FROM {0}.workflows  -- by workflows_by_id, in byte order
-                 WHERE workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
-                 ORDER BY workflow_id, created_at DESC)
-RETURNING workflow_id)",
-                                                     s),
-                                         orphaned.dump());
-    if (promoted.size() == orphaned.size()) break;
-    orphaned = Json::parse(tx.exec_params1(fmt::format(R"(
-SELECT coalesce(jsonb_agg(DISTINCT w.workflow_id), '[]')::text FROM {0}.workflows w
-WHERE w.workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
-  AND NOT EXISTS (SELECT 1 FROM {0}.workflows l WHERE l.workflow_id = w.workflow_id AND l.latest))",
-                                                       s),
-                                           orphaned.dump())[0]
-                               .c_str());
+    const auto round = tx.exec_params1(fmt::format(R"(
+WITH c AS (SELECT DISTINCT ON (workflow_id) workflow_id, run_id FROM {0}.workflows  -- by workflows_by_id
+           WHERE workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
+           ORDER BY workflow_id, created_at DESC),
+u AS (UPDATE {0}.workflows w SET latest = true FROM c WHERE w.run_id = c.run_id RETURNING w.workflow_id)
+SELECT coalesce((SELECT jsonb_agg(c.workflow_id) FROM c WHERE c.workflow_id NOT IN (SELECT workflow_id FROM u)),
+                '[]')::text AS skipped)",
+                                                   s),
+                                       orphaned.dump());
+    orphaned = Json::parse(round["skipped"].c_str());
   }
   return static_cast<std::int64_t>(deleted.size());
 }
@@ -388,7 +384,7 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
       return;
     }
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
-    removed = delete_runs(tx, s_, Json::array({run_id}).dump()) == 1;
+    removed = delete_runs(tx, s_, Json::array({run_id}).dump(), false) == 1;
     if (!removed) return;  // running: nothing written
     insert_audit(tx, s_, action, action_id, "delete", workflow_id, run_id,
                  {{"status", wf[0]["status"].as<std::string>()}});
@@ -435,7 +431,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
         ids.push_back(row[0].as<std::string>());
       }
       if (ids.empty()) return;
-      deleted = delete_runs(tx, s_, ids.dump());
+      deleted = delete_runs(tx, s_, ids.dump(), true);
       // After a lost answer the entry may not exist: then this batch starts a new one.
       const bool counted =
           audit_id != 0 && !tx.exec_params(fmt::format("UPDATE {}.audit SET details = jsonb_set(details, "
