@@ -26,6 +26,14 @@ std::string random_uuid() {
   return format_uuid(hi, random_bits());
 }
 
+std::string random_token() {
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const std::uint64_t bits[2] = {random_bits(), random_bits()};
+  std::string out(16, ' ');
+  for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = alphabet[(bits[i / 8] >> (6 * (i % 8))) & 63];
+  return out;
+}
+
 bool is_uuid(const std::string& text) {
   if (text.size() != 36) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {

@@ -18,7 +18,7 @@ namespace {
 // `claim(tx, token, recovering)` returns whether it found rows.
 void claim_with_recovery(ConnectionPool& pool,
                          const std::function<bool(pqxx::transaction_base&, const std::string&, bool)>& claim) {
-  const std::string token = detail::random_uuid();
+  const std::string token = detail::random_token();
   pool.write("claim", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     if (!(maybe_committed && claim(tx, token, true))) claim(tx, token, false);

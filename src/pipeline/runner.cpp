@@ -142,7 +142,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.seen_seq = journal.next_seq;
   // Unique per commit: marks the tasks it leases at once and a workflow continued in place, so a
   // retry after a lost answer can tell what went in.
-  commit.claim_token = random_uuid();
+  commit.claim_token = random_token();
   commit.events = std::move(decided.events);
   commit.tasks = std::move(decided.tasks);
   commit.status = decided.status;
