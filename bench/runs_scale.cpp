@@ -69,15 +69,18 @@ SELECT 'long-run', pg_temp.run_id(t.at, 'long-run'), '{workflow}', 'completed', 
 FROM (SELECT now() - interval '1 hour' AS at) AS t)",
                                                R"(
 INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at)
-SELECT w.run_id, e.seq, e.kind, e.step, e.name, e.data, w.created_at + e.seq * interval '1 millisecond'
+SELECT w.run_id, e.seq, e.kind, e.step, e.name,
+       CASE WHEN e.kind = 'activity_completed'  -- its attempt started when it was scheduled
+            THEN e.data || jsonb_build_object('started_us', {s}.epoch_us(w.created_at) + (e.seq - 1) * 1000)
+            ELSE e.data END,
+       w.created_at + e.seq * interval '1 millisecond'
 FROM {s}.workflows w,
      (SELECT 0 AS seq, 'workflow_started' AS kind, NULL::integer AS step, NULL::text AS name,
              jsonb_build_object('input', {rows}) AS data
       UNION ALL
       SELECT 2 * g + 1 + a.done, CASE a.done WHEN 0 THEN 'activity_scheduled' ELSE 'activity_completed' END, g,
              '{activity}', CASE a.done WHEN 0 THEN jsonb_build_object('input', g, 'options', {options})
-                                       ELSE jsonb_build_object('result', g, 'attempts', 1, 'started_us',
-                                                               {s}.epoch_us(w.created_at) + (2 * g + 1) * 1000) END
+                                       ELSE jsonb_build_object('result', g, 'attempts', 1) END
       FROM generate_series(0, {rows} - 1) AS g, (VALUES (0), (1)) AS a(done)
       UNION ALL
       SELECT 2 * {rows} + 1, 'workflow_completed', NULL, NULL, jsonb_build_object('result', {rows} * ({rows} - 1) / 2))
