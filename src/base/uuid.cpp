@@ -9,8 +9,16 @@
 namespace durable::detail {
 
 namespace {
+// Seeded with 256 bits: one 32-bit seed would give two processes the same sequence (and the
+// same claim tokens and uuids) once in about 2^32 starts.
+std::mt19937_64 seeded_generator() {
+  std::random_device device;
+  std::seed_seq seed{device(), device(), device(), device(), device(), device(), device(), device()};
+  return std::mt19937_64(seed);
+}
+
 std::uint64_t random_bits() {
-  thread_local std::mt19937_64 gen{std::random_device{}()};
+  thread_local std::mt19937_64 gen = seeded_generator();
   return gen();
 }
 
