@@ -564,7 +564,7 @@ FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(v, ord))",
     // The open steps run again, pending, as their scheduled events say (their source tasks may be gone).
     tx.exec_params0(fmt::format(R"(
 INSERT INTO {0}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at)
-SELECT $1::uuid, $2, (x.v->>'step')::int, x.v->>'name', x.v->'data'->'input', x.v->'data'->'options',
+SELECT $1::uuid, $2, (x.v->>'step')::int, x.v->>'name', x.v->'data'->'input', coalesce(x.v->'data'->'options', '{{}}'),
        decode(x.v->'data'->'options'->>'idempotency_key_hex', 'hex'), 'pending', now()
 FROM jsonb_array_elements($3::jsonb) AS x(v)
 WHERE x.v->>'kind' = 'activity_scheduled' AND (x.v->>'step')::int IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",

@@ -64,9 +64,11 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   if (!resolved.idempotency_key && def.key_of) resolved.idempotency_key = def.key_of(input);
   validate(resolved, name);
   add_step(StepKind::activity, name);
-  // The event keeps what was scheduled: the task row goes once the activity completes.
-  add_event(pg::EventKind::activity_scheduled, step, name,
-            {{"input", input}, {"options", pg::options_to_json(resolved)}});
+  // The event keeps what was scheduled: the task row goes once the activity completes. Options
+  // all at their defaults are left out.
+  Json scheduled = {{"input", input}};
+  if (Json stored = pg::options_to_json(resolved); !stored.empty()) scheduled["options"] = std::move(stored);
+  add_event(pg::EventKind::activity_scheduled, step, name, std::move(scheduled));
   tasks.push_back({step, name, std::move(input), std::move(resolved)});
   return step;
 }
