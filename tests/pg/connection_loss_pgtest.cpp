@@ -135,3 +135,24 @@ TEST_CASE("a start whose answer was lost finds its own run and replays it at onc
   CHECK(waited < 10s);
   CHECK(env.db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'lost-start'") == 1);
 }
+
+TEST_CASE("a completion whose answer was lost is found in the journal: counted once, and its next step runs at once",
+          "[pg][faults][complete]") {
+  // The statement that journals step 1's outcome (and deletes its task row) commits with the next
+  // step's task leased at once to this engine, and its answer is dropped. The retry must find the
+  // outcome in the journal, so the completion counts, and take back the task leased at once, or
+  // that task would wait out its 30 s lease before any engine claimed it.
+  detail::configure_failpoints("lost_answer.complete_steps=fail@1");
+  struct Reset {
+    ~Reset() { detail::configure_failpoints(""); }
+  } reset;
+  RunningEngine env;
+  const auto started = std::chrono::steady_clock::now();
+  auto run = env.engine.start_workflow<ChainWorkflow>("lost-completion", 1);
+  CHECK(run.result(90s) == 6);
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
+  CHECK(wait_until([&] { return env.engine.metrics().completions == 5; }));
+  CHECK(env.db.count("SELECT count(*) FROM {journal} j WHERE workflow_id = 'lost-completion' AND "
+                     "kind = 'activity_completed'") == 5);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.tasks") == 0);
+}
