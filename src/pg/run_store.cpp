@@ -59,11 +59,11 @@ const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.
 const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
   coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
   coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
-  (SELECT count(*) FROM {s}.journal j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
+  (SELECT count(*) FROM {s}.journal_events j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
   -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone),
   -- not those of the events a fork copied (the source's; written with the run, at its created_at)
   (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id)
-    + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal j
+    + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal_events j
        WHERE j.run_id = w.run_id AND j.kind = 'activity_completed'
          AND NOT (w.forked_from_run IS NOT NULL AND j.created_at = w.created_at)) AS attempts,
   (SELECT count(*) FROM {s}.attempts a WHERE a.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
@@ -267,7 +267,9 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
     auto events = tx.exec_params(
         fmt::format("SELECT j.seq, j.kind, coalesce(j.step, -1) AS step, coalesce(j.name, '') AS name, "
                     "{0}.epoch_us(j.created_at) AS at_us, j.data::text AS data "
-                    "FROM {0}.journal j WHERE j.run_id = $1::uuid AND j.seq >= $2 ORDER BY j.seq LIMIT $3",
+                    "FROM {0}.journal_events j WHERE j.run_id = $1::uuid AND j.seq >= $2 AND j.row_seq >= "
+                    "(SELECT coalesce(max(r.seq), 0) FROM {0}.journal r WHERE r.run_id = $1::uuid AND r.seq <= $2) "
+                    "ORDER BY j.seq LIMIT $3",
                     s_),
         run_id, from_seq, limit + 1);
     std::string steps;  // of the activities these events schedule, as a Postgres array
@@ -295,7 +297,7 @@ FROM {0}.attempts a JOIN {0}.tasks t USING (task_id) WHERE a.run_id = $1::uuid A
 UNION ALL  -- the failed attempts of completed tasks, whose rows are gone
 SELECT a.step, j.name, a.attempt, {0}.epoch_us(a.started_at), {0}.epoch_us(a.ended_at), a.outcome,
        coalesce(a.error_type, ''), coalesce(a.error_message, ''), {0}.epoch_us(a.retry_at)
-FROM {0}.attempts a JOIN {0}.journal j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
+FROM {0}.attempts a JOIN {0}.journal_events j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
 WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3 AND a.outcome <> 'completed'
   AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.task_id = a.task_id)  -- (versions before 9 recorded successes too)
 UNION ALL  -- the attempt running now
@@ -306,7 +308,7 @@ UNION ALL  -- the attempt that succeeded, in the step's completed event (after i
            -- in the events a fork copied (those attempts were the source's)
 SELECT j.step, j.name, (j.data->>'attempts')::int, (j.data->>'started_us')::bigint, {0}.epoch_us(j.created_at),
        'completed', '', '', NULL
-FROM {0}.journal j
+FROM {0}.journal_events j
 WHERE j.run_id = $1::uuid AND j.seq >= $3 AND j.kind = 'activity_completed' AND j.step = ANY($2::int[])
   AND NOT EXISTS (SELECT 1 FROM {0}.workflows f  -- a fork's copies are written with the run, at its created_at
                   WHERE f.run_id = $1::uuid AND f.forked_from_run IS NOT NULL AND f.created_at = j.created_at)

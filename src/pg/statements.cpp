@@ -54,6 +54,12 @@ const char* const drop_unawaited_sql = R"(
   WHERE {status} <> 'running' AND o.run_id = f.run_id AND o.status IN ('pending', 'running')
     AND o.task_id IS DISTINCT FROM {except})";
 
+// The events of json array `{events}` after its first `{skip}`, as a journal row's `more` column
+// (each [kind, step, name, data]; NULL when there are none): committed with the row's first event.
+const char* const more_events_sql = R"((SELECT jsonb_agg(jsonb_build_array(x.v->'kind', x.v->'step', x.v->'name',
+                                      coalesce(x.v->'data', '{{}}')) ORDER BY x.ord)
+   FROM jsonb_array_elements({events}) WITH ORDINALITY AS x(v, ord) WHERE x.ord > {skip}))";
+
 // The workflow_started event's data of claimed workflow `w` when that event is its whole journal.
 const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
    (SELECT data::text FROM {s}.journal j WHERE j.run_id = w.run_id AND j.seq = 0) END AS start_data)";
@@ -178,11 +184,15 @@ SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now
 FROM {s}.workflows w WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
 
     // $1 run id, $2 first seq. One row per event, each with the run's id and workflow name; one
-    // row with no event when there is none from $2 on.
+    // row with no event when there is none from $2 on. The rows read start at the one holding $2.
     {stmt::read_journal, R"(
 SELECT w.workflow_id, w.run_id::text, w.name AS workflow_name, j.seq, j.kind, coalesce(j.step, -1) AS step,
        coalesce(j.name, '') AS event_name, j.data::text
-FROM {s}.workflows w LEFT JOIN {s}.journal j ON j.run_id = w.run_id AND j.seq >= $2
+FROM {s}.workflows w LEFT JOIN (
+  SELECT * FROM {s}.journal_events
+  WHERE run_id = $1::uuid AND seq >= $2
+    AND row_seq >= (SELECT coalesce(max(r.seq), 0) FROM {s}.journal r WHERE r.run_id = $1::uuid AND r.seq <= $2)
+) j ON true
 WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
 
     // One statement, one implicit transaction: fenced by the workflow lease. $1 run id, $2 lease token,
@@ -202,9 +212,10 @@ WITH w AS (
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
 e AS (
-  INSERT INTO {s}.journal (run_id, seq, kind, step, name, data)
-  SELECT w.run_id, w.base + x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}')
-  FROM w, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(v, ord)),
+  INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, more)
+  SELECT w.run_id, w.base, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', coalesce(x.v->'data', '{{}}'),
+         {more_of_replay}
+  FROM w, LATERAL (SELECT $3::jsonb->0 AS v) AS x WHERE x.v IS NOT NULL),
 t AS ({insert_tasks}),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
 d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
@@ -343,18 +354,15 @@ w AS (
             coalesce(wf.claim_token = t.claim_token, false) AS fast,
             wf.next_seq - 1 - CASE WHEN coalesce(wf.claim_token = t.claim_token, false)
                                    THEN jsonb_array_length(t.events) ELSE 0 END AS base),
-e AS (
-  INSERT INTO {s}.journal (run_id, seq, kind, step, name, data)
+e AS (  -- one row: the outcome, then the replay's events it continued with
+  INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, more)
   SELECT run_id, base, CASE WHEN outcome = 'completed' THEN 'activity_completed' ELSE 'activity_failed' END, step,
          name, CASE WHEN outcome = 'completed' THEN jsonb_build_object('result', result::jsonb, 'attempts', attempt,
                                                                        'started_us', {s}.epoch_us(attempt_started_at))
                     ELSE jsonb_build_object('error_type', error_type, 'error_message', error_message,
-                                            'attempts', attempt) END
-  FROM w
-  UNION ALL
-  SELECT w.run_id, w.base + x.ord::int, x.v->>'kind', (x.v->>'step')::int, x.v->>'name',
-         coalesce(x.v->'data', '{{}}')
-  FROM w, jsonb_array_elements(w.events) WITH ORDINALITY AS x(v, ord) WHERE w.fast),
+                                            'attempts', attempt) END,
+         CASE WHEN fast THEN {more_of_steps} END
+  FROM w),
 k AS (SELECT * FROM w WHERE w.fast),
 c AS ({drop_unawaited_of_steps}),
 nt AS ({insert_tasks_of_steps}),
@@ -414,7 +422,7 @@ SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WH
 
     // Whether step $2 of run $1 was journaled as completed by its attempt $3 (its task row is gone).
     {stmt::step_completed, R"(
-SELECT 1 FROM {s}.journal
+SELECT 1 FROM {s}.journal  -- a completed event is its row's first
 WHERE run_id = $1::uuid AND kind = 'activity_completed' AND step = $2 AND (data->>'attempts')::int = $3)"},
 
     // Whether attempt $2 of task $1 failed and had its retry scheduled (by retry_task).
@@ -593,6 +601,9 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   auto claimed_json = [&](const char* from, const char* run) {
     return fmt::format(fmt::runtime(claimed_json_sql), fmt::arg("from", from), fmt::arg("run", run));
   };
+  auto more_events = [&](const char* events, const char* skip) {
+    return fmt::format(fmt::runtime(more_events_sql), fmt::arg("events", events), fmt::arg("skip", skip));
+  };
   const std::string fast = with_names(fast_sql);
   const std::string finishing_task = with_names(finishing_task_sql);
   const std::string holder_live = with_names(holder_live_sql);
@@ -614,6 +625,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("pending_task", pending_task), fmt::arg("expired_task", expired_task),
         fmt::arg("runnable_workflow", runnable_workflow), fmt::arg("waking_workflow", waking_workflow),
         fmt::arg("finishing_task", finishing_task), fmt::arg("finished_task", finished_task_sql),
+        fmt::arg("more_of_replay", more_events("$3::jsonb", "1")),
+        fmt::arg("more_of_steps", more_events("w.events", "0")),
         fmt::arg("default_timeout_ms", stored_default_timeout_ms),
         fmt::arg("default_retry_horizon_ms", stored_default_retry_horizon_ms));
     conn.prepare(name, with_clock(text));

@@ -136,7 +136,7 @@ double recovery_ms(const Workload& w, const Kill& k) {
   for (const auto& step : k.tasks_held) steps += (steps.empty() ? "" : ",") + step;
   return static_cast<double>(w.count(
       fmt::format("SELECT coalesce((extract(epoch FROM max(created_at) - '{}'::timestamptz) * 1000)::bigint, 0) "
-                  "FROM {{s}}.journal WHERE kind = 'activity_completed' AND (run_id, step) IN ({})",
+                  "FROM {{s}}.journal_events WHERE kind = 'activity_completed' AND (run_id, step) IN ({})",
                   k.at, steps)));
 }
 
@@ -203,7 +203,7 @@ TEST_CASE("fault 2: a kill at a failpoint around the activity's commit", "[fault
   workers.restart(0);  // no failpoint armed this time
   Check c = w.finish("fp-");
   CHECK(w.count("SELECT count(*) FROM {s}.fault_log WHERE step = 0") == executions);
-  CHECK(w.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed' AND step = 0") == 1);
+  CHECK(w.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'activity_completed' AND step = 0") == 1);
   CHECK(w.count("SELECT count(*) FROM {s}.fault_effects") == 3);
   report("failpoint_kill", {{"failpoint", failpoint},
                             {"executions_of_step", w.count("SELECT count(*) FROM {s}.fault_log WHERE step = 0")},
@@ -410,7 +410,7 @@ TEST_CASE("fault 7: a long-open REPEATABLE READ transaction elsewhere", "[fault]
       std::this_thread::sleep_for(100ms);
     }
   });
-  auto steps = [&] { return w.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed'"); };
+  auto steps = [&] { return w.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'activity_completed'"); };
   auto dead_tuples = [&] {
     return w.count("SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '" + w.schema +
                    "'");
@@ -507,16 +507,21 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
               .duplicate_commits == 1);
   }
   SECTION("a gap in the journal") {
-    CHECK(broken("DELETE FROM {s}.journal WHERE run_id = (SELECT run_id FROM {s}.workflows WHERE workflow_id = "
-                 "'chk-1') AND seq = 2")
-              .journal_gaps == 1);
+    // The row holding event 2 (a row holds the events of one commit).
+    CHECK(
+        broken("DELETE FROM {s}.journal j USING {s}.workflows w WHERE w.workflow_id = 'chk-1' AND j.run_id = w.run_id "
+               "AND j.seq = (SELECT max(r.seq) FROM {s}.journal r WHERE r.run_id = w.run_id AND r.seq <= 2)")
+            .journal_gaps == 1);
   }
   SECTION("a journal that no longer replays") {
-    CHECK(broken("UPDATE {s}.journal SET name = 'another' WHERE run_id = (SELECT run_id FROM {s}.workflows WHERE "
-                 "workflow_id = "
-                 "'chk-1') AND kind = 'activity_scheduled' "
-                 "AND step = 1")
-              .replay_failures == 1);
+    // Step 1's scheduled event, a row's first event or one of the events committed with it.
+    CHECK(
+        broken("UPDATE {s}.journal j SET name = CASE WHEN j.kind = 'activity_scheduled' AND j.step = 1 THEN 'another' "
+               "ELSE j.name END, more = (SELECT jsonb_agg(CASE WHEN e->>0 = 'activity_scheduled' AND e->>1 = '1' "
+               "THEN jsonb_set(e, '{{2}}', '\"another\"') ELSE e END ORDER BY o) "
+               "FROM jsonb_array_elements(j.more) WITH ORDINALITY AS x(e, o)) "
+               "FROM {s}.workflows w WHERE w.workflow_id = 'chk-1' AND j.run_id = w.run_id")
+            .replay_failures == 1);
   }
   SECTION("a task left leased, a run not ended") {
     Check c = broken(

@@ -204,7 +204,7 @@ Check check(const std::string& url, const std::string& schema, const std::string
           "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
   c.journal_gaps =
       one("SELECT count(*) FROM {s}.workflows w JOIN (SELECT run_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi "
-          "FROM {s}.journal GROUP BY run_id) j USING (run_id) "
+          "FROM {s}.journal_events GROUP BY run_id) j USING (run_id) "
           "WHERE w.workflow_id LIKE $1 AND (j.n <> w.next_seq OR j.lo <> 0 OR j.hi <> w.next_seq - 1)");
   c.leased_tasks = one("SELECT count(*) FROM {s}.tasks WHERE workflow_id LIKE $1 AND status = 'running'");
   c.executions = one("SELECT count(*) FROM {s}.fault_log WHERE workflow_id LIKE $1");
@@ -221,7 +221,7 @@ Check check(const std::string& url, const std::string& schema, const std::string
                                         s),
                             prefix + "%");
   for (const auto& id : ids) {
-    auto events = tx.exec_params(fmt::format("SELECT seq, kind, step, name, data::text FROM {}.journal WHERE "
+    auto events = tx.exec_params(fmt::format("SELECT seq, kind, step, name, data::text FROM {}.journal_events WHERE "
                                              "run_id = $1::uuid ORDER BY seq",
                                              s),
                                  id[1].as<std::string>());

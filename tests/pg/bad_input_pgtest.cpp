@@ -42,7 +42,7 @@ void register_bad(Engine& engine) {
 long long rows(const TestDb& db) {
   if (!db.schema_exists()) return 0;
   return db.count(
-      "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal) + "
+      "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal_events) + "
       "(SELECT count(*) FROM {s}.tasks)");
 }
 

@@ -29,10 +29,10 @@ void check_exactly_once(const std::string& url, const std::string& schema, int w
   pqxx::nontransaction tx(conn);
   const std::string s = "\"" + schema + "\"";
   CHECK(tx.exec1("SELECT count(*) FROM " + s + ".workflows WHERE status = 'completed'")[0].as<int>() == workflows);
-  CHECK(tx.exec1("SELECT count(*) FROM " + s + ".journal WHERE kind = 'activity_completed'")[0].as<int>() ==
+  CHECK(tx.exec1("SELECT count(*) FROM " + s + ".journal_events WHERE kind = 'activity_completed'")[0].as<int>() ==
         workflows * 5);
   CHECK(tx.exec1("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM " + s +
-                 ".journal WHERE kind = 'activity_completed' GROUP BY run_id, step) x")[0]
+                 ".journal_events WHERE kind = 'activity_completed' GROUP BY run_id, step) x")[0]
             .as<int>() == 1);
 }
 

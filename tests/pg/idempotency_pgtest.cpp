@@ -127,7 +127,7 @@ TEST_CASE("100 concurrent starts of one id from 4 processes make exactly one run
   CHECK(started == 1);
   CHECK(duplicates == 99);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events") == 1);
   std::filesystem::remove_all(dir);
 }
 

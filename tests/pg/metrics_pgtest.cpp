@@ -436,8 +436,8 @@ TEST_CASE("activities that finish together commit their outcomes in groups, each
   CHECK(m.outcome_commits < m.completions);  // grouped: fewer statements than outcomes
   CHECK(m.outcome_commits > 0);
   // Grouped or not, each outcome is journaled once and each journal stays gap-free.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed'") == 20);
-  CHECK(db.count("SELECT count(*) FROM (SELECT run_id FROM {s}.journal GROUP BY run_id "
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'activity_completed'") == 20);
+  CHECK(db.count("SELECT count(*) FROM (SELECT run_id FROM {s}.journal_events GROUP BY run_id "
                  "HAVING max(seq) + 1 <> count(*)) AS gaps") == 0);
   CHECK(db.count("SELECT count(*) FROM {s}.tasks") == 0);     // a completed task's row goes with its commit
   CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 0);  // a successful attempt is in its completed event

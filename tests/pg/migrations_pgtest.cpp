@@ -158,7 +158,7 @@ TEST_CASE("a schema at version 8 with runs in flight upgrades to runs with their
   CHECK_THROWS_AS(engine.workflow<FailingWorkflow>("v8-failed").result(1s), WorkflowFailed);
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'lease_expired'") == 1);
   // Every journal row and task belongs to its run, and a new run of an ended id keeps the old history.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal j WHERE NOT EXISTS "
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events j WHERE NOT EXISTS "
                  "(SELECT 1 FROM {s}.workflows w WHERE w.run_id = j.run_id)") == 0);
   auto again = engine.start_workflow<ChainWorkflow>("v8-done", 100, {.id_reuse = IdReusePolicy::allow_if_ended});
   CHECK(again.result(30s) == 105);

@@ -35,7 +35,8 @@ TEST_CASE("changed workflow code stops the run with a non-determinism error and 
     v1.start();
     v1.start_workflow<EvolvingV1>("evolve-1", "x");
     // Wait until the run sleeps: one activity done, a timer journaled.
-    REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 1; }));
+    REQUIRE(wait_until(
+        [&] { return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") == 1; }));
   }
   Engine v2(db.options());
   v2.add<EchoActivity>().add<AddActivity>().add<EvolvingV2>();
@@ -61,7 +62,8 @@ TEST_CASE("changed workflow code stops the run with a non-determinism error and 
 
 TEST_CASE_METHOD(RunningEngine, "time skipping fires a 24-hour durable sleep at once", "[pg][timer][testing]") {
   auto run = engine.start_workflow<SleepWorkflow>("day-nap", 24 * 3600 * 1000);
-  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") > 0; }));
+  REQUIRE(
+      wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") > 0; }));
   testing::advance_clock(db.url(), db.schema(), std::chrono::hours{24});
   auto result = run.result(10s);
   CHECK(result["slept_ms"].get<long>() >= 24L * 3600 * 1000);

@@ -94,8 +94,8 @@ TEST_CASE("three engine processes run 300 five-step workflows, each step committ
   for (pid_t w : workers) kill(w, SIGTERM);
   for (pid_t w : workers) CHECK(wait_for(w) == 0);
 
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'activity_completed'") == 1500);
-  CHECK(db.count("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM {s}.journal "
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'activity_completed'") == 1500);
+  CHECK(db.count("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM {s}.journal_events "
                  "WHERE kind = 'activity_completed' GROUP BY run_id, step) x") == 1);
   CHECK(db.count("SELECT count(*) FROM {s}.tasks") == 0);  // each went with its outcome's commit
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'completed'") == 300);

@@ -56,7 +56,7 @@ struct RunsEngine : RunningEngine {
   Runs& runs() { return engine.runs(); }
   long long rows() const {
     return db.count(
-        "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal) + "
+        "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal_events) + "
         "(SELECT count(*) FROM {s}.tasks) + (SELECT count(*) FROM {s}.attempts) + (SELECT count(*) FROM {s}.audit)");
   }
 };
@@ -170,9 +170,9 @@ TEST_CASE_METHOD(
   CHECK(run.status() == WorkflowStatus::completed);
   CHECK(flaky_bodies == 2);
   // The add step ran once; the journal shows the failure, the resume and what came after.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() +
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run.run_id() +
                  "' AND kind = 'activity_completed' AND name = 'add'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + run.run_id() +
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run.run_id() +
                  "' AND kind = 'workflow_resumed'") == 1);
   auto audit = runs().audit();
   REQUIRE(audit.size() == 1);
@@ -234,7 +234,7 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   CHECK(second.result(30s) == "hello, two");
   runs().remove(second.run_id(), ops);
   expect_throw<WorkflowNotFound>([&] { runs().get(second.run_id()); }, second.run_id());
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + second.run_id() + "'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + second.run_id() + "'") == 0);
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE run_id = '" + second.run_id() + "'") == 0);
   CHECK(engine.workflow("tidy").run_id() == first.run_id());  // the newest run left is the latest again
 
@@ -289,7 +289,8 @@ TEST_CASE_METHOD(RunsEngine,
 TEST_CASE_METHOD(RunsEngine, "bad management input gets a typed error that says what was wrong, and writes nothing",
                  "[pg][runs][bad-input]") {
   auto nap = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
-  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'timer_started'") == 1; }));
+  REQUIRE(wait_until(
+      [&] { return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") == 1; }));
   const long long before = rows();
   expect_throw<InvalidArgument>([&] { runs().list({.limit = 0}); }, "limit 0", "1 to 1000");
   expect_throw<InvalidArgument>([&] { runs().list({.limit = 1001}); }, "limit 1001");
@@ -438,10 +439,10 @@ TEST_CASE_METHOD(RunsEngine,
   });
   auto run = env.engine.start_workflow(went_on, "went-on-1", 3);
   CHECK_THROWS_AS(run.result(30s), WorkflowFailed);
-  const long long before = env.db.count("SELECT count(*) FROM {s}.journal");
+  const long long before = env.db.count("SELECT count(*) FROM {s}.journal_events");
   expect_throw<InvalidRunState>([&] { env.engine.runs().resume(run.run_id(), ops); }, "cannot be resumed",
                                 "went on after the failure of step 1", "fork it from step 1");
-  CHECK(env.db.count("SELECT count(*) FROM {s}.journal") == before);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.journal_events") == before);
 
   // A plain failure resumes: the step's attempts go on numbering, its policy starts again.
   auto plain = env.engine.start_workflow(flaky_flow, "flaky-3", 1);

@@ -313,7 +313,7 @@ TEST_CASE("three engines firing one schedule start each of 50 ticks exactly once
   CHECK(runs_of(db, "tick") == expected);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE 'tick:%' AND started_by = 'schedule' AND "
                  "origin = 'tick'") == 51);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'workflow_started'") == 51);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'workflow_started'") == 51);
   auto info = engines[0]->schedules().get("tick");
   CHECK(info.fires_started == 51);
   CHECK(info.fires_dropped == 0);

@@ -142,7 +142,7 @@ TEST_CASE("a duplicate start is rejected and starts nothing", "[pg][workflow][id
     CHECK(e.existing_status() == "running");
   }
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events") == 1);
 }
 
 TEST_CASE_METHOD(RunningEngine, "result() gives up with Timeout while the run goes on, and cancel() ends it",

@@ -12,13 +12,13 @@ namespace durable::test {
 
 inline std::string test_sql(const std::string& sql, const std::string& quoted_schema) {
   const std::string journal = fmt::format(
-      "(SELECT w.workflow_id, j.run_id, j.seq, j.kind, j.step, j.name, j.data, j.created_at FROM {0}.journal j "
+      "(SELECT w.workflow_id, j.run_id, j.seq, j.kind, j.step, j.name, j.data, j.created_at FROM {0}.journal_events j "
       "JOIN {0}.workflows w USING (run_id))",
       quoted_schema);
   const std::string completed = fmt::format(
       "(SELECT w.workflow_id, j.run_id, j.step, j.name, (j.data->>'attempts')::int AS attempt, j.data->'result' AS "
       "result, {0}.from_us((j.data->>'started_us')::bigint) AS attempt_started_at, j.created_at AS ended_at "
-      "FROM {0}.journal j JOIN {0}.workflows w USING (run_id) WHERE j.kind = 'activity_completed')",
+      "FROM {0}.journal_events j JOIN {0}.workflows w USING (run_id) WHERE j.kind = 'activity_completed')",
       quoted_schema);
   return fmt::format(fmt::runtime(sql), fmt::arg("s", quoted_schema), fmt::arg("journal", journal),
                      fmt::arg("completed", completed));
