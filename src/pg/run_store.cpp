@@ -293,13 +293,13 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
 SELECT t.step, t.name, a.attempt, {0}.epoch_us(a.started_at) AS started_us, {0}.epoch_us(a.ended_at) AS ended_us,
        a.outcome, coalesce(a.error_type, '') AS error_type, coalesce(a.error_message, '') AS error_message,
        {0}.epoch_us(a.retry_at) AS retry_us
-FROM {0}.attempts a JOIN {0}.tasks t USING (task_id) WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[])
+FROM {0}.attempts a JOIN {0}.tasks t ON t.run_id = a.run_id AND t.step = a.step WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[])
 UNION ALL  -- the failed attempts of completed tasks, whose rows are gone
 SELECT a.step, j.name, a.attempt, {0}.epoch_us(a.started_at), {0}.epoch_us(a.ended_at), a.outcome,
        coalesce(a.error_type, ''), coalesce(a.error_message, ''), {0}.epoch_us(a.retry_at)
 FROM {0}.attempts a JOIN {0}.journal_events j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
 WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3 AND a.outcome <> 'completed'
-  AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.task_id = a.task_id)  -- (versions before 9 recorded successes too)
+  AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.run_id = a.run_id AND x.step = a.step)  -- (versions before 9 recorded successes too)
 UNION ALL  -- the attempt running now
 SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, t.status, '', '', NULL
 FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'

@@ -70,11 +70,12 @@ const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
 const char* const async_commit_sql = "set_config('synchronous_commit', 'off', true) AS async_commit";
 
 // In lock_key's ON CONFLICT: the existing lock row (its latest version, locked by the statement)
-// is held by a live attempt of another task than $1.
+// is held by a live attempt of another task than step $3 of run $1.
 const char* const holder_live_sql = R"(EXISTS (
     SELECT 1 FROM {s}.tasks x
-    WHERE x.task_id = idempotency_locks.task_id AND x.lease_token = idempotency_locks.lease_token
-      AND x.status = 'running' AND x.lease_until >= {now} AND x.task_id <> $1))";
+    WHERE x.run_id = idempotency_locks.run_id AND x.step = idempotency_locks.step
+      AND x.lease_token = idempotency_locks.lease_token AND x.status = 'running' AND x.lease_until >= {now}
+      AND NOT (x.run_id = $1::uuid AND x.step = $3)))";
 
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
@@ -82,9 +83,10 @@ const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.
         AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
 // In complete_steps: task `k` is finished by input row `i` under a live lease. The test is one
-// CASE so that no index on running tasks matches it: each row is found by primary key, not by
-// walking every running task (the plan is made once, when the statistics may say there are none).
-const char* const finishing_task_sql = R"(k.task_id = i.task_id AND k.lease_token = i.lease_token
+// CASE so that no index on running tasks matches it: each row is found by primary key (its run
+// and step), not by walking every running task (the plan is made once, when the statistics may
+// say there are none).
+const char* const finishing_task_sql = R"(k.run_id = i.task_run AND k.step = i.step AND k.lease_token = i.lease_token
     AND CASE WHEN k.status = 'running' THEN k.lease_until >= {now} ELSE false END)";
 
 // What complete_steps goes on with of each task it finished (deleted or marked failed).
@@ -263,7 +265,7 @@ u AS (
       first_started_at = coalesce(t.first_started_at, {now}),
       lease_until = {now} + (coalesce((t.options->>'timeout_ms')::bigint, {default_timeout_ms}) + $4::bigint) * interval '1 millisecond',
       updated_at = now()
-  FROM c JOIN n USING (task_id) WHERE t.task_id = c.task_id
+  FROM c JOIN n USING (task_id) WHERE t.run_id = c.run_id AND t.step = c.step
   RETURNING t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt,
             t.attempt_base, t.lease_token, c.was,
             t.heartbeat::text, {s}.epoch_us(t.attempt_started_at) AS claimed_at_us,
@@ -301,7 +303,7 @@ WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
     {stmt::complete_steps, R"(
 WITH i AS MATERIALIZED (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    task_id bigint, lease_token bigint, outcome text, result text, error_type text, error_message text, record boolean,
+    task_id bigint, task_run uuid, step int, lease_token bigint, outcome text, result text, error_type text, error_message text, record boolean,
     expected_seq int, run_id uuid, claim_token text, events jsonb, tasks jsonb, wf_status text, wf_result text,
     wf_error_type text, wf_error_message text, wake_at_us bigint)),
 td AS (
@@ -377,20 +379,20 @@ FROM i LEFT JOIN t ON t.task_id = i.task_id LEFT JOIN w ON w.task_id = i.task_id
 
     // Schedules the next attempt after a failed one, fenced by the lease, unless it would start
     // past the retry horizon; it lets go of its idempotency key meanwhile (and says whether
-    // tasks wait for it). $1 task id, $2 lease token, $3 delay ms, $4 error type, $5 error message
+    // tasks wait for it). $1 run id, $2 lease token, $3 delay ms, $4 error type, $5 error message, $6 step
     {stmt::retry_task, R"(
 WITH t AS (
   SELECT task_id, run_id, step, attempt, attempt_started_at, {now} + $3::bigint * interval '1 millisecond' AS retry_at,
          {now} + $3::bigint * interval '1 millisecond'
            <= first_started_at + coalesce((options->>'max_retry_horizon_ms')::bigint, {default_retry_horizon_ms}) * interval '1 millisecond' AS within
   FROM {s}.tasks
-  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
+  WHERE run_id = $1::uuid AND step = $6 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
   FOR UPDATE),
 u AS (
   UPDATE {s}.tasks k
   SET status = 'pending', available_at = t.retry_at, error_type = $4, error_message = $5, lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now()
-  FROM t WHERE k.task_id = t.task_id AND t.within
+  FROM t WHERE k.run_id = t.run_id AND k.step = t.step AND t.within
   RETURNING k.task_id),
 a AS (
   INSERT INTO {s}.attempts (task_id, run_id, step, attempt, started_at, ended_at, outcome, error_type, error_message,
@@ -400,25 +402,27 @@ a AS (
   ON CONFLICT DO NOTHING),
 l AS (
   DELETE FROM {s}.idempotency_locks
-  WHERE (activity, key) IN (SELECT name, idempotency_key FROM {s}.tasks WHERE task_id = $1 AND idempotency_key IS NOT NULL)
-    AND task_id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM u)
+  WHERE (activity, key) IN (SELECT name, idempotency_key FROM {s}.tasks
+                            WHERE run_id = $1::uuid AND step = $6 AND idempotency_key IS NOT NULL)
+    AND task_id = (SELECT task_id FROM u) AND lease_token = $2
   RETURNING waiting)
 SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried,
        coalesce((SELECT bool_or(waiting) FROM l), false) AS key_waiters)"},
 
     // Extends a running attempt's lease and keeps its latest details ('' keeps the previous ones).
-    // $1 task id, $2 lease token, $3 lease ms (timeout + margin), $4 details json or ''
+    // $1 run id, $2 lease token, $3 lease ms (timeout + margin), $4 details json or '', $5 step
     {stmt::heartbeat, R"(
 UPDATE {s}.tasks
 SET lease_until = {now} + $3::bigint * interval '1 millisecond',
     heartbeat = coalesce(nullif($4, '')::jsonb, heartbeat), updated_at = now()
-WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
+WHERE run_id = $1::uuid AND step = $5 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
 RETURNING 1)"},
 
     // After a fenced write matched nothing: did this very lease already finish the task
     // (an earlier try whose commit we never heard back about), or was it fenced off?
+    // $1 run id, $2 lease token, $3 step
     {stmt::task_outcome, R"(
-SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WHERE task_id = $1)"},
+SELECT status, coalesce(lease_token = $2, false) AS same_lease FROM {s}.tasks WHERE run_id = $1::uuid AND step = $3)"},
 
     // Whether step $2 of run $1 was journaled as completed by its attempt $3 (its task row is gone).
     {stmt::step_completed, R"(
@@ -431,40 +435,44 @@ SELECT 1 FROM {s}.attempts WHERE task_id = $1 AND attempt = $2 AND outcome = 'fa
 
     // Hands a running task back without counting the attempt, claimable again after $3 ms
     // (graceful shutdown; a task waiting for another holder of its idempotency key).
+    // $1 run id, $2 lease token, $3 delay ms, $4 step
     {stmt::release_task, R"(
 UPDATE {s}.tasks
 SET status = 'pending', attempt = attempt - 1, available_at = {now} + $3::bigint * interval '1 millisecond',
     lease_token = NULL,
     lease_owner = NULL, lease_until = NULL, updated_at = now()
-WHERE task_id = $1 AND lease_token = $2 AND status = 'running')"},
+WHERE run_id = $1::uuid AND step = $4 AND lease_token = $2 AND status = 'running')"},
 
     // Takes the right to run the body for (activity, key) unless a live attempt of another task
     // holds it. Then the task waits instead, in the same statement: handed back (the attempt not
     // counted) until the holder's lease runs out, and the lock row marked `waiting`, so that the
     // holder's release, which has to wait for this statement's row lock, wakes it sooner.
-    // $1 task id, $2 lease token. One row: locked, and whether the lease was still ours (not after
+    // $1 run id, $2 lease token, $3 step. One row: locked, and whether the lease was still ours (not after
     // a retry whose first try committed the wait).
     {stmt::lock_key, R"(
 WITH k AS (
-  INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token)
-  SELECT name, idempotency_key, task_id, $2 FROM {s}.tasks WHERE task_id = $1
+  INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token, run_id, step)
+  SELECT name, idempotency_key, task_id, $2, run_id, step FROM {s}.tasks WHERE run_id = $1::uuid AND step = $3
   ON CONFLICT (activity, key) DO UPDATE
   SET task_id = CASE WHEN {holder_live} THEN idempotency_locks.task_id ELSE excluded.task_id END,
+      run_id = CASE WHEN {holder_live} THEN idempotency_locks.run_id ELSE excluded.run_id END,
+      step = CASE WHEN {holder_live} THEN idempotency_locks.step ELSE excluded.step END,
       lease_token = CASE WHEN {holder_live} THEN idempotency_locks.lease_token ELSE excluded.lease_token END,
       waiting = {holder_live} OR idempotency_locks.waiting
-  RETURNING task_id = $1 AND lease_token = $2 AS locked,
+  RETURNING run_id = $1::uuid AND step = $3 AND lease_token = $2 AS locked,
             (SELECT x.lease_until FROM {s}.tasks x
-             WHERE x.task_id = idempotency_locks.task_id AND x.lease_token = idempotency_locks.lease_token)
-              AS holder_until),
+             WHERE x.run_id = idempotency_locks.run_id AND x.step = idempotency_locks.step
+               AND x.lease_token = idempotency_locks.lease_token) AS holder_until),
 r AS (
   UPDATE {s}.tasks
   SET status = 'pending', attempt = attempt - 1,
       available_at = coalesce((SELECT holder_until FROM k), {now} + interval '1 second'), lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now()
-  WHERE task_id = $1 AND lease_token = $2 AND status = 'running' AND NOT (SELECT locked FROM k)
+  WHERE run_id = $1::uuid AND step = $3 AND lease_token = $2 AND status = 'running' AND NOT (SELECT locked FROM k)
   RETURNING 1)
 SELECT coalesce((SELECT locked FROM k), false) AS locked,  -- no row: the task is gone (finished by another lease)
-       EXISTS (SELECT 1 FROM {s}.tasks WHERE task_id = $1 AND lease_token = $2 AND status = 'running') AS owned)"},
+       EXISTS (SELECT 1 FROM {s}.tasks WHERE run_id = $1::uuid AND step = $3 AND lease_token = $2 AND status = 'running')
+         AS owned)"},
 
     // Makes the tasks that wait for these idempotency keys ($1, json array of [activity, key hex],
     // just let go of by their holders, whose rows may be gone) claimable at once. $2 tasks channel.
@@ -478,10 +486,11 @@ WITH w AS (
 SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM w)) n))"},
 
     // A committed result for the task's (activity, key), and whether it came from the same input.
+    // $1 run id, $2 step
     {stmt::reusable_result, R"(
 SELECT r.result::text, r.input_fingerprint = md5(t.input::text) AS same_input, r.workflow_id
 FROM {s}.tasks t JOIN {s}.idempotent_results r ON r.activity = t.name AND r.key = t.idempotency_key
-WHERE t.task_id = $1)"},
+WHERE t.run_id = $1::uuid AND t.step = $2)"},
 
     // How long the oldest claimable task of these activities ($1, json array of names) has waited:
     // pending since it became available, or running since its lease ran out. One index probe per name.

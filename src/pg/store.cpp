@@ -74,7 +74,7 @@ struct TaskState {
   bool same_lease;
 };
 std::optional<TaskState> task_state(pqxx::transaction_base& tx, const ClaimedTask& task) {
-  auto rows = tx.exec_prepared(stmt::task_outcome, task.task_id, task.lease_token);
+  auto rows = tx.exec_prepared(stmt::task_outcome, task.run_id, task.lease_token, task.step);
   if (rows.empty()) return std::nullopt;
   return TaskState{task_status_from_text(rows[0]["status"].as<std::string>()), rows[0]["same_lease"].as<bool>()};
 }
@@ -304,6 +304,8 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
     const ReplayCommit* r = c->replay;
     index[c->task->task_id] = rows.size();
     rows.push_back({{"task_id", c->task->task_id},
+                    {"task_run", c->task->run_id},
+                    {"step", c->task->step},
                     {"lease_token", c->task->lease_token},
                     {"outcome", to_text(c->succeeded ? TaskStatus::completed : TaskStatus::failed)},
                     {"result", c->result.dump()},
@@ -362,8 +364,8 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
   bool key_waiters = false;
   pool_.write("retry_task", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
-    auto row =
-        tx.exec_prepared1(stmt::retry_task, task.task_id, task.lease_token, delay.count(), error_type, error_message);
+    auto row = tx.exec_prepared1(stmt::retry_task, task.run_id, task.lease_token, delay.count(), error_type,
+                                 error_message, task.step);
     key_waiters = row["key_waiters"].as<bool>();
     if (row["retried"].as<int>() == 1) {
       outcome = RetryOutcome::retried;
@@ -386,7 +388,7 @@ HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const
   // A repeat of a heartbeat that committed renews the same lease again: no re-read needed.
   pool_.write("heartbeat", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    if (!tx.exec_prepared(stmt::heartbeat, task.task_id, task.lease_token, lease.count(), details).empty()) {
+    if (!tx.exec_prepared(stmt::heartbeat, task.run_id, task.lease_token, lease.count(), details, task.step).empty()) {
       outcome = HeartbeatOutcome::kept;
       return;
     }
@@ -401,7 +403,7 @@ void Store::release_task(const ClaimedTask& task, Duration delay) {
   // Fenced: a repeat after a commit matches nothing, and the task is handed back either way.
   pool_.write("release_task", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared(stmt::release_task, task.task_id, task.lease_token, delay.count());
+    tx.exec_prepared(stmt::release_task, task.run_id, task.lease_token, delay.count(), task.step);
   });
 }
 
@@ -410,7 +412,7 @@ bool Store::lock_key_or_wait(const ClaimedTask& task) {
   // A repeat decides the same: a lock we took is ours again, a wait we committed left the lease gone.
   pool_.write("lock_key", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::lock_key, task.task_id, task.lease_token);
+    auto row = tx.exec_prepared1(stmt::lock_key, task.run_id, task.lease_token, task.step);
     locked = row["locked"].as<bool>() && row["owned"].as<bool>();
   });
   return locked;
@@ -429,7 +431,7 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
   std::optional<ReusableResult> found;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::reusable_result, task.task_id);
+    auto rows = tx.exec_prepared(stmt::reusable_result, task.run_id, task.step);
     if (rows.empty()) return;
     found = ReusableResult{Json::parse(rows[0]["result"].c_str()), rows[0]["same_input"].as<bool>(),
                            rows[0]["workflow_id"].as<std::string>()};
