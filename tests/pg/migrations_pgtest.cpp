@@ -219,3 +219,65 @@ FROM {s}.tasks WHERE step = 0)");
   CHECK(info.attempts == 6);
   CHECK(info.failed_attempts == 1);
 }
+
+TEST_CASE(
+    "a schema at version 10 with runs in flight upgrades: one-event journal rows replay beside new ones, and a key "
+    "lock's holder is still found",
+    "[pg][migrations]") {
+  TestDb db;
+  build_schema_at(db, 10);
+  // As version 10 wrote them, one event per journal row: run 'v10-chain' completed step 0 (its
+  // task row gone) and waits for step 1, pending. Run 'v10-holder' runs step 1 under an
+  // idempotency key, leased for an hour by an engine still alive, and holds the key's lock; run
+  // 'v10-waiter' has a pending task for the same activity and key.
+  const std::string chain = "018f0000-0000-7000-8000-00000000000a";
+  const std::string holder = "018f0000-0000-7000-8000-00000000000b";
+  const std::string waiter = "018f0000-0000-7000-8000-00000000000c";
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
+  ('v10-chain', '018f0000-0000-7000-8000-00000000000a', 'chain', 'running', '10', 4, false),
+  ('v10-holder', '018f0000-0000-7000-8000-00000000000b', 'chain', 'running', '10', 4, false),
+  ('v10-waiter', '018f0000-0000-7000-8000-00000000000c', 'chain', 'running', '11', 2, false);
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data)
+SELECT r.run_id::uuid, e.seq, e.kind, e.step, e.name, e.data FROM
+  (VALUES ('018f0000-0000-7000-8000-00000000000a'), ('018f0000-0000-7000-8000-00000000000b')) AS r(run_id),
+  (VALUES (0, 'workflow_started', NULL::int, NULL::text, '{{"input": 10}}'::jsonb),
+          (1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 10, "b": 1}}}}'),
+          (2, 'activity_completed', 0, 'add', '{{"result": 11, "attempts": 1, "started_us": 1796000000000000}}'),
+          (3, 'activity_scheduled', 1, 'add', '{{"input": {{"a": 11, "b": 1}}}}')) AS e(seq, kind, step, name, data);
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
+  ('018f0000-0000-7000-8000-00000000000c', 0, 'workflow_started', NULL, NULL, '{{"input": 11}}'),
+  ('018f0000-0000-7000-8000-00000000000c', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 11, "b": 1}}}}');
+INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at) VALUES
+  ('018f0000-0000-7000-8000-00000000000a', 'v10-chain', 1, 'add', '{{"a": 11, "b": 1}}', '{{}}', 'pending', 0, now());
+INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, attempt, available_at,
+                        lease_token, lease_owner, lease_until, attempt_started_at, first_started_at) VALUES
+  ('018f0000-0000-7000-8000-00000000000b', 'v10-holder', 1, 'add', '{{"a": 11, "b": 1}}',
+   '{{"idempotency_key_hex": "6b6579"}}', 'key', 'running', 1, now(), 77, 'alive@elsewhere:1', now() + interval '1 hour',
+   now(), now()),
+  ('018f0000-0000-7000-8000-00000000000c', 'v10-waiter', 0, 'add', '{{"a": 11, "b": 1}}',
+   '{{"idempotency_key_hex": "6b6579"}}', 'key', 'pending', 0, now(), NULL, NULL, NULL, NULL, NULL);
+INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token)
+SELECT 'add', 'key', task_id, 77 FROM {s}.tasks WHERE run_id = '018f0000-0000-7000-8000-00000000000b')");
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  // The chain's old rows and the rows this build writes (one per commit) make one journal.
+  CHECK(engine.workflow_run(chain).result_json(30s) == 15);
+  const History h = engine.runs().history(chain);
+  REQUIRE(h.events.size() == 12);
+  for (std::size_t i = 0; i < h.events.size(); ++i) CHECK(h.events[i].seq == static_cast<int>(i));
+  CHECK(h.events[2].kind == "activity_completed");
+  CHECK(h.events[11].kind == "workflow_completed");
+  CHECK(engine.runs().get(chain).activities == 5);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + chain + "'") < 12);  // events share rows
+  // The waiter finds the lock held by the live holder (by its run and step now) and waits for its
+  // lease, never running the body beside it.
+  REQUIRE(wait_until([&] {
+    return db.count("SELECT count(*) FROM {s}.tasks WHERE run_id = '" + waiter +
+                    "' AND status = 'pending' AND available_at > now() + interval '30 minutes'") == 1;
+  }));
+  CHECK(db.count("SELECT count(*) FROM {s}.idempotency_locks WHERE run_id = '" + holder + "' AND step = 1") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + waiter +
+                 "' AND kind = 'activity_completed'") == 0);
+}
