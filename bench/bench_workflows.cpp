@@ -37,19 +37,19 @@ std::string loading_sql(const std::string& sql, const std::string& schema, int r
 
 std::vector<std::string> one_step_history_sql() {
   return {R"(
-INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at)
-SELECT w.run_id, e.seq,
-       CASE WHEN e.seq = 3 AND w.status = 'failed' THEN 'workflow_failed' ELSE e.kind END, e.step, e.name,
-       CASE WHEN e.seq = 3 AND w.status = 'failed'
-            THEN jsonb_build_object('error_type', w.error_type, 'error_message', w.error_message)
-            WHEN e.seq = 2 THEN e.data || jsonb_build_object('started_us', {s}.epoch_us(w.created_at))
-            ELSE e.data END,
-       CASE WHEN e.seq < 2 THEN w.created_at ELSE w.ended_at END
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at, more)
+SELECT w.run_id, e.seq, e.kind, e.step, e.name,
+       CASE WHEN e.seq = 2 THEN e.data || jsonb_build_object('started_us', {s}.epoch_us(w.created_at)) ELSE e.data END,
+       CASE WHEN e.seq < 2 THEN w.created_at ELSE w.ended_at END,
+       CASE WHEN e.seq = 2 THEN jsonb_build_array(CASE WHEN w.status = 'failed'
+         THEN jsonb_build_array('workflow_failed', NULL, NULL,
+                                jsonb_build_object('error_type', w.error_type, 'error_message', w.error_message))
+         ELSE jsonb_build_array('workflow_completed', NULL, NULL, jsonb_build_object('result', 0)) END) END
 FROM {s}.workflows w,
      (VALUES (0, 'workflow_started', NULL::integer, NULL::text, jsonb_build_object('input', 1)),
              (1, 'activity_scheduled', 0, '{activity}', jsonb_build_object('input', 0, 'options', {options})),
-             (2, 'activity_completed', 0, '{activity}', jsonb_build_object('result', 0, 'attempts', 1)),
-             (3, 'workflow_completed', NULL, NULL, jsonb_build_object('result', 0))) AS e(seq, kind, step, name, data)
+             (2, 'activity_completed', 0, '{activity}', jsonb_build_object('result', 0, 'attempts', 1)))
+       AS e(seq, kind, step, name, data)
 WHERE w.status <> 'running' AND w.next_seq = 4)"};
 }
 

@@ -45,8 +45,8 @@ std::string loading_sql(const std::string& sql, const std::string& schema, int r
 
 // The history every ended 1-step NoopChain run in the schema (status not running, next_seq 4)
 // leaves behind, made from its workflows row: four journal events (started, activity scheduled
-// and completed, then completed or failed as the run did); a completed task leaves no row. For
-// loading_sql; run after the workflows rows.
+// and completed, then completed or failed as the run did) in three rows, one per commit, as the
+// engine writes them; a completed task leaves no row. For loading_sql; run after the workflows rows.
 std::vector<std::string> one_step_history_sql();
 
 inline constexpr auto result_timeout = std::chrono::minutes{10};

@@ -58,8 +58,8 @@ FROM generate_series(1, {rows}) AS g,
      LATERAL (SELECT now() - interval '6 days 1 hour' + g * (interval '6 days' / {rows}) AS at) AS t)";
 
 // One completed NoopChain run of {rows} steps, as the engine journals it: started, then each
-// step's activity scheduled and completed, then completed (a completed task leaves no row). Its
-// last event is the newest ended run's.
+// step's activity scheduled and completed, then completed, one journal row per commit (a
+// completed task leaves no row). Its last event is the newest ended run's.
 const std::vector<std::string> long_run_sql = {R"(
 INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, result, next_seq, runnable, claim_token,
                            created_at, updated_at, ended_at)
@@ -68,22 +68,25 @@ SELECT 'long-run', pg_temp.run_id(t.at, 'long-run'), '{workflow}', 'completed', 
        t.at + (2 * {rows} + 1) * interval '1 millisecond', t.at + (2 * {rows} + 1) * interval '1 millisecond'
 FROM (SELECT now() - interval '1 hour' AS at) AS t)",
                                                R"(
-INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at)
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at, more)
 SELECT w.run_id, e.seq, e.kind, e.step, e.name,
        CASE WHEN e.kind = 'activity_completed'  -- its attempt started when it was scheduled
             THEN e.data || jsonb_build_object('started_us', {s}.epoch_us(w.created_at) + (e.seq - 1) * 1000)
             ELSE e.data END,
-       w.created_at + e.seq * interval '1 millisecond'
+       w.created_at + e.seq * interval '1 millisecond', e.more
 FROM {s}.workflows w,
      (SELECT 0 AS seq, 'workflow_started' AS kind, NULL::integer AS step, NULL::text AS name,
-             jsonb_build_object('input', {rows}) AS data
+             jsonb_build_object('input', {rows}) AS data, NULL::jsonb AS more
       UNION ALL
-      SELECT 2 * g + 1 + a.done, CASE a.done WHEN 0 THEN 'activity_scheduled' ELSE 'activity_completed' END, g,
-             '{activity}', CASE a.done WHEN 0 THEN jsonb_build_object('input', g, 'options', {options})
-                                       ELSE jsonb_build_object('result', g, 'attempts', 1) END
-      FROM generate_series(0, {rows} - 1) AS g, (VALUES (0), (1)) AS a(done)
-      UNION ALL
-      SELECT 2 * {rows} + 1, 'workflow_completed', NULL, NULL, jsonb_build_object('result', {rows} * ({rows} - 1) / 2))
+      SELECT 1, 'activity_scheduled', 0, '{activity}', jsonb_build_object('input', 0, 'options', {options}), NULL
+      UNION ALL  -- each step's completion, committed with the next step's scheduling (or the run's end)
+      SELECT 2 * g + 2, 'activity_completed', g, '{activity}', jsonb_build_object('result', g, 'attempts', 1),
+             jsonb_build_array(CASE WHEN g < {rows} - 1
+               THEN jsonb_build_array('activity_scheduled', g + 1, '{activity}',
+                                      jsonb_build_object('input', g + 1, 'options', {options}))
+               ELSE jsonb_build_array('workflow_completed', NULL, NULL,
+                                      jsonb_build_object('result', {rows} * ({rows} - 1) / 2)) END)
+      FROM generate_series(0, {rows} - 1) AS g)
      AS e
 WHERE w.workflow_id = 'long-run')"};
 
