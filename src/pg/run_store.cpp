@@ -63,7 +63,7 @@ const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.
   -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone),
   -- not those of the events a fork copied (the source's; written with the run, at its created_at)
   (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id)
-    + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal_events j
+    + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal j  -- a completed event is its row's first
        WHERE j.run_id = w.run_id AND j.kind = 'activity_completed'
          AND NOT (w.forked_from_run IS NOT NULL AND j.created_at = w.created_at)) AS attempts,
   (SELECT count(*) FROM {s}.attempts a WHERE a.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
@@ -297,7 +297,7 @@ FROM {0}.attempts a JOIN {0}.tasks t ON t.run_id = a.run_id AND t.step = a.step 
 UNION ALL  -- the failed attempts of completed tasks, whose rows are gone
 SELECT a.step, j.name, a.attempt, {0}.epoch_us(a.started_at), {0}.epoch_us(a.ended_at), a.outcome,
        coalesce(a.error_type, ''), coalesce(a.error_message, ''), {0}.epoch_us(a.retry_at)
-FROM {0}.attempts a JOIN {0}.journal_events j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
+FROM {0}.attempts a JOIN {0}.journal j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
 WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3 AND a.outcome <> 'completed'
   AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.run_id = a.run_id AND x.step = a.step)  -- (versions before 9 recorded successes too)
 UNION ALL  -- the attempt running now
@@ -305,10 +305,11 @@ SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, t.st
 FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'
   AND NOT EXISTS (SELECT 1 FROM {0}.attempts x WHERE x.task_id = t.task_id AND x.attempt = t.attempt)
 UNION ALL  -- the attempt that succeeded, in the step's completed event (after its scheduled one), not
-           -- in the events a fork copied (those attempts were the source's)
+           -- in the events a fork copied (those attempts were the source's). (A completed event is
+           -- always its journal row's first: the rows are read, not their events.)
 SELECT j.step, j.name, (j.data->>'attempts')::int, (j.data->>'started_us')::bigint, {0}.epoch_us(j.created_at),
        'completed', '', '', NULL
-FROM {0}.journal_events j
+FROM {0}.journal j
 WHERE j.run_id = $1::uuid AND j.seq >= $3 AND j.kind = 'activity_completed' AND j.step = ANY($2::int[])
   AND NOT EXISTS (SELECT 1 FROM {0}.workflows f  -- a fork's copies are written with the run, at its created_at
                   WHERE f.run_id = $1::uuid AND f.forked_from_run IS NOT NULL AND f.created_at = j.created_at)
