@@ -147,22 +147,23 @@ std::optional<Json> audited(pqxx::transaction_base& tx, const std::string& s, co
   return Json::parse(rows[0][0].c_str());
 }
 
-// Deletes ended runs (json array of run ids) with their journal, tasks and attempts; an id that
-// lost its latest run gets its newest remaining run as the latest. Returns the runs deleted.
-// `locked`: the caller holds the runs' row locks already (a prune selected them FOR UPDATE).
-std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& run_ids_json,
-                         bool locked) {
+// Deletes the ended runs among those subquery `chosen` selects (of $1, `param`) with their
+// journal, tasks and attempts; an id that lost its latest run gets its newest remaining run as
+// the latest. Returns the runs deleted. The workflows rows go first, each only if it has still
+// ended when its row is reached (a resume committed meanwhile keeps it), and the rest goes by the
+// rows deleted: no lock is taken before (a row lock is a WAL record per run).
+std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& chosen,
+                         const std::string& param) {
   auto deleted = tx.exec_params(fmt::format(R"(
 WITH v AS (
-  SELECT run_id FROM {0}.workflows
-  WHERE run_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND status <> 'running' {1}),
+  DELETE FROM {0}.workflows WHERE run_id IN ({1}) AND status <> 'running' RETURNING run_id, workflow_id, latest),
 t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
 a AS (DELETE FROM {0}.attempts WHERE run_id IN (SELECT run_id FROM v)),
 k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
 j AS (DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))
-DELETE FROM {0}.workflows WHERE run_id IN (SELECT run_id FROM v) RETURNING workflow_id, latest)",
-                                            s, locked ? "" : "FOR UPDATE"),
-                                run_ids_json);
+SELECT workflow_id, latest FROM v)",
+                                            s, chosen),
+                                param);
   Json orphaned = Json::array();
   for (const auto& row : deleted) {
     if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
@@ -387,7 +388,7 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
       return;
     }
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
-    removed = delete_runs(tx, s_, Json::array({run_id}).dump(), false) == 1;
+    removed = delete_runs(tx, s_, "$1::uuid", run_id) == 1;
     if (!removed) return;  // running: nothing written
     insert_audit(tx, s_, action, action_id, "delete", workflow_id, run_id,
                  {{"status", wf[0]["status"].as<std::string>()}});
@@ -416,6 +417,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
   for (;;) {
     std::int64_t deleted = 0;
     bool locked = true;
+    bool due_left = false;  // nothing deleted, yet runs are due: a concurrent prune took them
     pool_.write("prune_batch", [&](pqxx::connection& conn, bool) {
       pqxx::work tx(conn);
       deleted = 0;
@@ -425,16 +427,16 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
                      .as<bool>();
         if (!locked) return;  // another engine prunes now
       }
-      Json ids = Json::array();
-      for (const auto& row : tx.exec_params(
-               fmt::format("SELECT run_id::text FROM {}.workflows WHERE {} ORDER BY ended_at LIMIT {} FOR UPDATE SKIP "
-                           "LOCKED",
-                           s_, due, prune_batch),
-               ended_before_us)) {
-        ids.push_back(row[0].as<std::string>());
+      // The oldest due runs (a batch a concurrent prune took is waited for, then found gone).
+      deleted = delete_runs(
+          tx, s_,
+          fmt::format("SELECT run_id FROM {}.workflows WHERE {} ORDER BY ended_at LIMIT {}", s_, due, prune_batch),
+          std::to_string(ended_before_us));
+      if (deleted == 0) {
+        due_left = !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE {} LIMIT 1", s_, due), ended_before_us)
+                        .empty();
+        return;
       }
-      if (ids.empty()) return;
-      deleted = delete_runs(tx, s_, ids.dump(), true);
       // After a lost answer the entry may not exist: then this batch starts a new one.
       const bool counted =
           audit_id != 0 && !tx.exec_params(fmt::format("UPDATE {}.audit SET details = jsonb_set(details, "
@@ -449,7 +451,8 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
       }
       tx.commit();
     });
-    if (!locked || deleted == 0) break;
+    if (!locked || (deleted == 0 && !due_left)) break;
+    if (deleted == 0) continue;
     outcome.runs += deleted;
     ++outcome.batches;
   }
