@@ -8,6 +8,7 @@
 
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
+#include "support/test_sql.hpp"
 #include "support/test_workflows.hpp"
 
 using namespace durable;
@@ -260,6 +261,37 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   CHECK(runs().cancel(nap.run_id(), ops));
   CHECK_FALSE(runs().cancel(nap.run_id(), ops));  // ended already: nothing recorded
   CHECK(runs().audit().size() == 3);
+}
+
+TEST_CASE_METHOD(RunsEngine, "a run that runs again while a prune waits for its row is kept with its whole journal",
+                 "[pg][runs]") {
+  for (const char* id : {"gone-1", "gone-2", "kept"})
+    CHECK(engine.start_workflow<ChainWorkflow>(id, 1).result(30s) == 6);
+  const std::string kept = engine.workflow("kept").run_id();
+  const long long events = db.count("SELECT next_seq FROM {s}.workflows WHERE workflow_id = 'kept'");
+  const auto cutoff = std::chrono::system_clock::now() + 1s;
+  // As a resume would, in a transaction the prune has to wait for: the run is running again.
+  pqxx::connection conn(db.url());
+  pqxx::work resume(conn);
+  resume.exec(
+      durable::test::test_sql("UPDATE {s}.workflows SET status = 'running', ended_at = NULL WHERE workflow_id = "
+                              "'kept'",
+                              "\"" + db.schema() + "\""));
+  PruneOutcome pruned;
+  std::atomic<bool> done{false};
+  std::thread pruner([&] {
+    pruned = runs().prune(cutoff, ops);
+    done = true;
+  });
+  wait_until([&] {
+    return done || db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%" +
+                            db.schema() + "%'") > 0;
+  });
+  resume.commit();
+  pruner.join();
+  CHECK(pruned.runs == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + kept + "'") == events);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
 }
 
 TEST_CASE_METHOD(RunsEngine,
