@@ -107,6 +107,11 @@ const char* const claimable_waking_workflow_sql =
     "status = 'running' AND wake_at <= {now} AND NOT runnable AND name = n.name AND (lease_until IS NULL OR "
     "lease_until < {now})";
 
+// A run found by its run id is tested for `(status = 'running') IS TRUE`, a form no index
+// matches: a prepared statement keeps the plan it made while the tables were small, and such a
+// plan found the run by walking every running run's entry in workflows_listed_by_status (a test
+// in metrics_pgtest.cpp grows the tables under a running engine).
+//
 // `{s}` is the quoted schema; every value is a bound parameter. Times cross the wire as
 // microseconds since the epoch, durations as milliseconds. `{now}` is the one clock, the
 // database's (plus the test offset), read once per statement (with_clock below).
@@ -210,7 +215,7 @@ WITH w AS (
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END
-  WHERE run_id = $1::uuid AND lease_token = $2 AND status = 'running'
+  WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
 e AS (
@@ -230,7 +235,7 @@ WITH w AS (
   UPDATE {s}.workflows
   SET status = 'cancelled', runnable = false, next_seq = next_seq + 1, lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
-  WHERE run_id = $1::uuid AND status = 'running'
+  WHERE run_id = $1::uuid AND (status = 'running') IS TRUE
   RETURNING workflow_id, next_seq - 1 AS seq, run_id),
 e AS (
   INSERT INTO {s}.journal (run_id, seq, kind) SELECT run_id, seq, 'workflow_cancelled' FROM w),
@@ -349,7 +354,7 @@ w AS (
       claim_token = CASE WHEN {fast} THEN t.claim_token ELSE wf.claim_token END,
       runnable = NOT {fast}, updated_at = now(),
       runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
-  FROM t WHERE wf.run_id = t.run_id AND wf.status = 'running'
+  FROM t WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
   RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.attempt_started_at, t.outcome, t.result,
             t.error_type,
             t.error_message, t.events, t.tasks, t.wf_status, t.claim_token,

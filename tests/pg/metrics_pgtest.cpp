@@ -37,13 +37,37 @@ void add_long_chain(Engine& engine) {
 }
 
 // `count` chain runs on an engine of their own, to their results; the engine's sessions end with it.
+void run_chains(Engine& engine, const std::string& prefix, int count) {
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < count; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>(prefix + std::to_string(i), i));
+  for (int i = 0; i < count; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(30s) == i + 5);
+}
+
 void run_chains(TestDb& db, const std::string& prefix, int count) {
   Engine engine(db.options());
   register_all(engine);
   engine.start();
-  std::vector<WorkflowHandle<int>> runs;
-  for (int i = 0; i < count; ++i) runs.push_back(engine.start_workflow<ChainWorkflow>(prefix + std::to_string(i), i));
-  for (int i = 0; i < count; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(30s) == i + 5);
+  run_chains(engine, prefix, count);
+}
+
+// Another service shares the schema: 5,000 runnable runs of its workflow, and 5,000 of its
+// activity's tasks running under live leases. Nothing here serves them.
+void add_backlog_elsewhere(TestDb& db) {
+  db.query(
+      "INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) "
+      "SELECT 'elsewhere-' || g, md5('elsewhere-' || g)::uuid, 'served_elsewhere', 'running', '0', 2, true "
+      "FROM generate_series(1, 5000) AS g; "
+      "INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at, "
+      "                       lease_token, lease_owner, attempt_started_at, first_started_at, lease_until) "
+      "SELECT md5('elsewhere-' || g)::uuid, 'elsewhere-' || g, 0, 'served_elsewhere', '0', '{{}}', 'running', 1, "
+      "now(), g, 'elsewhere', now(), now(), now() + interval '1 hour' "
+      "FROM generate_series(1, 5000) AS g");
+}
+
+// Index entries read, over the indexes of the tables a step touches.
+long long index_entries_read(TestDb& db) {
+  return db.count("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = '" + db.schema() +
+                  "' AND relname IN ('workflows', 'tasks')");
 }
 
 }  // namespace
@@ -381,31 +405,34 @@ TEST_CASE("claims and steps never read another service's backlog of runnable run
     Engine migrates(db.options());
     migrates.start();
   }
-  // Another service shares the schema: 5,000 runnable runs of its workflow, and 5,000 of its
-  // activity's tasks running under live leases. Nothing here serves them.
-  db.query(
-      "INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) "
-      "SELECT 'elsewhere-' || g, md5('elsewhere-' || g)::uuid, 'served_elsewhere', 'running', '0', 2, true "
-      "FROM generate_series(1, 5000) AS g; "
-      "INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, status, attempt, available_at, "
-      "                       lease_token, lease_owner, attempt_started_at, first_started_at, lease_until) "
-      "SELECT md5('elsewhere-' || g)::uuid, 'elsewhere-' || g, 0, 'served_elsewhere', '0', '{{}}', 'running', 1, "
-      "now(), g, 'elsewhere', now(), "
-      "now(), "
-      "       now() + interval '1 hour' "
-      "FROM generate_series(1, 5000) AS g");
-  // Index entries read, over the indexes of the tables a step touches.
-  auto entries_read = [&] {
-    return db.count("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE schemaname = '" +
-                    db.schema() + "' AND relname IN ('workflows', 'tasks')");
-  };
-  const long long before = entries_read();
+  add_backlog_elsewhere(db);
+  const long long before = index_entries_read(db);
   run_chains(db, "mine-", 10);
   // Sessions report their counters as they end.
-  REQUIRE(wait_until([&] { return entries_read() > before; }));
+  REQUIRE(wait_until([&] { return index_entries_read(db) > before; }));
   std::this_thread::sleep_for(300ms);
   // Fifty steps and their claims read a few entries each; one read of the backlog is 5,000.
-  CHECK(entries_read() - before < 2000);
+  CHECK(index_entries_read(db) - before < 2000);
+}
+
+TEST_CASE("steps find their run by its key also with plans made while the tables were small", "[pg][fast-path]") {
+  TestDb db;
+  long long before = 0;
+  {
+    Engine engine(db.options());
+    register_all(engine);
+    engine.start();
+    // The engine's prepared statements make their plans now, on nearly empty tables, and keep
+    // them: a plan that found a run by its status (workflows_listed_by_status) rather than its
+    // run id would walk every running run once the tables have grown.
+    run_chains(engine, "early-", 10);
+    add_backlog_elsewhere(db);
+    before = index_entries_read(db);
+    run_chains(engine, "later-", 10);
+  }
+  REQUIRE(wait_until([&] { return index_entries_read(db) > before; }));
+  std::this_thread::sleep_for(300ms);
+  CHECK(index_entries_read(db) - before < 2000);
 }
 
 TEST_CASE("short steps of many workflows go on in batches of all of them, not in alternating halves",
