@@ -147,23 +147,30 @@ std::optional<Json> audited(pqxx::transaction_base& tx, const std::string& s, co
   return Json::parse(rows[0][0].c_str());
 }
 
-// Deletes the ended runs among those subquery `chosen` selects (of $1, `param`) with their
-// journal, tasks and attempts; an id that lost its latest run gets its newest remaining run as
-// the latest. Returns the runs deleted. The workflows rows go first, each only if it has still
-// ended when its row is reached (a resume committed meanwhile keeps it), and the rest goes by the
-// rows deleted: no lock is taken before (a row lock is a WAL record per run).
+// Deletes the ended runs among those subquery `chosen` selects (of $1, `param`) that still pass
+// `recheck` when their rows are reached, with their journal, tasks and attempts; an id that lost
+// its latest run gets its newest remaining run as the latest. Returns the runs deleted. No lock is
+// taken before (a row lock is a WAL record per run): a run changed meanwhile (resumed, and maybe
+// ended again) is checked again as its row is reached, and its history goes in a second statement,
+// whose snapshot sees everything written before its row was deleted. Nothing adds to the history
+// of a run whose row is gone.
 std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& chosen,
-                         const std::string& param) {
-  auto deleted = tx.exec_params(fmt::format(R"(
-WITH v AS (
-  DELETE FROM {0}.workflows WHERE run_id IN ({1}) AND status <> 'running' RETURNING run_id, workflow_id, latest),
+                         const std::string& recheck, const std::string& param) {
+  auto deleted = tx.exec_params(fmt::format("DELETE FROM {0}.workflows WHERE run_id IN ({1}) AND status <> 'running' "
+                                            "{2} RETURNING run_id::text, workflow_id, latest",
+                                            s, chosen, recheck),
+                                param);
+  if (deleted.empty()) return 0;
+  Json runs = Json::array();
+  for (const auto& row : deleted) runs.push_back(row["run_id"].as<std::string>());
+  tx.exec_params0(fmt::format(R"(
+WITH v AS (SELECT jsonb_array_elements_text($1::jsonb)::uuid AS run_id),
 t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
 a AS (DELETE FROM {0}.attempts WHERE run_id IN (SELECT run_id FROM v)),
-k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
-j AS (DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))
-SELECT workflow_id, latest FROM v)",
-                                            s, chosen),
-                                param);
+k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t))
+DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))",
+                              s),
+                  runs.dump());
   Json orphaned = Json::array();
   for (const auto& row : deleted) {
     if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
@@ -388,7 +395,7 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
       return;
     }
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
-    removed = delete_runs(tx, s_, "$1::uuid", run_id) == 1;
+    removed = delete_runs(tx, s_, "$1::uuid", "", run_id) == 1;
     if (!removed) return;  // running: nothing written
     insert_audit(tx, s_, action, action_id, "delete", workflow_id, run_id,
                  {{"status", wf[0]["status"].as<std::string>()}});
@@ -431,7 +438,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
       deleted = delete_runs(
           tx, s_,
           fmt::format("SELECT run_id FROM {}.workflows WHERE {} ORDER BY ended_at LIMIT {}", s_, due, prune_batch),
-          std::to_string(ended_before_us));
+          "AND " + due, std::to_string(ended_before_us));
       if (deleted == 0) {
         due_left = !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE {} LIMIT 1", s_, due), ended_before_us)
                         .empty();

@@ -294,6 +294,36 @@ TEST_CASE_METHOD(RunsEngine, "a run that runs again while a prune waits for its 
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
 }
 
+TEST_CASE_METHOD(RunsEngine, "a run resumed and ended again while a prune waits for its row leaves no history behind",
+                 "[pg][runs]") {
+  for (const char* id : {"gone-1", "again"}) CHECK(engine.start_workflow<ChainWorkflow>(id, 1).result(30s) == 6);
+  const auto cutoff = std::chrono::system_clock::now() + 1s;  // the run that ended again is still due
+  // As a resume and the run's new end would, in a transaction the prune has to wait for: a new
+  // event in the journal, the run ended again.
+  pqxx::connection conn(db.url());
+  pqxx::work resume(conn);
+  resume.exec(durable::test::test_sql(
+      "INSERT INTO {s}.journal (run_id, seq, kind, data) SELECT run_id, next_seq, 'workflow_resumed', '{{}}' "
+      "FROM {s}.workflows WHERE workflow_id = 'again'; "
+      "UPDATE {s}.workflows SET next_seq = next_seq + 1, ended_at = now() WHERE workflow_id = 'again'",
+      "\"" + db.schema() + "\""));
+  PruneOutcome pruned;
+  std::atomic<bool> done{false};
+  std::thread pruner([&] {
+    pruned = runs().prune(cutoff, ops);
+    done = true;
+  });
+  wait_until([&] {
+    return done || db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%" +
+                            db.schema() + "%'") > 0;
+  });
+  resume.commit();
+  pruner.join();
+  CHECK(pruned.runs == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal") == 0);  // the event written meanwhile went too
+}
+
 TEST_CASE_METHOD(RunsEngine,
                  "deleting the latest run while another run of its id is deleted leaves the id a latest run",
                  "[pg][runs]") {
