@@ -70,7 +70,7 @@ FROM (SELECT now() - interval '1 hour' AS at) AS t)",
                                                R"(
 INSERT INTO {s}.journal (run_id, seq, kind, step, name, data, created_at, more)
 SELECT w.run_id, e.seq, e.kind, e.step, e.name,
-       CASE WHEN e.kind = 'activity_completed'  -- its attempt started when it was scheduled
+       CASE WHEN e.kind = 'activity_completed'  -- its attempt started after its scheduling, 1 ms before its end
             THEN e.data || jsonb_build_object('started_us', {s}.epoch_us(w.created_at) + (e.seq - 1) * 1000)
             ELSE e.data END,
        w.created_at + e.seq * interval '1 millisecond', e.more
