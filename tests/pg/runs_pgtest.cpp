@@ -48,6 +48,8 @@ void register_runs_definitions(Engine& engine) {
   });
 }
 
+const OperatorAction ops{"ops@example", "the ledger was reopened"};
+
 struct RunsEngine : RunningEngine {
   RunsEngine() : RunningEngine({}, register_runs_definitions) {
     cause_fixed = false;
@@ -55,14 +57,32 @@ struct RunsEngine : RunningEngine {
     counted_bodies = 0;
   }
   Runs& runs() { return engine.runs(); }
+  // Prunes the runs ended before `cutoff` while a transaction that ran `sql` (test SQL) holds its
+  // rows: the transaction commits once the prune waits for a lock (or has ended).
+  PruneOutcome prune_beside(const std::string& sql, TimePoint cutoff) {
+    pqxx::connection conn(db.url());
+    pqxx::work blocker(conn);
+    blocker.exec(test_sql(sql, "\"" + db.schema() + "\""));
+    PruneOutcome pruned;
+    std::atomic<bool> done{false};
+    std::thread pruner([&] {
+      pruned = runs().prune(cutoff, ops);
+      done = true;
+    });
+    wait_until([&] {
+      return done || db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%" +
+                              db.schema() + "%'") > 0;
+    });
+    blocker.commit();
+    pruner.join();
+    return pruned;
+  }
   long long rows() const {
     return db.count(
         "SELECT (SELECT count(*) FROM {s}.workflows) + (SELECT count(*) FROM {s}.journal_events) + "
         "(SELECT count(*) FROM {s}.tasks) + (SELECT count(*) FROM {s}.attempts) + (SELECT count(*) FROM {s}.audit)");
   }
 };
-
-const OperatorAction ops{"ops@example", "the ledger was reopened"};
 
 }  // namespace
 
@@ -270,25 +290,9 @@ TEST_CASE_METHOD(RunsEngine, "a run that runs again while a prune waits for its 
   const std::string kept = engine.workflow("kept").run_id();
   const long long events = db.count("SELECT next_seq FROM {s}.workflows WHERE workflow_id = 'kept'");
   const auto cutoff = std::chrono::system_clock::now() + 1s;
-  // As a resume would, in a transaction the prune has to wait for: the run is running again.
-  pqxx::connection conn(db.url());
-  pqxx::work resume(conn);
-  resume.exec(
-      durable::test::test_sql("UPDATE {s}.workflows SET status = 'running', ended_at = NULL WHERE workflow_id = "
-                              "'kept'",
-                              "\"" + db.schema() + "\""));
-  PruneOutcome pruned;
-  std::atomic<bool> done{false};
-  std::thread pruner([&] {
-    pruned = runs().prune(cutoff, ops);
-    done = true;
-  });
-  wait_until([&] {
-    return done || db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%" +
-                            db.schema() + "%'") > 0;
-  });
-  resume.commit();
-  pruner.join();
+  // As a resume would: the run is running again.
+  const PruneOutcome pruned =
+      prune_beside("UPDATE {s}.workflows SET status = 'running', ended_at = NULL WHERE workflow_id = 'kept'", cutoff);
   CHECK(pruned.runs == 2);
   CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + kept + "'") == events);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
@@ -298,27 +302,12 @@ TEST_CASE_METHOD(RunsEngine, "a run resumed and ended again while a prune waits 
                  "[pg][runs]") {
   for (const char* id : {"gone-1", "again"}) CHECK(engine.start_workflow<ChainWorkflow>(id, 1).result(30s) == 6);
   const auto cutoff = std::chrono::system_clock::now() + 1s;  // the run that ended again is still due
-  // As a resume and the run's new end would, in a transaction the prune has to wait for: a new
-  // event in the journal, the run ended again.
-  pqxx::connection conn(db.url());
-  pqxx::work resume(conn);
-  resume.exec(durable::test::test_sql(
+  // As a resume and the run's new end would: a new event in the journal, the run ended again.
+  const PruneOutcome pruned = prune_beside(
       "INSERT INTO {s}.journal (run_id, seq, kind, data) SELECT run_id, next_seq, 'workflow_resumed', '{{}}' "
       "FROM {s}.workflows WHERE workflow_id = 'again'; "
       "UPDATE {s}.workflows SET next_seq = next_seq + 1, ended_at = now() WHERE workflow_id = 'again'",
-      "\"" + db.schema() + "\""));
-  PruneOutcome pruned;
-  std::atomic<bool> done{false};
-  std::thread pruner([&] {
-    pruned = runs().prune(cutoff, ops);
-    done = true;
-  });
-  wait_until([&] {
-    return done || db.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%" +
-                            db.schema() + "%'") > 0;
-  });
-  resume.commit();
-  pruner.join();
+      cutoff);
   CHECK(pruned.runs == 2);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
   CHECK(db.count("SELECT count(*) FROM {s}.journal") == 0);  // the event written meanwhile went too
