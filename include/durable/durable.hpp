@@ -6,6 +6,7 @@
 #include "durable/engine.hpp"
 #include "durable/errors.hpp"
 #include "durable/handle.hpp"
+#include "durable/messages.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
 #include "durable/runs.hpp"

@@ -9,6 +9,7 @@
 
 #include "durable/activity.hpp"
 #include "durable/handle.hpp"
+#include "durable/messages.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
 #include "durable/runs.hpp"
@@ -175,6 +176,17 @@ class Engine {
   }
   UntypedWorkflowHandle workflow_run(const std::string& run_id);
 
+  // Sends a message to the latest run of a workflow, from any process, whether or not the
+  // workflow waits for it yet: it is in the run's inbox once this returns, and the workflow
+  // receives it with WorkflowContext::receive, once, in send order per topic. Returns the
+  // message id. Throws WorkflowNotFound for an unknown id, WorkflowEnded when the run has ended,
+  // InvalidTopic, InvalidIdempotencyKey or PayloadError on bad input (nothing written).
+  template <typename T>
+  std::string send(const std::string& workflow_id, const std::string& topic, const T& payload,
+                   const SendOptions& options = {}) {
+    return send_payload(workflow_id, topic, detail::to_payload(payload, "a message payload"), options);
+  }
+
   // Create, change, pause and list cron schedules; every started engine fires them.
   Schedules& schedules();
   // Find and fix runs: list, read, resume, fork, cancel, delete, prune, audit (durable/runs.hpp).
@@ -186,6 +198,8 @@ class Engine {
   EngineMetrics metrics() const;
 
  private:
+  std::string send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
+                           const SendOptions& options);
   Engine& add_definition(detail::ActivityDefinition definition);
   Engine& add_definition(detail::WorkflowDefinition definition);
   std::shared_ptr<detail::EngineCore> core_;

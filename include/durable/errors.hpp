@@ -13,11 +13,13 @@
 //       │   ├── RegistrationError      a name registered twice, or registering after start()
 //       │   ├── UnknownTrigger         no trigger of that name is registered
 //       │   ├── InvalidEvent           an event without a stable id
+//       │   ├── InvalidTopic           a message topic that is empty, too long or contains NUL
 //       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
 //       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
 //       │   └── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
 //       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
 //       ├── WorkflowNotFound           no workflow with that id
+//       ├── WorkflowEnded              a message sent to a run that has ended (names its status)
 //       ├── ScheduleAlreadyExists      a schedule with that id exists
 //       ├── ScheduleNotFound           no schedule with that id
 //       ├── NonRetryableError          thrown by an activity: fail now, skip the remaining attempts
@@ -92,6 +94,10 @@ class InvalidEvent : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+class InvalidTopic : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
 class InvalidCronExpression : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
@@ -129,6 +135,16 @@ class WorkflowNotFound : public Error {
   explicit WorkflowNotFound(Message message);
 };
 
+// The workflow's latest run has ended, so it takes no more messages.
+class WorkflowEnded : public Error {
+ public:
+  WorkflowEnded(std::string workflow_id, std::string status);
+  const std::string& workflow_id() const noexcept { return workflow_id_; }
+  const std::string& status() const noexcept { return status_; }
+
+ private:
+  std::string workflow_id_, status_;
+};
 // A management action the run's state does not allow (resume a run that did not fail, delete
 // a running run, fork onto an id whose run is running): the message says what would.
 class InvalidRunState : public InvalidArgument {

@@ -15,6 +15,7 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
+#include "durable/messages.hpp"
 #include "durable/options.hpp"
 #include "durable/schedule.hpp"
 
@@ -95,6 +96,32 @@ class WorkflowContext {
   // A random UUID (v4), journaled on first run.
   std::string uuid();
 
+  // Takes the oldest message of `topic` this run has not received yet, waiting up to `timeout`
+  // (a durable timer on the database clock; zero: not at all) for one to be sent. Nothing when
+  // the time ran out. Each message is received once, in send order per topic, and what was
+  // received is journaled: replays get the same. Throws InvalidTopic for a bad topic and
+  // PayloadError when the message does not convert to T.
+  template <typename T>
+  std::optional<T> receive(const std::string& topic, Duration timeout) {
+    std::optional<Json> payload = receive_payload(topic, timeout);
+    if (!payload) return std::nullopt;
+    return detail::from_payload<T>(*payload, "a message of topic '" + topic + "'");
+  }
+  // The same, waiting as long as it takes.
+  template <typename T>
+  T receive(const std::string& topic) {
+    return detail::from_payload<T>(*receive_payload(topic, std::nullopt), "a message of topic '" + topic + "'");
+  }
+
+  // Sends a message to the latest run of another workflow, once: the send is a journaled step,
+  // so replays do not send again. Returns the message id. Throws what Engine::send throws
+  // (WorkflowNotFound, WorkflowEnded, InvalidTopic, ...), the same on every replay.
+  template <typename T>
+  std::string send(const std::string& workflow_id, const std::string& topic, const T& payload,
+                   const SendOptions& options = {}) {
+    return send_payload(workflow_id, topic, detail::to_payload(payload, "a message payload"), options);
+  }
+
  private:
   template <typename R>
   friend class Future;
@@ -104,6 +131,9 @@ class WorkflowContext {
   }
   int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
   Json await_activity(int step);
+  std::optional<Json> receive_payload(const std::string& topic, std::optional<Duration> timeout);
+  std::string send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
+                           const SendOptions& options);
   detail::Replay& replay_;
 };
 

@@ -25,6 +25,13 @@ WorkflowNotFound WorkflowNotFound::run(const std::string& run_id) {
       detail::printable(run_id))});
 }
 
+WorkflowEnded::WorkflowEnded(std::string workflow_id, std::string status)
+    : Error(fmt::format("workflow '{}' has ended (status: {}) and takes no more messages; send to a running "
+                        "workflow, or start a new run under the id first",
+                        workflow_id, status)),
+      workflow_id_(std::move(workflow_id)),
+      status_(std::move(status)) {}
+
 ScheduleAlreadyExists::ScheduleAlreadyExists(const std::string& schedule_id)
     : Error(fmt::format("a schedule with id '{}' exists already: update it with Schedules::update(), or pick "
                         "another id",

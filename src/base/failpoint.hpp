@@ -6,6 +6,7 @@
 //   DURABLE_FAILPOINTS="task.before_commit=kill@3"
 // Names: task.after_claim, task.before_commit (the body returned, its outcome not committed),
 // task.after_commit (committed, not yet acted on), claim.before_commit (inside a claim's transaction),
+// replay.after_inbox_read (a replay read its run's inbox and has not committed),
 // lost_answer.<write> (fail: a store write committed, its answer is lost; see ConnectionPool::write).
 #pragma once
 

@@ -9,6 +9,9 @@
 
 namespace durable::detail {
 
+// The activity every engine that runs workflows registers itself: WorkflowContext::send.
+inline constexpr const char* send_message_activity = "durable.send";
+
 struct Registry {
   std::map<std::string, ActivityDefinition> activities;
   std::map<std::string, WorkflowDefinition> workflows;

@@ -86,17 +86,6 @@ std::string host_name() {
 
 namespace detail {
 
-void check_workflow_id(const std::string& id) {
-  if (id.empty())
-    throw InvalidWorkflowId("workflow id is empty: give each run a stable, meaningful id (e.g. \"order-42\")");
-  if (id.size() > 1000) {
-    throw InvalidWorkflowId(fmt::format("workflow id is {} bytes long: the limit is 1000 bytes", id.size()));
-  }
-  if (id.find('\0') != std::string::npos) {
-    throw InvalidWorkflowId("workflow id contains a NUL byte, which PostgreSQL text cannot store: remove it");
-  }
-}
-
 EngineCore::EngineCore(EngineOptions o)
     : options_(checked(std::move(o))),
       owner_(fmt::format("{}@{}:{}", options_.instance, host_name(), getpid())),
@@ -144,9 +133,44 @@ EngineMetrics EngineCore::snapshot() {
   return m;
 }
 
+std::string EngineCore::send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,
+                                     const SendOptions& options) {
+  check_workflow_id(workflow_id);
+  check_topic(topic);
+  check_message_key(options.idempotency_key);
+  check_payload(payload, fmt::format("the payload of a message to '{}'", workflow_id));
+  const std::string message_id = random_uuid();
+  const pg::SendOutcome sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
+  if (sent.sent) return message_id;
+  if (!sent.existing_id.empty()) return sent.existing_id;
+  if (!sent.status) throw WorkflowNotFound(workflow_id);
+  // Ended (or ending as the message came): it takes no more.
+  throw WorkflowEnded(workflow_id, std::string(to_text(*sent.status)));
+}
+
+void EngineCore::add_builtin_activities() {
+  if (registry_.workflows.empty() || registry_.activities.count(send_message_activity)) return;
+  // Its result says whether the message went in; not found and ended are answers, not failures,
+  // so they are journaled at once and WorkflowContext::send throws them on every replay.
+  auto body = [this](ActivityContext&, const Json& in) -> Json {
+    SendOptions options;
+    options.idempotency_key = in.at("idempotency_key").get<std::string>();
+    const std::string id = in.at("workflow_id").get<std::string>();
+    try {
+      return {{"message_id", send_message(id, in.at("topic").get<std::string>(), in.at("payload"), options)}};
+    } catch (const WorkflowNotFound&) {
+      return {{"error", "not_found"}};
+    } catch (const WorkflowEnded& e) {
+      return {{"error", "ended"}, {"status", e.status()}};
+    }
+  };
+  registry_.activities.emplace(send_message_activity, make_activity<Json>(send_message_activity, {}, body));
+}
+
 void EngineCore::start() {
   if (started_.exchange(true)) return;
   database_.ensure_schema();  // the one place: a failure here fails start(), not a first claim
+  add_builtin_activities();
   // Both made before any thread starts: each may hand work straight to the other.
   if (!registry_.activities.empty()) {
     std::lock_guard lock(lifecycle_mutex_);
@@ -270,6 +294,11 @@ Engine& Engine::add_definition(detail::WorkflowDefinition definition) {
 }
 
 void Engine::start() { core_->start(); }
+
+std::string Engine::send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
+                                 const SendOptions& options) {
+  return core_->send_message(workflow_id, topic, payload, options);
+}
 
 void Engine::stop() {
   if (core_) core_->stop();

@@ -14,6 +14,7 @@
 #include "pipeline/step_committer.hpp"
 #include "durable/engine.hpp"
 #include "pg/database.hpp"
+#include "base/checks.hpp"
 #include "base/registry.hpp"
 #include "pipeline/recorder.hpp"
 #include "base/wake_signal.hpp"
@@ -24,9 +25,6 @@ class Dispatcher;
 class Runner;
 class Scheduler;
 class Retention;
-
-// Throws InvalidWorkflowId unless the id is 1 to 1000 bytes without NUL.
-void check_workflow_id(const std::string& id);
 
 class EngineCore {
  public:
@@ -54,10 +52,17 @@ class EngineCore {
   pg::RunStore& run_store() { return database_.runs(); }
   EngineSignals& signals() { return signals_; }
 
+  // Engine::send: checks the input, then puts the message in the inbox of the id's latest run.
+  // Returns its message id (the first message's, for a key used before).
+  std::string send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,
+                           const SendOptions& options);
+
  private:
   void listen();
   // What the dispatcher and the runner work with.
   StageParts stage_parts();
+  // Registers the activity behind WorkflowContext::send when this engine runs workflows.
+  void add_builtin_activities();
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
   int activity_capacity() const;
 

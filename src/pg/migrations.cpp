@@ -344,6 +344,27 @@ UPDATE {s}.idempotency_locks l SET run_id = t.run_id, step = t.step FROM {s}.tas
 ALTER TABLE {s}.tasks DROP CONSTRAINT tasks_pkey, DROP CONSTRAINT tasks_run_step,
   ADD CONSTRAINT tasks_pkey PRIMARY KEY (run_id, step);
 )",
+    // 12: messages. Each run has an inbox: a message is a row the moment it is sent, numbered per
+    // run in send order (workflows.messages_sent counts them, under the run's row lock), until a
+    // replay's commit marks it received at a step of the journal. Adding a column with a constant
+    // default rewrites nothing, so runs in flight upgrade in place.
+    R"(
+ALTER TABLE {s}.workflows ADD COLUMN messages_sent integer NOT NULL DEFAULT 0;
+CREATE TABLE {s}.messages (
+  run_id          uuid NOT NULL,
+  seq             integer NOT NULL,
+  topic           text NOT NULL,
+  message_id      uuid NOT NULL,
+  payload         jsonb NOT NULL,
+  idempotency_key text,
+  sent_at         timestamptz NOT NULL DEFAULT now(),
+  received_step   integer,
+  received_at     timestamptz,
+  PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX messages_unreceived ON {s}.messages (run_id, topic, seq) WHERE received_step IS NULL;
+CREATE UNIQUE INDEX messages_idempotency ON {s}.messages (run_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+)",
 };
 
 }  // namespace

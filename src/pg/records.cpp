@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 11> event_kinds{{
+constexpr Texts<EventKind, 14> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -26,6 +26,9 @@ constexpr Texts<EventKind, 11> event_kinds{{
     {EventKind::workflow_failed, "workflow_failed"},
     {EventKind::workflow_cancelled, "workflow_cancelled"},
     {EventKind::workflow_resumed, "workflow_resumed"},
+    {EventKind::receive_started, "receive_started"},
+    {EventKind::message_received, "message_received"},
+    {EventKind::receive_timed_out, "receive_timed_out"},
 }};
 constexpr Texts<RunStatus, 4> run_statuses{{
     {RunStatus::running, "running"},

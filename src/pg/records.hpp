@@ -29,6 +29,11 @@ enum class EventKind {
   workflow_failed,
   workflow_cancelled,
   workflow_resumed,  // an operator resumed the failed run: its data lists the steps to run again
+  // receive(topic): waiting from here (its deadline in the data), then one of the two after; a
+  // receive that finds a message or has no time to wait journals only the second.
+  receive_started,
+  message_received,
+  receive_timed_out,
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind
@@ -124,6 +129,22 @@ struct ReplayCommit {
   std::string claim_owner;       // who runs the tasks marked claim (this engine)
   std::string claim_token;       // marks them, so a retry after a lost answer finds them
   Duration lease_margin{0};
+  int seen_messages = -1;                     // the run's messages_sent when the replay read its inbox; -1: it did not
+  std::vector<std::pair<int, int>> received;  // the inbox messages it received: [seq, step]
+};
+
+// An unreceived message of a run's inbox.
+struct InboxMessage {
+  int seq = 0;  // per run, in send order
+  std::string message_id;
+  Json payload;
+};
+
+// What send_message did. `status` is the id's latest run's; nullopt when the id has none.
+struct SendOutcome {
+  std::optional<RunStatus> status;
+  bool sent = false;
+  std::string existing_id;  // the message an idempotency key already sent (nothing was written)
 };
 
 struct ClaimedTask {

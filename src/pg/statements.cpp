@@ -205,13 +205,15 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // One statement, one implicit transaction: fenced by the workflow lease. $1 run id, $2 lease token,
     // $3 events (json array), $4 status, $5 result, $6 error type, $7 error message,
     // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array),
-    // $11 tasks channel, $12 ended channel, $13 owner, $14 lease margin ms, $15 claim token
+    // $11 tasks channel, $12 ended channel, $13 owner, $14 lease margin ms, $15 claim token,
+    // $16 the run's messages_sent when the replay read its inbox (-1: it did not), $17 the messages
+    // it received (json array of [seq, step])
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
   SET next_seq = next_seq + jsonb_array_length($3::jsonb), status = $4, result = $5::jsonb,
       error_type = nullif($6, ''), error_message = nullif($7, ''),
-      runnable = (next_seq <> $8), runnable_since = CASE WHEN next_seq <> $8 THEN now() ELSE runnable_since END,
+      runnable = {replay_outdated}, runnable_since = CASE WHEN {replay_outdated} THEN now() ELSE runnable_since END,
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END
@@ -224,10 +226,49 @@ e AS (
          {more_of_replay}
   FROM w, LATERAL (SELECT $3::jsonb->0 AS v) AS x WHERE x.v IS NOT NULL),
 t AS ({insert_tasks}),
+r AS (
+  UPDATE {s}.messages m SET received_step = (x.v->>1)::int, received_at = now()
+  FROM w, jsonb_array_elements($17::jsonb) AS x(v)
+  WHERE m.run_id = w.run_id AND m.seq = (x.v->>0)::int AND m.received_step IS NULL),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
 d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
        {s}.epoch_us({now}) AS now_us, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
+
+    // A message into the inbox of id $1's latest run, unless that run has one with idempotency
+    // key $5 already (then its id is returned and nothing written). $2 topic, $3 payload, $4 message
+    // id, $5 idempotency key ('' for none), $6 workflows channel. The run is made runnable, so a
+    // replay waiting in receive() sees it; `status` is NULL when the id has no run.
+    {stmt::send_message, R"(
+WITH r AS (SELECT run_id, status FROM {s}.workflows WHERE workflow_id = $1 AND latest),
+k AS (SELECT m.message_id::text AS message_id FROM {s}.messages m, r
+      WHERE $5 <> '' AND m.run_id = r.run_id AND m.idempotency_key = $5),
+w AS (
+  UPDATE {s}.workflows
+  SET messages_sent = messages_sent + 1, runnable = true,
+      runnable_since = CASE WHEN runnable THEN runnable_since ELSE now() END
+  WHERE workflow_id = $1 AND latest AND (status = 'running') IS TRUE AND NOT EXISTS (SELECT 1 FROM k)
+  RETURNING run_id, messages_sent, lease_until),
+i AS (
+  INSERT INTO {s}.messages (run_id, seq, topic, message_id, payload, idempotency_key)
+  SELECT run_id, messages_sent, $2, $4::uuid, $3::jsonb, nullif($5, '') FROM w RETURNING seq),
+n AS (SELECT pg_notify($6, '') FROM w WHERE lease_until IS NULL OR lease_until < {now})
+SELECT (SELECT status FROM r) AS status, (SELECT message_id FROM k) AS existing_id,
+       (SELECT count(*) FROM i) AS sent, (SELECT count(*) FROM n) AS notified)"},
+
+    // After a send whose answer was lost: whether message $2 is in the inbox of a run of id $1.
+    {stmt::own_message, R"(
+SELECT 1 FROM {s}.messages m JOIN {s}.workflows w USING (run_id) WHERE w.workflow_id = $1 AND m.message_id = $2::uuid)"},
+
+    // The unreceived messages of topic $2 in run $1's inbox after seq $3, oldest first, at most
+    // $4; every row carries the run's messages_sent as this snapshot saw it (one row, with NULL
+    // message columns, when there are none).
+    {stmt::read_inbox, R"(
+SELECT w.messages_sent, m.seq, m.message_id::text, m.payload::text
+FROM {s}.workflows w LEFT JOIN LATERAL (
+  SELECT seq, message_id, payload FROM {s}.messages
+  WHERE run_id = w.run_id AND topic = $2 AND seq > $3 AND received_step IS NULL ORDER BY seq LIMIT $4) m ON true
+WHERE w.run_id = $1::uuid ORDER BY m.seq)"},
 
     // $1 run id, $2 channel
     {stmt::cancel_workflow, R"(
@@ -619,6 +660,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
     return fmt::format(fmt::runtime(more_events_sql), fmt::arg("events", events), fmt::arg("skip", skip));
   };
   const std::string fast = with_names(fast_sql);
+  // In commit_replay: the journal grew, or a message came, since the replay read them.
+  const std::string replay_outdated = "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))";
   const std::string finishing_task = with_names(finishing_task_sql);
   const std::string holder_live = with_names(holder_live_sql);
   const std::string start_data = with_names(start_data_sql);
@@ -629,7 +672,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   for (const auto& [name, sql] : statements) {
     const std::string text = fmt::format(
         fmt::runtime(sql), fmt::arg("s", s), fmt::arg("now", now), fmt::arg("fast", fast),
-        fmt::arg("start_data", start_data), fmt::arg("async_commit", async_commit_sql),
+        fmt::arg("replay_outdated", replay_outdated), fmt::arg("start_data", start_data),
+        fmt::arg("async_commit", async_commit_sql),
         fmt::arg("insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")),
         fmt::arg("claimed_json", claimed_json("t", "$1::uuid")),
         fmt::arg("insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")),

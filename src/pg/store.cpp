@@ -180,6 +180,58 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   return started;
 }
 
+SendOutcome Store::send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,
+                                const std::string& message_id, const std::string& idempotency_key) {
+  SendOutcome outcome;
+  const std::string body = payload.dump();
+  pool_.write("send_message", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::nontransaction tx(conn);
+    auto send = [&] {
+      auto row = tx.exec_prepared1(stmt::send_message, workflow_id, topic, body, message_id, idempotency_key,
+                                   workflows_channel_);
+      outcome = {};
+      if (!row["status"].is_null()) outcome.status = run_status_from_text(row["status"].as<std::string>());
+      outcome.sent = row["sent"].as<int>() == 1;
+      if (!row["existing_id"].is_null()) outcome.existing_id = row["existing_id"].as<std::string>();
+    };
+    if (maybe_committed) {
+      // The answer of an earlier try was lost: it may have sent this very message.
+      if (!tx.exec_prepared(stmt::own_message, workflow_id, message_id).empty()) {
+        outcome = {};
+        outcome.sent = true;
+        return;
+      }
+    }
+    try {
+      send();
+    } catch (const pqxx::unique_violation&) {
+      send();  // a concurrent send with the same key committed first: this finds its message
+    }
+    if (outcome.existing_id == message_id) {  // an earlier try, with this key, committed
+      outcome.sent = true;
+      outcome.existing_id.clear();
+    }
+  });
+  return outcome;
+}
+
+std::pair<int, std::vector<InboxMessage>> Store::read_inbox(const std::string& run_id, const std::string& topic,
+                                                            int after_seq, int limit) {
+  std::pair<int, std::vector<InboxMessage>> inbox{-1, {}};
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_prepared(stmt::read_inbox, run_id, topic, after_seq, limit);
+    inbox = {-1, {}};
+    for (const auto& row : rows) {
+      inbox.first = row["messages_sent"].as<int>();
+      if (row["seq"].is_null()) continue;
+      inbox.second.push_back(
+          {row["seq"].as<int>(), row["message_id"].as<std::string>(), Json::parse(row["payload"].as<std::string>())});
+    }
+  });
+  return inbox;
+}
+
 std::optional<WorkflowRow> Store::read_one_run(const char* statement, const std::string& key) {
   std::optional<WorkflowRow> row;
   pool_.read([&](pqxx::connection& conn) {
@@ -263,12 +315,16 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   ReplayOutcome outcome;
   const std::string events = events_json(c.events).dump();
   const std::string tasks = tasks_json(c.tasks).dump();
+  Json received_json = Json::array();
+  for (const auto& [seq, step] : c.received) received_json.push_back({seq, step});
+  const std::string received = received_json.dump();
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
                                  c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
-                                 tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token);
+                                 tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
+                                 c.seen_messages, received);
     outcome.now_us = row["now_us"].as<std::int64_t>();
     if (!row["base"].is_null()) {
       outcome.base = row["base"].as<int>();

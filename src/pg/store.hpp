@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "durable/detail/payload.hpp"
@@ -41,6 +42,15 @@ class Store {
   std::optional<WorkflowRow> read_run(const std::string& run_id);
   // Cancels the run if it is still running.
   bool cancel_run(const std::string& run_id);
+
+  // A message into the inbox of the id's latest run while it runs (SendOutcome says what was found).
+  // Safe to retry: `message_id` tells an earlier try's message apart.
+  SendOutcome send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,
+                           const std::string& message_id, const std::string& idempotency_key);
+  // The run's messages_sent and up to `limit` of its unreceived messages of `topic` after seq
+  // `after_seq`, in send order, read in one snapshot. messages_sent is -1 when there is no such run.
+  std::pair<int, std::vector<InboxMessage>> read_inbox(const std::string& run_id, const std::string& topic,
+                                                       int after_seq, int limit);
 
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
                                                Duration lease);

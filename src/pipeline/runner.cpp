@@ -1,8 +1,10 @@
 #include "pipeline/runner.hpp"
 
+#include <iterator>
 #include <random>
 
 #include "base/exceptions.hpp"
+#include "base/failpoint.hpp"
 #include "base/log.hpp"
 #include "replay/decide.hpp"
 #include "base/uuid.hpp"
@@ -131,10 +133,32 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
   return task.step < static_cast<int>(journal.steps.size());
 }
 
+void Runner::read_inbox(const JournalCache& journal, const std::set<std::string>& topics, Inbox& inbox) {
+  constexpr int page = 1000;
+  for (const std::string& topic : topics) {
+    Inbox::Topic& t = inbox.topics[topic];
+    const int after = t.messages.empty() ? 0 : t.messages.back().seq;
+    auto [sent, messages] = parts_.store.read_inbox(journal.run_id, topic, after, page);
+    if (inbox.messages_sent < 0) inbox.messages_sent = sent;  // the earliest count: a send after it replays again
+    t.complete = static_cast<int>(messages.size()) < page;
+    std::move(messages.begin(), messages.end(), std::back_inserter(t.messages));
+  }
+}
+
 Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us,
-                             SlotHold* hold) {
-  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us);
+                             SlotHold* hold, bool may_read_inbox) {
+  Inbox inbox;
+  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox);
   Planned planned;
+  while (!decided.wanted_topics.empty()) {
+    if (!may_read_inbox) {
+      planned.wants_inbox = true;
+      return planned;
+    }
+    read_inbox(journal, decided.wanted_topics, inbox);
+    failpoint("replay.after_inbox_read");  // a message sent from here on must still wake the run
+    decided = decide(parts_.registry, journal, workflow_id, now_us, inbox);
+  }
   planned.ended = decided.ended();
   pg::ReplayCommit& commit = planned.commit;
   commit.workflow_id = workflow_id;
@@ -150,6 +174,8 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.error_type = std::move(decided.error_type);
   commit.error_message = std::move(decided.error_message);
   commit.wake_at_us = decided.wake_at_us;
+  commit.seen_messages = inbox.messages_sent;
+  commit.received = std::move(decided.received);
   if (commit.status == pg::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
   }
@@ -207,7 +233,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   } else if (journal->next_seq < claim.next_seq) {
     journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
   }
-  Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr);
+  Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr, true);
   planned.commit.lease_token = claim.lease_token;
   pg::ReplayOutcome outcome = parts_.store.commit_replay(planned.commit);  // a throw frees the slots
   if (outcome.base) {
@@ -251,10 +277,16 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   try {
     journal->apply({expected_seq, succeeded ? pg::EventKind::activity_completed : pg::EventKind::activity_failed,
                     task.step, task.name, data});
-    planned = plan(*journal, task.workflow_id, now_us, hold);
+    // Not reading the inbox here: a replay that receives commits through a claim, whose
+    // statement checks that no message came since the inbox was read.
+    planned = plan(*journal, task.workflow_id, now_us, hold, false);
   } catch (const std::exception& e) {
     undo();
     detail::logger().debug("workflow '{}' cannot continue in place: {}", task.workflow_id, e.what());
+    return std::nullopt;
+  }
+  if (planned.wants_inbox) {
+    undo();
     return std::nullopt;
   }
   pg::StepOutcome outcome;

@@ -9,11 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 
 #include "pipeline/activity_slots.hpp"
 #include "pipeline/stage_parts.hpp"
+#include "replay/inbox.hpp"
 #include "replay/journal.hpp"
 
 namespace durable::detail {
@@ -51,9 +53,14 @@ class Runner {
     pg::ReplayCommit commit;
     bool ended = false;
     Reservation slots;
+    bool wants_inbox = false;  // not planned: the code reached a receive, and reading the inbox was not allowed
   };
-  // Decides (a pure replay), then reserves slots for the new tasks this engine runs.
-  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, SlotHold* hold);
+  // Decides (a pure replay), reading the inbox topics the code receives from when `read_inbox`,
+  // then reserves slots for the new tasks this engine runs.
+  Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, SlotHold* hold,
+               bool read_inbox);
+  // Reads more of the inbox of the journal's run: the next messages of each topic in `topics`.
+  void read_inbox(const JournalCache& journal, const std::set<std::string>& topics, Inbox& inbox);
   // Marks the commit's tasks of activities this engine runs to be leased to it at once, as many
   // as `slots` has permits for.
   Reservation lease_at_once(pg::ReplayCommit& commit, SlotHold* hold);

@@ -8,9 +8,9 @@
 namespace durable::detail {
 
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
-                 std::int64_t now_us) {
+                 std::int64_t now_us, const Inbox& inbox) {
   const WorkflowDefinition& def = registry.workflow(journal.name);
-  Replay replay(workflow_id, journal.name, journal, now_us, registry);
+  Replay replay(workflow_id, journal.name, journal, now_us, registry, inbox);
   WorkflowContext ctx(replay);
   Decisions d;
   auto fail = [&](std::string type, std::string message) {
@@ -36,6 +36,12 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   if (replay.nondeterminism()) fail(error_info(*replay.nondeterminism()).type, replay.nondeterminism()->what());
 
   d.events = std::move(replay.events);
+  d.received = std::move(replay.received);
+  d.wanted_topics = std::move(replay.wanted_topics);
+  if (!d.wanted_topics.empty()) {
+    d.status = pg::RunStatus::running;  // not to be committed: the caller reads the inbox and decides again
+    return d;
+  }
   if (!d.ended()) {
     d.tasks = std::move(replay.tasks);
     d.wake_at_us = replay.wake_at_us();

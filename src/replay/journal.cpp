@@ -11,6 +11,7 @@ std::string describe(StepKind kind, const std::string& name) {
     case StepKind::activity: return fmt::format("activity '{}'", name);
     case StepKind::timer: return "a timer (sleep)";
     case StepKind::side_effect: return name + "()";
+    case StepKind::receive: return fmt::format("receive('{}')", name);
   }
   return "?";
 }
@@ -69,6 +70,18 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       StepRecord& r = open(StepKind::side_effect);
       r.done = true;
       r.value = e.data.at("value");
+      break;
+    }
+    case pg::EventKind::receive_started:
+      open(StepKind::receive).fire_at_us = e.data.at("fire_at_us").get<std::int64_t>();
+      break;
+    case pg::EventKind::message_received:
+    case pg::EventKind::receive_timed_out: {
+      // Opens its step too when the receive found a message, or had no time to wait, at once.
+      StepRecord& r = e.step == static_cast<int>(steps.size()) ? open(StepKind::receive) : at();
+      r.done = true;
+      r.empty = e.kind == pg::EventKind::receive_timed_out;
+      if (!r.empty) r.value = e.data.at("payload");
       break;
     }
     case pg::EventKind::workflow_completed:

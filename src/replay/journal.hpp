@@ -11,17 +11,18 @@
 
 namespace durable::detail {
 
-enum class StepKind { activity, timer, side_effect };
+enum class StepKind { activity, timer, side_effect, receive };
 
 struct StepRecord {
   StepKind kind = StepKind::activity;
-  std::string name;   // activity name; "now" or "uuid" for side effects; empty for timers
-  bool done = false;  // the activity finished, the timer fired (side effects are done at once)
+  std::string name;    // activity name; "now" or "uuid" for side effects; empty for timers; a receive's topic
+  bool done = false;   // the activity finished, the timer fired, the receive returned (side effects are done at once)
+  bool empty = false;  // a receive that returned nothing: its time ran out
   bool failed = false;
   Json value;  // activity result or side-effect value
   std::string error_type, error_message;
   int attempts = 0;
-  std::int64_t fire_at_us = 0;  // timers
+  std::int64_t fire_at_us = 0;  // timers; a receive's deadline (-1: none)
 };
 
 // Cached per workflow between replays; only the journal's new tail is read each time.

@@ -4,18 +4,20 @@
 
 #include <algorithm>
 
+#include "base/checks.hpp"
 #include "pg/records.hpp"
 #include "base/uuid.hpp"
 
 namespace durable::detail {
 
 Replay::Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
-               const Registry& registry)
+               const Registry& registry, const Inbox& inbox)
     : workflow_id_(std::move(workflow_id)),
       workflow_name_(std::move(workflow_name)),
       journal_(journal),
       now_us_(now_us),
-      registry_(registry) {}
+      registry_(registry),
+      inbox_(inbox) {}
 
 void Replay::suspend() {
   suspended_ = true;
@@ -121,10 +123,92 @@ std::string Replay::uuid() {
   return r.value.get<std::string>();
 }
 
+const pg::InboxMessage* Replay::take_message(const std::string& topic, int step) {
+  auto it = inbox_.topics.find(topic);
+  std::size_t& taken = taken_[topic];
+  if (it == inbox_.topics.end() || (taken == it->second.messages.size() && !it->second.complete)) {
+    wanted_topics.insert(topic);
+    suspend();
+  }
+  if (taken == it->second.messages.size()) return nullptr;
+  const pg::InboxMessage& m = it->second.messages[taken++];
+  received.emplace_back(m.seq, step);
+  return &m;
+}
+
+std::optional<Json> Replay::receive(const std::string& topic, std::optional<Duration> timeout) {
+  check_topic(topic);
+  const int step = next_step_++;
+  auto delivered = [&](const pg::InboxMessage& m) {
+    add_event(pg::EventKind::message_received, step, topic,
+              {{"message_id", m.message_id}, {"seq", m.seq}, {"payload", m.payload}});
+    return m.payload;
+  };
+  if (const StepRecord* r = replayed(step, StepKind::receive, topic)) {
+    if (r->done) return r->empty ? std::nullopt : std::optional<Json>(r->value);
+    // Waiting since an earlier replay: a message came, or the deadline passed by the database clock.
+    const pg::InboxMessage* m = take_message(topic, step);
+    fired_now_.push_back(step);
+    if (m) return delivered(*m);
+    if (r->fire_at_us >= 0 && r->fire_at_us <= now_us_) {
+      add_event(pg::EventKind::receive_timed_out, step, topic, Json::object());
+      return std::nullopt;
+    }
+    fired_now_.pop_back();
+    suspend();
+  }
+  const pg::InboxMessage* m = take_message(topic, step);
+  StepRecord& r = add_step(StepKind::receive, topic);
+  if (m) {
+    r.done = true;
+    r.value = m->payload;
+    return delivered(*m);
+  }
+  const auto wait_us = timeout ? std::chrono::duration_cast<std::chrono::microseconds>(*timeout).count() : -1;
+  if (timeout && wait_us <= 0) {
+    r.done = r.empty = true;
+    add_event(pg::EventKind::receive_timed_out, step, topic, Json::object());
+    return std::nullopt;
+  }
+  r.fire_at_us = timeout ? now_us_ + wait_us : -1;
+  Json data = {{"fire_at_us", r.fire_at_us}};
+  if (timeout) data["timeout_ms"] = timeout->count();
+  add_event(pg::EventKind::receive_started, step, topic, std::move(data));
+  suspend();
+}
+
+std::string Replay::send(const std::string& workflow_id, const std::string& topic, Json payload,
+                         const SendOptions& options) {
+  // Checked on every replay, before the step: the same code throws the same at the same place.
+  check_workflow_id(workflow_id);
+  check_topic(topic);
+  check_message_key(options.idempotency_key);
+  check_payload(payload, fmt::format("the payload of a message to '{}'", workflow_id));
+  // A journaled step like an activity call, run by the engine's own send activity. Its key makes
+  // a second attempt (after a crash) find the message the first one sent.
+  const std::string key = options.idempotency_key.empty() ? fmt::format("durable:{}:{}", journal_.run_id, next_step_)
+                                                          : options.idempotency_key;
+  ActivityOptions send_options;
+  send_options.retry = RetryPolicy{};
+  send_options.retry->max_attempts = 20;
+  send_options.retry->backoff = Backoff::exponential;
+  send_options.retry->base = std::chrono::milliseconds{100};
+  send_options.retry->max_backoff = std::chrono::seconds{10};
+  const int step = schedule_activity(
+      send_message_activity,
+      {{"workflow_id", workflow_id}, {"topic", topic}, {"payload", std::move(payload)}, {"idempotency_key", key}},
+      send_options);
+  const Json answer = await_activity(step);
+  if (answer.contains("message_id")) return answer.at("message_id").get<std::string>();
+  if (answer.value("error", "") == "not_found") throw WorkflowNotFound(workflow_id);
+  throw WorkflowEnded(workflow_id, answer.value("status", ""));
+}
+
 std::int64_t Replay::wake_at_us() const {
   std::int64_t earliest = -1;
   auto consider = [&](const StepRecord& r) {
-    if (r.kind == StepKind::timer && !r.done && (earliest < 0 || r.fire_at_us < earliest)) earliest = r.fire_at_us;
+    const bool timed = r.kind == StepKind::timer || (r.kind == StepKind::receive && r.fire_at_us >= 0);
+    if (timed && !r.done && (earliest < 0 || r.fire_at_us < earliest)) earliest = r.fire_at_us;
   };
   for (std::size_t i = 0; i < journal_.steps.size(); ++i) {
     if (std::find(fired_now_.begin(), fired_now_.end(), static_cast<int>(i)) == fired_now_.end()) {

@@ -5,11 +5,14 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "durable/workflow.hpp"
 #include "base/registry.hpp"
 #include "pg/records.hpp"
+#include "replay/inbox.hpp"
 #include "replay/journal.hpp"
 
 namespace durable::detail {
@@ -21,7 +24,7 @@ struct Suspend {};
 class Replay {
  public:
   Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
-         const Registry& registry);
+         const Registry& registry, const Inbox& inbox = Inbox::unread());
 
   const std::string& workflow_id() const { return workflow_id_; }
   const Json& schedule_context() const { return journal_.schedule; }
@@ -31,14 +34,20 @@ class Replay {
   void sleep(Duration duration);
   std::int64_t now_us();
   std::string uuid();
+  std::optional<Json> receive(const std::string& topic, std::optional<Duration> timeout);
+  std::string send(const std::string& workflow_id, const std::string& topic, Json payload, const SendOptions& options);
 
   // After the workflow function returned or threw: what to commit.
-  std::vector<pg::NewEvent> events;  // new journal events, in step order
-  std::vector<pg::NewTask> tasks;    // new activity tasks
+  std::vector<pg::NewEvent> events;           // new journal events, in step order
+  std::vector<pg::NewTask> tasks;             // new activity tasks
+  std::vector<std::pair<int, int>> received;  // inbox messages taken: [seq, step]
+  // Topics whose inbox the code reached a receive of before they were read (or read to the end):
+  // read them and replay again. Nothing of this replay may be committed while any remain.
+  std::set<std::string> wanted_topics;
   bool suspended() const { return suspended_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
-  std::int64_t wake_at_us() const;  // earliest unfired timer, -1 if none
+  std::int64_t wake_at_us() const;  // earliest unfired timer or receive deadline, -1 if none
 
  private:
   // The journaled step at `step` if the journal has it (checked against what the code asks);
@@ -47,14 +56,19 @@ class Replay {
   [[noreturn]] void suspend();
   StepRecord& add_step(StepKind kind, const std::string& name);
   void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
+  // The oldest message of `topic` this replay has not taken yet, taken now at `step`; nullptr when
+  // there is none. Suspends (wanting the topic) when the inbox was not read that far.
+  const pg::InboxMessage* take_message(const std::string& topic, int step);
 
   std::string workflow_id_, workflow_name_;
   const JournalCache& journal_;
   std::int64_t now_us_;
   const Registry& registry_;
+  const Inbox& inbox_;
+  std::map<std::string, std::size_t> taken_;  // per topic: messages of inbox_ taken
   int next_step_ = 0;
   std::vector<StepRecord> new_steps_;  // steps this replay added beyond the journal
-  std::vector<int> fired_now_;         // journaled timers this replay found due
+  std::vector<int> fired_now_;         // journaled timers and receives this replay found due or answered
   bool suspended_ = false;
   std::optional<NonDeterminismError> nondeterminism_;
 };

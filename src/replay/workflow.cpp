@@ -33,4 +33,13 @@ std::chrono::system_clock::time_point WorkflowContext::now() {
 
 std::string WorkflowContext::uuid() { return replay_.uuid(); }
 
+std::optional<Json> WorkflowContext::receive_payload(const std::string& topic, std::optional<Duration> timeout) {
+  return replay_.receive(topic, timeout);
+}
+
+std::string WorkflowContext::send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
+                                          const SendOptions& options) {
+  return replay_.send(workflow_id, topic, std::move(payload), options);
+}
+
 }  // namespace durable

@@ -281,3 +281,24 @@ SELECT 'add', 'key', task_id, 77 FROM {s}.tasks WHERE run_id = '018f0000-0000-70
   CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + waiter +
                  "' AND kind = 'activity_completed'") == 0);
 }
+
+TEST_CASE("a schema at version 11 with runs in flight upgrades to inboxes, and its runs take messages",
+          "[pg][migrations][messages]") {
+  TestDb db;
+  build_schema_at(db, 11);
+  // As version 11 wrote it: an inbox workflow started and never replayed (no engine ran yet).
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
+  ('v11-inbox', '018f0000-0000-7000-8000-0000000000b1', 'inbox', 'running', '{{"count": 2, "between_ms": 0}}', 1, true);
+INSERT INTO {s}.journal (run_id, seq, kind, data) VALUES
+  ('018f0000-0000-7000-8000-0000000000b1', 0, 'workflow_started', '{{"input": {{"count": 2, "between_ms": 0}}}}'))");
+  Engine client(db.options());  // migrates the schema at its first statement, then sends
+  register_all(client);
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
+  client.send("v11-inbox", "item", std::string("one"));
+  client.send("v11-inbox", "item", std::string("two"));
+  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000b1").result_json(30s) == Json{"one", "two"});
+}

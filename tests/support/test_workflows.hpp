@@ -156,6 +156,55 @@ struct StepsWorkflow {
   }
 };
 
+// Receives `count` messages of topic "item", each waited for as long as it takes, with the slow
+// activity called for `between_ms` before each when > 0; returns them in the order received.
+struct InboxInput {
+  int count = 1;
+  int between_ms = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InboxInput, count, between_ms)
+
+struct InboxWorkflow {
+  static constexpr auto name = "inbox";
+  std::vector<std::string> operator()(WorkflowContext& ctx, const InboxInput& in) {
+    std::vector<std::string> got;
+    for (int i = 0; i < in.count; ++i) {
+      if (in.between_ms > 0) ctx.call<SlowActivity>(in.between_ms);
+      got.push_back(ctx.receive<std::string>("item"));
+    }
+    return got;
+  }
+};
+
+// Waits up to `timeout_ms` for an "approval" message.
+struct ApprovalWorkflow {
+  static constexpr auto name = "approval";
+  std::string operator()(WorkflowContext& ctx, const int& timeout_ms) {
+    auto by = ctx.receive<std::string>("approval", std::chrono::milliseconds{timeout_ms});
+    return by ? "approved by " + *by : "timed out";
+  }
+};
+
+// Sends `text` on topic "item" to workflow `target`; returns the message id, or what went wrong.
+struct RelayInput {
+  std::string target;
+  std::string text;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RelayInput, target, text)
+
+struct RelayWorkflow {
+  static constexpr auto name = "relay";
+  std::string operator()(WorkflowContext& ctx, const RelayInput& in) {
+    try {
+      return ctx.send(in.target, "item", in.text);
+    } catch (const WorkflowNotFound&) {
+      return "not found";
+    } catch (const WorkflowEnded& e) {
+      return "ended: " + e.status();
+    }
+  }
+};
+
 inline void register_all(Engine& engine) {
   engine.add<AddActivity>()
       .add<EchoActivity>()
@@ -170,7 +219,10 @@ inline void register_all(Engine& engine) {
       .add<CatchFailureWorkflow>()
       .add<FailingWorkflow>()
       .add<ChainWorkflow>()
-      .add<StepsWorkflow>();
+      .add<StepsWorkflow>()
+      .add<InboxWorkflow>()
+      .add<ApprovalWorkflow>()
+      .add<RelayWorkflow>();
 }
 
 }  // namespace durable::test

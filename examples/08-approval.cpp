@@ -1,0 +1,87 @@
+// Approval: an expense waits for a manager's approval message, with a 24 hour deadline. A
+// second engine (standing in for another service) sends the approval; then a second expense
+// nobody answers is escalated once the deadline passes, skipped to with the test clock.
+//
+// Run: build/examples/08-approval   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <durable/durable.hpp>
+#include <durable/testing.hpp>
+#include <fmt/format.h>
+
+#include <thread>
+
+using namespace std::chrono_literals;
+
+struct Expense {
+  std::string employee;
+  int amount = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Expense, employee, amount)
+
+struct Decision {
+  bool approved = false;
+  std::string by;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Decision, approved, by)
+
+struct PayOut {
+  static constexpr auto name = "pay_out";
+  std::string operator()(durable::ActivityContext&, const Expense& e) const {
+    return fmt::format("paid {} to {}", e.amount, e.employee);
+  }
+};
+
+struct Escalate {
+  static constexpr auto name = "escalate";
+  std::string operator()(durable::ActivityContext&, const Expense& e) const {
+    return fmt::format("escalated {}'s expense of {} to finance", e.employee, e.amount);
+  }
+};
+
+// [workflow]
+struct ExpenseApproval {
+  static constexpr auto name = "expense_approval";
+  std::string operator()(durable::WorkflowContext& ctx, const Expense& expense) {
+    // Waits durably: engines may restart meanwhile; the deadline is on the database clock.
+    std::optional<Decision> decision = ctx.receive<Decision>("decision", 24h);
+    if (!decision) return ctx.call<Escalate>(expense);
+    if (!decision->approved) return "rejected by " + decision->by;
+    return ctx.call<PayOut>(expense) + ", approved by " + decision->by;
+  }
+};
+// [workflow]
+
+int main() {
+  const std::string url = durable::testing::database_url();
+  const std::string schema = "durable_example_approval";
+  durable::testing::drop_schema(url, schema);
+  durable::Engine worker({.database_url = url, .schema = schema});
+  worker.add<ExpenseApproval>().add<PayOut>().add<Escalate>();
+  worker.start();
+
+  auto first = worker.start_workflow<ExpenseApproval>("expense-1", {"ana", 120});
+  auto second = worker.start_workflow<ExpenseApproval>("expense-2", {"bo", 80});
+
+  // Another service's engine, which runs nothing here: it only sends.
+  // [send]
+  durable::Engine approvals({.database_url = url, .schema = schema});
+  approvals.send("expense-1", "decision", Decision{true, "carla"});
+  // [send]
+  fmt::print("expense-1: {}\n", first.result(30s));
+
+  // Nobody answers expense-2: skip the database clock past its deadline.
+  while (first.status() == durable::WorkflowStatus::running) std::this_thread::sleep_for(10ms);
+  durable::testing::advance_clock(url, schema, 25h);
+  const std::string escalated = second.result(30s);
+  fmt::print("expense-2: {}\n", escalated);
+
+  // A decision that comes too late is refused with a typed error, and nothing is written.
+  try {
+    approvals.send("expense-2", "decision", Decision{true, "carla"});
+    return 1;
+  } catch (const durable::WorkflowEnded& e) {
+    fmt::print("late decision refused: {}\n", e.what());
+  }
+  worker.stop();
+  durable::testing::drop_schema(url, schema);
+  return escalated.starts_with("escalated bo's expense") ? 0 : 1;
+}

@@ -1,0 +1,49 @@
+#include "base/checks.hpp"
+
+#include <fmt/format.h>
+
+#include "durable/detail/payload.hpp"
+#include "durable/messages.hpp"
+#include "base/printable.hpp"
+
+namespace durable::detail {
+
+namespace {
+// What is wrong with a topic or key as PostgreSQL text, or empty when nothing is.
+std::string text_problem(const std::string& text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) return fmt::format("is {} bytes long: the limit is {} bytes", text.size(), max_bytes);
+  if (text.find('\0') != std::string::npos) return "contains a NUL byte, which PostgreSQL text cannot store";
+  try {
+    (void)Json(text).dump();  // throws on invalid UTF-8
+  } catch (const nlohmann::json::exception&) {
+    return "is not valid UTF-8";
+  }
+  return {};
+}
+}  // namespace
+
+void check_workflow_id(const std::string& id) {
+  if (id.empty())
+    throw InvalidWorkflowId("workflow id is empty: give each run a stable, meaningful id (e.g. \"order-42\")");
+  if (id.size() > 1000) {
+    throw InvalidWorkflowId(fmt::format("workflow id is {} bytes long: the limit is 1000 bytes", id.size()));
+  }
+  if (id.find('\0') != std::string::npos) {
+    throw InvalidWorkflowId("workflow id contains a NUL byte, which PostgreSQL text cannot store: remove it");
+  }
+}
+
+void check_topic(const std::string& topic) {
+  if (topic.empty()) throw InvalidTopic("message topic is empty: name what the message is about (e.g. \"approval\")");
+  if (auto problem = text_problem(topic, max_topic_bytes); !problem.empty()) {
+    throw InvalidTopic(fmt::format("message topic '{}' {}", printable(topic, 60), problem));
+  }
+}
+
+void check_message_key(const std::string& key) {
+  if (auto problem = text_problem(key, max_message_key_bytes); !problem.empty()) {
+    throw InvalidIdempotencyKey(fmt::format("message idempotency key '{}' {}", printable(key, 60), problem));
+  }
+}
+
+}  // namespace durable::detail

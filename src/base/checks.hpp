@@ -1,0 +1,17 @@
+// The checks caller-given ids and names pass before anything is written.
+#pragma once
+
+#include <string>
+
+namespace durable::detail {
+
+// Throws InvalidWorkflowId when the id is empty, over 1000 bytes or holds NUL.
+void check_workflow_id(const std::string& id);
+
+// Throws InvalidTopic when the topic is empty, over max_topic_bytes, or holds NUL or invalid UTF-8.
+void check_topic(const std::string& topic);
+// Throws InvalidIdempotencyKey when the key is over max_message_key_bytes, or holds NUL or
+// invalid UTF-8 (empty means none).
+void check_message_key(const std::string& key);
+
+}  // namespace durable::detail
