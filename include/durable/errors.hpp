@@ -13,7 +13,7 @@
 //       │   ├── RegistrationError      a name registered twice, or registering after start()
 //       │   ├── UnknownTrigger         no trigger of that name is registered
 //       │   ├── InvalidEvent           an event without a stable id
-//       │   ├── InvalidTopic           a message topic that is empty, too long or contains NUL
+//       │   ├── InvalidTopic           a message topic or event key that is empty, too long or contains NUL
 //       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
 //       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
 //       │   └── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule

@@ -32,6 +32,11 @@ class UntypedWorkflowHandle {
   // (or NonDeterminismError) when it failed, WorkflowCancelled, or Timeout when `timeout` runs out.
   Json result_json(Duration timeout = std::chrono::hours{24}) const;
 
+  // The latest value the run published under `key` (WorkflowContext::set_event), waiting up to
+  // `timeout` for a first one. Empty when none was set in that time, or the run ended without
+  // setting one. Throws InvalidTopic for a bad key.
+  std::optional<Json> get_event_json(const std::string& key, Duration timeout = Duration{0}) const;
+
   // Cancels a running workflow: it is not run again and its pending activities are dropped.
   // Returns false when the run had already ended.
   bool cancel() const;
@@ -50,6 +55,14 @@ class WorkflowHandle : public UntypedWorkflowHandle {
 
   R result(Duration timeout = std::chrono::hours{24}) const {
     return detail::from_payload<R>(result_json(timeout), "the result of workflow '" + id() + "'");
+  }
+
+  // get_event_json, converted to T.
+  template <typename T>
+  std::optional<T> get_event(const std::string& key, Duration timeout = Duration{0}) const {
+    std::optional<Json> value = get_event_json(key, timeout);
+    if (!value) return std::nullopt;
+    return detail::from_payload<T>(*value, "event '" + key + "' of workflow '" + id() + "'");
   }
 };
 

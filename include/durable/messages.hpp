@@ -6,7 +6,8 @@
 
 namespace durable {
 
-// A topic names a stream of messages within one run: 1 to max_topic_bytes bytes, no NUL.
+// A topic names a stream of messages within one run, and an event key one published value:
+// 1 to max_topic_bytes bytes, no NUL.
 inline constexpr std::size_t max_topic_bytes = 255;
 // A message's idempotency key: at most this many bytes, no NUL.
 inline constexpr std::size_t max_message_key_bytes = 255;

@@ -113,6 +113,14 @@ class WorkflowContext {
     return detail::from_payload<T>(*receive_payload(topic, std::nullopt), "a message of topic '" + topic + "'");
   }
 
+  // Publishes `value` under `key` for anyone to read with a handle's get_event (journaled, so a
+  // replay does not publish again); a later set of the same key replaces it. Throws InvalidTopic
+  // for a bad key, PayloadError for a value over the payload limits.
+  template <typename T>
+  void set_event(const std::string& key, const T& value) {
+    set_event_payload(key, detail::to_payload(value, "an event value"));
+  }
+
   // Sends a message to the latest run of another workflow, once: the send is a journaled step,
   // so replays do not send again. Returns the message id. Throws what Engine::send throws
   // (WorkflowNotFound, WorkflowEnded, InvalidTopic, ...), the same on every replay.
@@ -132,6 +140,7 @@ class WorkflowContext {
   int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
   Json await_activity(int step);
   std::optional<Json> receive_payload(const std::string& topic, std::optional<Duration> timeout);
+  void set_event_payload(const std::string& key, Json value);
   std::string send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
                            const SendOptions& options);
   detail::Replay& replay_;

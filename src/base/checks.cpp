@@ -40,6 +40,13 @@ void check_topic(const std::string& topic) {
   }
 }
 
+void check_event_key(const std::string& key) {
+  if (key.empty()) throw InvalidTopic("event key is empty: name what the event tells (e.g. \"progress\")");
+  if (auto problem = text_problem(key, max_topic_bytes); !problem.empty()) {
+    throw InvalidTopic(fmt::format("event key '{}' {}", printable(key, 60), problem));
+  }
+}
+
 void check_message_key(const std::string& key) {
   if (auto problem = text_problem(key, max_message_key_bytes); !problem.empty()) {
     throw InvalidIdempotencyKey(fmt::format("message idempotency key '{}' {}", printable(key, 60), problem));

@@ -10,6 +10,8 @@ void check_workflow_id(const std::string& id);
 
 // Throws InvalidTopic when the topic is empty, over max_topic_bytes, or holds NUL or invalid UTF-8.
 void check_topic(const std::string& topic);
+// Throws InvalidTopic when an event key is empty, over max_topic_bytes, or holds NUL or invalid UTF-8.
+void check_event_key(const std::string& key);
 // Throws InvalidIdempotencyKey when the key is over max_message_key_bytes, or holds NUL or
 // invalid UTF-8 (empty means none).
 void check_message_key(const std::string& key);

@@ -47,6 +47,7 @@ struct EngineSignals {
   WakeSignal task_work;      // a task may be claimable, or a pool slot freed: wakes the dispatcher
   WakeSignal ended;          // a workflow run ended: wakes result() waiters
   WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
+  WakeSignal events;         // a run published an event: wakes get_event() waiters
 };
 
 }  // namespace durable::detail

@@ -240,6 +240,7 @@ void EngineCore::listen() {
           case pg::Wake::tasks: signals_.task_work.notify(); break;
           case pg::Wake::ended: signals_.ended.notify(); break;
           case pg::Wake::schedules: signals_.schedule_work.notify(); break;
+          case pg::Wake::events: signals_.events.notify(); break;
         }
       },
       [this] { return stopping_.load(); });

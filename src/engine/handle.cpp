@@ -72,6 +72,23 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
   }
 }
 
+std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key, Duration timeout) const {
+  detail::check_event_key(key);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto seen = core_->signals().events.generation();  // before the read, so no publish is missed
+    const pg::EventRead read = core_->store().read_event(run_id_, key);
+    if (!read.status) throw WorkflowNotFound::run(run_id_);
+    if (read.value) return read.value;
+    const auto now = std::chrono::steady_clock::now();
+    if (*read.status != pg::RunStatus::running || now >= deadline) return std::nullopt;
+    // Woken by the NOTIFY of a commit that published (anywhere); polling is only the safety net.
+    core_->listen_once();
+    core_->signals().events.wait_for(
+        seen, std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options().poll_interval));
+  }
+}
+
 bool UntypedWorkflowHandle::cancel() const {
   const bool cancelled = core_->store().cancel_run(run_id_);
   if (cancelled) core_->signals().ended.notify();

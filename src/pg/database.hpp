@@ -23,6 +23,7 @@ enum class Wake {
   tasks,      // activity tasks were added
   ended,      // a workflow run ended
   schedules,  // a schedule was created, changed or resumed (or the test clock moved)
+  events,     // a run published an event (WorkflowContext::set_event)
 };
 
 class Database {

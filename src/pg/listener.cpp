@@ -21,7 +21,7 @@ class Receiver : public pqxx::notification_receiver {
 }  // namespace
 
 void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, const std::function<bool()>& stopping) {
-  constexpr Wake kinds[] = {Wake::workflows, Wake::tasks, Wake::ended, Wake::schedules};
+  constexpr Wake kinds[] = {Wake::workflows, Wake::tasks, Wake::ended, Wake::schedules, Wake::events};
   while (!stopping()) {
     try {
       auto listening = pool.open();
@@ -30,6 +30,7 @@ void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, 
       Receiver tasks(conn, pool.schema(), Wake::tasks, heard);
       Receiver ended(conn, pool.schema(), Wake::ended, heard);
       Receiver schedules(conn, pool.schema(), Wake::schedules, heard);
+      Receiver events(conn, pool.schema(), Wake::events, heard);
       for (Wake kind : kinds) heard(kind);  // anything added or ended while we were not listening
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {

@@ -34,6 +34,7 @@ enum class EventKind {
   receive_started,
   message_received,
   receive_timed_out,
+  event_set,  // set_event(key, value): its name is the key, its data the value
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind
@@ -131,6 +132,7 @@ struct ReplayCommit {
   Duration lease_margin{0};
   int seen_messages = -1;                     // the run's messages_sent when the replay read its inbox; -1: it did not
   std::vector<std::pair<int, int>> received;  // the inbox messages it received: [seq, step]
+  Json published = Json::array();             // the events it set, the last per key: [key, value, step]
 };
 
 // An unreceived message of a run's inbox.
@@ -138,6 +140,12 @@ struct InboxMessage {
   int seq = 0;  // per run, in send order
   std::string message_id;
   Json payload;
+};
+
+// A run's published event as read_event found it: the run's status, and the value if one is set.
+struct EventRead {
+  std::optional<RunStatus> status;  // nullopt: no such run
+  std::optional<Json> value;
 };
 
 // What send_message did. `status` is the id's latest run's; nullopt when the id has none.

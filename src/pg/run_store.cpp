@@ -148,7 +148,7 @@ std::optional<Json> audited(pqxx::transaction_base& tx, const std::string& s, co
 }
 
 // Deletes the ended runs among those subquery `chosen` selects (of $1, `param`) that still pass
-// `recheck` when their rows are reached, with their journal, tasks, attempts and messages; an id that lost
+// `recheck` when their rows are reached, with their journal, tasks, attempts, messages and events; an id that lost
 // its latest run gets its newest remaining run as the latest. Returns the runs deleted. No lock is
 // taken before (a row lock is a WAL record per run): a run changed meanwhile (resumed, and maybe
 // ended again) is checked again as its row is reached, and its history goes in a second statement,
@@ -168,7 +168,8 @@ WITH v AS (SELECT jsonb_array_elements_text($1::jsonb)::uuid AS run_id),
 t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
 a AS (DELETE FROM {0}.attempts WHERE run_id IN (SELECT run_id FROM v)),
 k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
-m AS (DELETE FROM {0}.messages WHERE run_id IN (SELECT run_id FROM v))
+m AS (DELETE FROM {0}.messages WHERE run_id IN (SELECT run_id FROM v)),
+e AS (DELETE FROM {0}.events WHERE run_id IN (SELECT run_id FROM v))
 DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))",
                               s),
                   runs.dump());

@@ -15,6 +15,7 @@ std::string wake_channel(const std::string& schema, Wake kind) {
     case Wake::tasks: return "durable_t_" + schema;
     case Wake::ended: return "durable_e_" + schema;
     case Wake::schedules: return "durable_s_" + schema;
+    case Wake::events: return "durable_v_" + schema;
   }
   return {};
 }
@@ -207,7 +208,8 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // $8 journal length the replay saw, $9 wake_at us (-1: none), $10 tasks (json array),
     // $11 tasks channel, $12 ended channel, $13 owner, $14 lease margin ms, $15 claim token,
     // $16 the run's messages_sent when the replay read its inbox (-1: it did not), $17 the messages
-    // it received (json array of [seq, step])
+    // it received (json array of [seq, step]), $18 the events it published (json array of
+    // [key, value, step], one per key), $19 events channel
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
@@ -230,10 +232,17 @@ r AS (
   UPDATE {s}.messages m SET received_step = (x.v->>1)::int, received_at = now()
   FROM w, jsonb_array_elements($17::jsonb) AS x(v)
   WHERE m.run_id = w.run_id AND m.seq = (x.v->>0)::int AND m.received_step IS NULL),
+p AS (
+  INSERT INTO {s}.events (run_id, key, value, step)
+  SELECT w.run_id, x.v->>0, x.v->1, (x.v->>2)::int FROM w, jsonb_array_elements($18::jsonb) AS x(v)
+  ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, step = excluded.step, set_at = now()
+  RETURNING 1),
+pn AS (SELECT pg_notify($19, '') WHERE EXISTS (SELECT 1 FROM p)),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
 d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
-       {s}.epoch_us({now}) AS now_us, (SELECT count(*) FROM n) + (SELECT count(*) FROM d) AS notified)"},
+       {s}.epoch_us({now}) AS now_us,
+       (SELECT count(*) FROM n) + (SELECT count(*) FROM d) + (SELECT count(*) FROM pn) AS notified)"},
 
     // A message into the inbox of id $1's latest run, unless that run has one with idempotency
     // key $5 already (then its id is returned and nothing written). $2 topic, $3 payload, $4 message
@@ -259,6 +268,11 @@ SELECT (SELECT status FROM r) AS status, (SELECT message_id FROM k) AS existing_
     // After a send whose answer was lost: whether message $2 is in the inbox of a run of id $1.
     {stmt::own_message, R"(
 SELECT 1 FROM {s}.messages m JOIN {s}.workflows w USING (run_id) WHERE w.workflow_id = $1 AND m.message_id = $2::uuid)"},
+
+    // The latest value run $1 published under key $2 (no row when none), and the run's status.
+    {stmt::read_event, R"(
+SELECT w.status, e.value::text FROM {s}.workflows w LEFT JOIN {s}.events e ON e.run_id = w.run_id AND e.key = $2
+WHERE w.run_id = $1::uuid)"},
 
     // The unreceived messages of topic $2 in run $1's inbox after seq $3, oldest first, at most
     // $4; every row carries the run's messages_sent as this snapshot saw it (one row, with NULL

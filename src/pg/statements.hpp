@@ -23,6 +23,7 @@ inline constexpr const char* cancel_workflow = "cancel_workflow";
 inline constexpr const char* send_message = "send_message";
 inline constexpr const char* read_inbox = "read_inbox";
 inline constexpr const char* own_message = "own_message";
+inline constexpr const char* read_event = "read_event";
 inline constexpr const char* claim_tasks = "claim_tasks";
 inline constexpr const char* reclaim_tasks = "reclaim_tasks";
 inline constexpr const char* complete_steps = "complete_steps";

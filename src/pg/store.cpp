@@ -117,7 +117,8 @@ Store::Store(ConnectionPool& pool)
       tokens_(pool),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
-      ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
+      ended_channel_(wake_channel(pool.schema(), Wake::ended)),
+      events_channel_(wake_channel(pool.schema(), Wake::events)) {}
 
 Store::Started Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
                                      const Json& input, const RunOrigin& origin, const std::string& owner,
@@ -213,6 +214,19 @@ SendOutcome Store::send_message(const std::string& workflow_id, const std::strin
     }
   });
   return outcome;
+}
+
+EventRead Store::read_event(const std::string& run_id, const std::string& key) {
+  EventRead read;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_prepared(stmt::read_event, run_id, key);
+    read = {};
+    if (rows.empty()) return;
+    read.status = run_status_from_text(rows[0]["status"].as<std::string>());
+    if (!rows[0]["value"].is_null()) read.value = Json::parse(rows[0]["value"].as<std::string>());
+  });
+  return read;
 }
 
 std::pair<int, std::vector<InboxMessage>> Store::read_inbox(const std::string& run_id, const std::string& topic,
@@ -324,7 +338,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
     auto row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
                                  c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
                                  tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
-                                 c.seen_messages, received);
+                                 c.seen_messages, received, c.published.dump(), events_channel_);
     outcome.now_us = row["now_us"].as<std::int64_t>();
     if (!row["base"].is_null()) {
       outcome.base = row["base"].as<int>();

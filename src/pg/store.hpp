@@ -52,6 +52,8 @@ class Store {
   std::pair<int, std::vector<InboxMessage>> read_inbox(const std::string& run_id, const std::string& topic,
                                                        int after_seq, int limit);
 
+  EventRead read_event(const std::string& run_id, const std::string& key);
+
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
                                                Duration lease);
   JournalRead read_journal(const std::string& run_id, int from_seq);
@@ -96,7 +98,7 @@ class Store {
   Json tasks_json(const std::vector<NewTask>& tasks);
   ConnectionPool& pool_;
   LeaseTokens tokens_;
-  std::string workflows_channel_, tasks_channel_, ended_channel_;
+  std::string workflows_channel_, tasks_channel_, ended_channel_, events_channel_;
 };
 
 }  // namespace durable::pg

@@ -150,9 +150,13 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   Inbox inbox;
   Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox);
   Planned planned;
+  if (!may_read_inbox && !decided.published.empty()) {
+    planned.needs_claim = true;
+    return planned;
+  }
   while (!decided.wanted_topics.empty()) {
     if (!may_read_inbox) {
-      planned.wants_inbox = true;
+      planned.needs_claim = true;
       return planned;
     }
     read_inbox(journal, decided.wanted_topics, inbox);
@@ -176,6 +180,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.wake_at_us = decided.wake_at_us;
   commit.seen_messages = inbox.messages_sent;
   commit.received = std::move(decided.received);
+  commit.published = std::move(decided.published);
   if (commit.status == pg::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
   }
@@ -278,14 +283,14 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
     journal->apply({expected_seq, succeeded ? pg::EventKind::activity_completed : pg::EventKind::activity_failed,
                     task.step, task.name, data});
     // Not reading the inbox here: a replay that receives commits through a claim, whose
-    // statement checks that no message came since the inbox was read.
+    // statement checks that no message came since the inbox was read (and so does one that publishes).
     planned = plan(*journal, task.workflow_id, now_us, hold, false);
   } catch (const std::exception& e) {
     undo();
     detail::logger().debug("workflow '{}' cannot continue in place: {}", task.workflow_id, e.what());
     return std::nullopt;
   }
-  if (planned.wants_inbox) {
+  if (planned.needs_claim) {
     undo();
     return std::nullopt;
   }

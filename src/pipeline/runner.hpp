@@ -53,7 +53,9 @@ class Runner {
     pg::ReplayCommit commit;
     bool ended = false;
     Reservation slots;
-    bool wants_inbox = false;  // not planned: the code reached a receive, and reading the inbox was not allowed
+    // Not planned: the code reached a receive or set an event, which only a claimed replay may
+    // commit (continuing in place reads no inbox and publishes nothing).
+    bool needs_claim = false;
   };
   // Decides (a pure replay), reading the inbox topics the code receives from when `read_inbox`,
   // then reserves slots for the new tasks this engine runs.

@@ -38,6 +38,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   d.events = std::move(replay.events);
   d.received = std::move(replay.received);
   d.wanted_topics = std::move(replay.wanted_topics);
+  for (auto& [key, set] : replay.published) d.published.push_back({key, std::move(set.first), set.second});
   if (!d.wanted_topics.empty()) {
     d.status = pg::RunStatus::running;  // not to be committed: the caller reads the inbox and decides again
     return d;

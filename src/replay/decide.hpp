@@ -27,6 +27,7 @@ struct Decisions {
   // Non-empty: the code reached a receive of these topics before their inbox was read. Read it
   // and decide again; these decisions are not to be committed.
   std::set<std::string> wanted_topics;
+  Json published = Json::array();  // events set, the latest per key: [key, value, step]
   bool ended() const { return status != pg::RunStatus::running; }
 };
 

@@ -12,6 +12,7 @@ std::string describe(StepKind kind, const std::string& name) {
     case StepKind::timer: return "a timer (sleep)";
     case StepKind::side_effect: return name + "()";
     case StepKind::receive: return fmt::format("receive('{}')", name);
+    case StepKind::publish: return fmt::format("set_event('{}')", name);
   }
   return "?";
 }
@@ -84,6 +85,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       if (!r.empty) r.value = e.data.at("payload");
       break;
     }
+    case pg::EventKind::event_set: open(StepKind::publish).done = true; break;
     case pg::EventKind::workflow_completed:
     case pg::EventKind::workflow_failed:
     case pg::EventKind::workflow_cancelled: break;

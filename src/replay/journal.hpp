@@ -11,11 +11,12 @@
 
 namespace durable::detail {
 
-enum class StepKind { activity, timer, side_effect, receive };
+enum class StepKind { activity, timer, side_effect, receive, publish };
 
 struct StepRecord {
   StepKind kind = StepKind::activity;
-  std::string name;    // activity name; "now" or "uuid" for side effects; empty for timers; a receive's topic
+  std::string
+      name;  // activity name; "now" or "uuid" for side effects; empty for timers; a receive's topic; a published event's key
   bool done = false;   // the activity finished, the timer fired, the receive returned (side effects are done at once)
   bool empty = false;  // a receive that returned nothing: its time ran out
   bool failed = false;

@@ -204,6 +204,16 @@ std::string Replay::send(const std::string& workflow_id, const std::string& topi
   throw WorkflowEnded(workflow_id, answer.value("status", ""));
 }
 
+void Replay::set_event(const std::string& key, Json value) {
+  check_event_key(key);
+  check_payload(value, fmt::format("the value of event '{}'", key));
+  const int step = next_step_++;
+  if (replayed(step, StepKind::publish, key)) return;  // published when it was first journaled
+  add_step(StepKind::publish, key).done = true;
+  add_event(pg::EventKind::event_set, step, key, {{"value", value}});
+  published[key] = {std::move(value), step};
+}
+
 std::int64_t Replay::wake_at_us() const {
   std::int64_t earliest = -1;
   auto consider = [&](const StepRecord& r) {

@@ -36,6 +36,7 @@ class Replay {
   std::string uuid();
   std::optional<Json> receive(const std::string& topic, std::optional<Duration> timeout);
   std::string send(const std::string& workflow_id, const std::string& topic, Json payload, const SendOptions& options);
+  void set_event(const std::string& key, Json value);
 
   // After the workflow function returned or threw: what to commit.
   std::vector<pg::NewEvent> events;           // new journal events, in step order
@@ -44,6 +45,7 @@ class Replay {
   // Topics whose inbox the code reached a receive of before they were read (or read to the end):
   // read them and replay again. Nothing of this replay may be committed while any remain.
   std::set<std::string> wanted_topics;
+  std::map<std::string, std::pair<Json, int>> published;  // events set: key -> (latest value, its step)
   bool suspended() const { return suspended_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }

@@ -37,6 +37,10 @@ std::optional<Json> WorkflowContext::receive_payload(const std::string& topic, s
   return replay_.receive(topic, timeout);
 }
 
+void WorkflowContext::set_event_payload(const std::string& key, Json value) {
+  replay_.set_event(key, std::move(value));
+}
+
 std::string WorkflowContext::send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
                                           const SendOptions& options) {
   return replay_.send(workflow_id, topic, std::move(payload), options);

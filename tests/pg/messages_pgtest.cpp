@@ -48,8 +48,7 @@ struct FailpointsOff {
 };
 }  // namespace
 
-TEST_CASE("messages sent while every engine is down are received, in send order, when one starts",
-          "[pg][messages]") {
+TEST_CASE("messages sent while every engine is down are received, in send order, when one starts", "[pg][messages]") {
   TestDb db;
   Engine client(db.options());  // never started: it only starts the run and sends
   register_all(client);
@@ -268,3 +267,28 @@ TEST_CASE("a workflow's send interrupted by a kill after the message went in is 
   CHECK(db.count("SELECT count(*) FROM {s}.messages WHERE message_id = '" + id + "'") == 1);
 }
 #endif
+
+TEST_CASE("a published event is read from another engine, woken when it is set, and later sets replace it",
+          "[pg][messages][events]") {
+  RunningEngine env([](EngineOptions& o) { o.poll_interval = std::chrono::seconds{30}; });
+  auto& db = env.db;
+  Engine client(db.options());  // never started: it reads through its own LISTEN session
+  register_all(client);
+  auto run = client.start_workflow<ProgressWorkflow>("progress-1", 0);
+  const auto asked = std::chrono::steady_clock::now();
+  CHECK(run.get_event<int>("progress", 20s) == 1);
+  CHECK(std::chrono::steady_clock::now() - asked < 5s);    // NOTIFY, not the 30 s poll
+  CHECK(run.get_event<int>("never-set") == std::nullopt);  // a zero timeout does not wait
+  client.send("progress-1", "go", std::string("went"));
+  CHECK(run.result(20s) == "went");
+  CHECK(run.get_event<int>("progress") == 2);
+  // Once per set, not per replay: two journaled sets, one row holding the latest.
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'progress-1' AND kind = 'event_set'") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.events") == 1);
+  // A run that ended without setting a key answers at once.
+  const auto ended_at = std::chrono::steady_clock::now();
+  CHECK(run.get_event<int>("never-set", 60s) == std::nullopt);
+  CHECK(std::chrono::steady_clock::now() - ended_at < 5s);
+  CHECK_THROWS_AS(run.get_event<int>(""), InvalidTopic);
+  CHECK_THROWS_AS(run.get_event<std::string>("progress"), PayloadError);
+}

@@ -205,6 +205,18 @@ struct RelayWorkflow {
   }
 };
 
+// Publishes "progress" 1, waits for a "go" message, publishes 2 (replacing 1), and returns what
+// the message said.
+struct ProgressWorkflow {
+  static constexpr auto name = "progress";
+  std::string operator()(WorkflowContext& ctx, const int&) {
+    ctx.set_event("progress", 1);
+    auto go = ctx.receive<std::string>("go");
+    ctx.set_event("progress", 2);
+    return go;
+  }
+};
+
 inline void register_all(Engine& engine) {
   engine.add<AddActivity>()
       .add<EchoActivity>()
@@ -222,7 +234,8 @@ inline void register_all(Engine& engine) {
       .add<StepsWorkflow>()
       .add<InboxWorkflow>()
       .add<ApprovalWorkflow>()
-      .add<RelayWorkflow>();
+      .add<RelayWorkflow>()
+      .add<ProgressWorkflow>();
 }
 
 }  // namespace durable::test
