@@ -26,6 +26,16 @@ struct NoopChain {
   }
 };
 
+// Receives `count` messages of topic "ping", one after another, each waited for as long as it takes.
+struct PingReceiver {
+  static constexpr auto name = "ping_receiver";
+  int operator()(durable::WorkflowContext& ctx, const int& count) {
+    int sum = 0;
+    for (int i = 0; i < count; ++i) sum += ctx.receive<int>("ping");
+    return sum;
+  }
+};
+
 using ChainHandle = durable::WorkflowHandle<int>;
 
 void register_definitions(durable::Engine& engine);

@@ -3,7 +3,7 @@
 // and write transactions it costs PostgreSQL per step, and the management API with a million
 // runs in the tables.
 //
-//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs]
+//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages]
 //
 // The database is durable::testing::database_url(): $DURABLE_DATABASE_URL, or a throwaway
 // cluster. Every measurement works in a fresh schema and drops it afterwards. Results go to
@@ -58,7 +58,8 @@ double parse_scale(const std::string& text) {
   return scale;
 }
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency", "scaling", "replay", "runs"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency", "scaling",
+                                                    "replay",    "runs",       "messages"};
 
 struct Config {
   double scale = 1.0;  // multiplies every workflow, job and loaded row count (not the 1000 steps of the long run)
@@ -237,6 +238,10 @@ void print_aims(const std::vector<Result>& results) {
                        fmt::format("<= {:.1f}x", aim_replay_ratio)});
     } else if (bench == "runs") {
       lines.push_back(runs_aim(r));
+    } else if (bench == "send_to_receive") {
+      lines.push_back({"idle send-to-receive p50, receiver in another process",
+                       fmt::format("{:.1f} ms", r["p50_ms"].get<double>()),
+                       fmt::format("< {:.0f} ms", aim_send_to_receive_p50_ms)});
     }
     lines.back()[3] = verdict(r);
   }
@@ -257,6 +262,12 @@ void print_table(const std::vector<Result>& results) {
   print_scaling(of_kind(results, "scaling"));
   for (const auto& r : of_kind(results, "replay")) print_replay(r);
   print_runs(of_kind(results, "runs"));
+  for (const auto& r : of_kind(results, "send_to_receive")) {
+    fmt::print(
+        "\nsend to receive, idle, receiver in another process: {} messages, p50 {:.1f} ms, p99 {:.1f} ms, "
+        "max {:.1f} ms\n",
+        r["messages"].get<int>(), r["p50_ms"].get<double>(), r["p99_ms"].get<double>(), r["max_ms"].get<double>());
+  }
   print_aims(results);
   std::fflush(stdout);
 }
@@ -331,6 +342,7 @@ int run_benchmarks(const Config& config) {
     }
   }
   if (config.wants("replay")) report(measure_replay(url, config.scaled(replay_short_runs)));
+  if (config.wants("messages")) report(measure_send_to_receive(url, config.scaled(latency_runs)));
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
                  report);

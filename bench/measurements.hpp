@@ -103,6 +103,16 @@ struct RunsScale {
 // the same run alone just before. Reports one result per figure as soon as it is measured.
 void measure_runs(const std::string& url, const RunsScale& scale, const std::function<void(Result)>& report);
 
+// ---- messages.cpp: talking to a running workflow (issue 17) ---------------------------------
+
+inline constexpr double aim_send_to_receive_p50_ms = 5.0;  // idle
+
+// A workflow blocked in receive() in an engine process of its own; this process sends it
+// `messages` messages, one at a time, each once the one before was received. The latency of
+// each is its row's received_at - sent_at: the database clock at the send's statement and at the
+// statement of the replay commit that received it.
+Result measure_send_to_receive(const std::string& url, int messages);
+
 // ---- replay.cpp ------------------------------------------------------------------------------
 
 inline constexpr double aim_replay_ratio = 1.2;
