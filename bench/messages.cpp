@@ -31,8 +31,8 @@ Result measure_send_to_receive(const std::string& url, int messages) {
   };
   auto waiting = [&] {
     pqxx::nontransaction tx(conn);
-    return tx.exec1(in_schema("SELECT count(*) FROM {s}.journal_events WHERE kind = 'receive_started'",
-                              schema.name()))[0]
+    return tx
+        .exec1(in_schema("SELECT count(*) FROM {s}.journal_events WHERE kind = 'receive_started'", schema.name()))[0]
         .as<int>();
   };
   for (int i = 0; i < warm_up + messages; ++i) {
@@ -53,7 +53,8 @@ Result measure_send_to_receive(const std::string& url, int messages) {
   {
     pqxx::nontransaction tx(conn);
     for (const auto& row : tx.exec(in_schema("SELECT extract(epoch FROM received_at - sent_at) * 1000 FROM "
-                                             "{s}.messages WHERE seq > " + std::to_string(warm_up),
+                                             "{s}.messages WHERE seq > " +
+                                                 std::to_string(warm_up),
                                              schema.name()))) {
       ms.push_back(row[0].as<double>());
     }

@@ -123,7 +123,8 @@ class WorkflowContext {
 
   // Sends a message to the latest run of another workflow, once: the send is a journaled step,
   // so replays do not send again. Returns the message id. Throws what Engine::send throws
-  // (WorkflowNotFound, WorkflowEnded, InvalidTopic, ...), the same on every replay.
+  // (WorkflowNotFound, WorkflowEnded, InvalidTopic, ...), the same on every replay, and
+  // ActivityFailed when the database stayed unreachable through its 20 attempts.
   template <typename T>
   std::string send(const std::string& workflow_id, const std::string& topic, const T& payload,
                    const SendOptions& options = {}) {

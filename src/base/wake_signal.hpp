@@ -48,6 +48,11 @@ struct EngineSignals {
   WakeSignal ended;          // a workflow run ended: wakes result() waiters
   WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
   WakeSignal events;         // a run published an event: wakes get_event() waiters
+  // A run ended: its result() waiters, and its get_event() waiters (no event comes any more).
+  void run_ended() {
+    ended.notify();
+    events.notify();
+  }
 };
 
 }  // namespace durable::detail

@@ -140,11 +140,16 @@ std::string EngineCore::send_message(const std::string& workflow_id, const std::
   check_message_key(options.idempotency_key);
   check_payload(payload, fmt::format("the payload of a message to '{}'", workflow_id));
   const std::string message_id = random_uuid();
-  const pg::SendOutcome sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
+  pg::SendOutcome sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
+  // Running as the statement began, not by the time it held the row: it ended, or the id has a
+  // new run since. Once more, to answer for what is there now.
+  if (!sent.sent && sent.existing_id.empty() && sent.status == pg::RunStatus::running) {
+    sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
+  }
   if (sent.sent) return message_id;
   if (!sent.existing_id.empty()) return sent.existing_id;
   if (!sent.status) throw WorkflowNotFound(workflow_id);
-  // Ended (or ending as the message came): it takes no more.
+  // Ended: it takes no more.
   throw WorkflowEnded(workflow_id, std::string(to_text(*sent.status)));
 }
 
@@ -238,7 +243,7 @@ void EngineCore::listen() {
             signals_.workflow_work.notify_one();
             break;
           case pg::Wake::tasks: signals_.task_work.notify(); break;
-          case pg::Wake::ended: signals_.ended.notify(); break;
+          case pg::Wake::ended: signals_.run_ended(); break;
           case pg::Wake::schedules: signals_.schedule_work.notify(); break;
           case pg::Wake::events: signals_.events.notify(); break;
         }

@@ -91,7 +91,7 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
 
 bool UntypedWorkflowHandle::cancel() const {
   const bool cancelled = core_->store().cancel_run(run_id_);
-  if (cancelled) core_->signals().ended.notify();
+  if (cancelled) core_->signals().run_ended();
   return cancelled;
 }
 

@@ -271,7 +271,7 @@ bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
   check_action(action);
   get(run_id);  // WorkflowNotFound
   const bool cancelled = core_->run_store().cancel(run_id, action);
-  if (cancelled) core_->signals().ended.notify();
+  if (cancelled) core_->signals().run_ended();
   return cancelled;
 }
 

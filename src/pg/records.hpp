@@ -137,7 +137,8 @@ struct ReplayCommit {
 
 // An unreceived message of a run's inbox.
 struct InboxMessage {
-  int seq = 0;  // per run, in send order
+  int seq = 0;               // per run, in send order
+  std::int64_t sent_us = 0;  // the database clock at the send (the one deadlines are judged by)
   std::string message_id;
   Json payload;
 };

@@ -259,8 +259,8 @@ w AS (
   WHERE workflow_id = $1 AND latest AND (status = 'running') IS TRUE AND NOT EXISTS (SELECT 1 FROM k)
   RETURNING run_id, messages_sent, lease_until),
 i AS (
-  INSERT INTO {s}.messages (run_id, seq, topic, message_id, payload, idempotency_key)
-  SELECT run_id, messages_sent, $2, $4::uuid, $3::jsonb, nullif($5, '') FROM w RETURNING seq),
+  INSERT INTO {s}.messages (run_id, seq, topic, message_id, payload, idempotency_key, sent_at)
+  SELECT run_id, messages_sent, $2, $4::uuid, $3::jsonb, nullif($5, ''), {now} FROM w RETURNING seq),
 n AS (SELECT pg_notify($6, '') FROM w WHERE lease_until IS NULL OR lease_until < {now})
 SELECT (SELECT status FROM r) AS status, (SELECT message_id FROM k) AS existing_id,
        (SELECT count(*) FROM i) AS sent, (SELECT count(*) FROM n) AS notified)"},
@@ -278,9 +278,9 @@ WHERE w.run_id = $1::uuid)"},
     // $4; every row carries the run's messages_sent as this snapshot saw it (one row, with NULL
     // message columns, when there are none).
     {stmt::read_inbox, R"(
-SELECT w.messages_sent, m.seq, m.message_id::text, m.payload::text
+SELECT w.messages_sent, m.seq, {s}.epoch_us(m.sent_at) AS sent_us, m.message_id::text, m.payload::text
 FROM {s}.workflows w LEFT JOIN LATERAL (
-  SELECT seq, message_id, payload FROM {s}.messages
+  SELECT seq, sent_at, message_id, payload FROM {s}.messages
   WHERE run_id = w.run_id AND topic = $2 AND seq > $3 AND received_step IS NULL ORDER BY seq LIMIT $4) m ON true
 WHERE w.run_id = $1::uuid ORDER BY m.seq)"},
 

@@ -239,8 +239,8 @@ std::pair<int, std::vector<InboxMessage>> Store::read_inbox(const std::string& r
     for (const auto& row : rows) {
       inbox.first = row["messages_sent"].as<int>();
       if (row["seq"].is_null()) continue;
-      inbox.second.push_back(
-          {row["seq"].as<int>(), row["message_id"].as<std::string>(), Json::parse(row["payload"].as<std::string>())});
+      inbox.second.push_back({row["seq"].as<int>(), row["sent_us"].as<std::int64_t>(),
+                              row["message_id"].as<std::string>(), Json::parse(row["payload"].as<std::string>())});
     }
   });
   return inbox;

@@ -213,7 +213,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
     ++(planned.commit.status == pg::RunStatus::completed ? parts_.metrics.workflows_completed
                                                          : parts_.metrics.workflows_failed);
     forget(planned.commit.run_id);
-    parts_.signals.ended.notify();
+    parts_.signals.run_ended();
     return;
   }
   if (first_seq == journal.next_seq) {

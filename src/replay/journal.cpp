@@ -79,7 +79,9 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     case pg::EventKind::message_received:
     case pg::EventKind::receive_timed_out: {
       // Opens its step too when the receive found a message, or had no time to wait, at once.
-      StepRecord& r = e.step == static_cast<int>(steps.size()) ? open(StepKind::receive) : at();
+      const bool opens = e.step == static_cast<int>(steps.size());
+      StepRecord& r = opens ? open(StepKind::receive) : at();
+      if (opens) r.fire_at_us = -1;  // it never waited: no deadline
       r.done = true;
       r.empty = e.kind == pg::EventKind::receive_timed_out;
       if (!r.empty) r.value = e.data.at("payload");

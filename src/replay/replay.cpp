@@ -123,46 +123,55 @@ std::string Replay::uuid() {
   return r.value.get<std::string>();
 }
 
-const pg::InboxMessage* Replay::take_message(const std::string& topic, int step) {
+const pg::InboxMessage* Replay::next_message(const std::string& topic) {
   auto it = inbox_.topics.find(topic);
-  std::size_t& taken = taken_[topic];
+  const std::size_t taken = taken_[topic];
   if (it == inbox_.topics.end() || (taken == it->second.messages.size() && !it->second.complete)) {
     wanted_topics.insert(topic);
     suspend();
   }
-  if (taken == it->second.messages.size()) return nullptr;
-  const pg::InboxMessage& m = it->second.messages[taken++];
+  return taken == it->second.messages.size() ? nullptr : &it->second.messages[taken];
+}
+
+Json Replay::take_message(const std::string& topic, const pg::InboxMessage& m, int step) {
+  ++taken_[topic];
   received.emplace_back(m.seq, step);
-  return &m;
+  add_event(pg::EventKind::message_received, step, topic,
+            {{"message_id", m.message_id}, {"seq", m.seq}, {"payload", m.payload}});
+  return m.payload;
 }
 
 std::optional<Json> Replay::receive(const std::string& topic, std::optional<Duration> timeout) {
   check_topic(topic);
   const int step = next_step_++;
-  auto delivered = [&](const pg::InboxMessage& m) {
-    add_event(pg::EventKind::message_received, step, topic,
-              {{"message_id", m.message_id}, {"seq", m.seq}, {"payload", m.payload}});
-    return m.payload;
-  };
   if (const StepRecord* r = replayed(step, StepKind::receive, topic)) {
-    if (r->done) return r->empty ? std::nullopt : std::optional<Json>(r->value);
-    // Waiting since an earlier replay: a message came, or the deadline passed by the database clock.
-    const pg::InboxMessage* m = take_message(topic, step);
-    fired_now_.push_back(step);
-    if (m) return delivered(*m);
-    if (r->fire_at_us >= 0 && r->fire_at_us <= now_us_) {
-      add_event(pg::EventKind::receive_timed_out, step, topic, Json::object());
-      return std::nullopt;
+    if (!timeout && (r->empty || r->fire_at_us >= 0)) {
+      // Journaled by code whose receive had a deadline: this code's cannot time out.
+      nondeterminism_.emplace(fmt::format(
+          "workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds a receive('{}') with a "
+          "deadline but the code asked for one without; version the change or start new runs under a new workflow "
+          "name",
+          workflow_id_, workflow_name_, step, topic));
+      throw *nondeterminism_;
     }
-    fired_now_.pop_back();
-    suspend();
+    if (r->done) return r->empty ? std::nullopt : std::optional<Json>(r->value);
+    // Waiting since an earlier replay: whichever came first by the database clock, a message or
+    // the deadline (a message sent after it, while no engine ran, stays in the inbox).
+    const pg::InboxMessage* m = next_message(topic);
+    const bool deadline_first = r->fire_at_us >= 0 && (m ? m->sent_us > r->fire_at_us : r->fire_at_us <= now_us_);
+    if (!m && !deadline_first) suspend();
+    fired_now_.push_back(step);
+    if (!deadline_first) return take_message(topic, *m, step);
+    add_event(pg::EventKind::receive_timed_out, step, topic, Json::object());
+    return std::nullopt;
   }
-  const pg::InboxMessage* m = take_message(topic, step);
+  const pg::InboxMessage* m = next_message(topic);
   StepRecord& r = add_step(StepKind::receive, topic);
+  r.fire_at_us = -1;
   if (m) {
     r.done = true;
     r.value = m->payload;
-    return delivered(*m);
+    return take_message(topic, *m, step);
   }
   const auto wait_us = timeout ? std::chrono::duration_cast<std::chrono::microseconds>(*timeout).count() : -1;
   if (timeout && wait_us <= 0) {

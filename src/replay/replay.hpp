@@ -58,9 +58,11 @@ class Replay {
   [[noreturn]] void suspend();
   StepRecord& add_step(StepKind kind, const std::string& name);
   void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
-  // The oldest message of `topic` this replay has not taken yet, taken now at `step`; nullptr when
-  // there is none. Suspends (wanting the topic) when the inbox was not read that far.
-  const pg::InboxMessage* take_message(const std::string& topic, int step);
+  // The oldest message of `topic` this replay has not taken yet; nullptr when there is none.
+  // Suspends (wanting the topic) when the inbox was not read that far.
+  const pg::InboxMessage* next_message(const std::string& topic);
+  // Takes that message at `step`: journaled as received, and marked so in the commit.
+  Json take_message(const std::string& topic, const pg::InboxMessage& m, int step);
 
   std::string workflow_id_, workflow_name_;
   const JournalCache& journal_;

@@ -128,6 +128,29 @@ TEST_CASE_METHOD(RunningEngine, "receive returns nothing once its deadline passe
   CHECK(engine.start_workflow<ApprovalWorkflow>("no-wait", 0).result(20s) == "timed out");
 }
 
+TEST_CASE("a message sent after the deadline, while no engine ran, loses to the deadline and stays unreceived",
+          "[pg][messages][timer]") {
+  TestDb db;
+  auto engine = std::make_unique<Engine>(db.options());
+  register_all(*engine);
+  engine->start();
+  auto run = engine->start_workflow<ApprovalWorkflow>("too-late", 3'600'000);  // an hour
+  REQUIRE(wait_until([&] {
+    return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'too-late' AND kind = 'receive_started'") ==
+           1;
+  }));
+  engine.reset();  // every engine down
+  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});
+  Engine client(db.options());
+  register_all(client);
+  client.send("too-late", "approval", std::string("late"));
+  Engine next(db.options());
+  register_all(next);
+  next.start();
+  CHECK(next.workflow<ApprovalWorkflow>("too-late").result(20s) == "timed out");
+  CHECK(messages(db, "too-late", "received_step IS NULL") == 1);
+}
+
 TEST_CASE_METHOD(RunningEngine, "many messages from two senders are each received once, in each sender's order",
                  "[pg][messages]") {
   constexpr int per_sender = 40;
@@ -290,5 +313,17 @@ TEST_CASE("a published event is read from another engine, woken when it is set, 
   CHECK(run.get_event<int>("never-set", 60s) == std::nullopt);
   CHECK(std::chrono::steady_clock::now() - ended_at < 5s);
   CHECK_THROWS_AS(run.get_event<int>(""), InvalidTopic);
+
+  // A waiter on a key never set returns when the run ends, woken by the end (not the 30 s poll).
+  auto second = client.start_workflow<ProgressWorkflow>("progress-2", 0);
+  CHECK(second.get_event<int>("progress", 20s) == 1);
+  std::thread go([&] {
+    std::this_thread::sleep_for(300ms);
+    client.send("progress-2", "go", std::string("x"));
+  });
+  const auto waited = std::chrono::steady_clock::now();
+  CHECK(second.get_event<int>("never-set", 60s) == std::nullopt);
+  CHECK(std::chrono::steady_clock::now() - waited < 10s);
+  go.join();
   CHECK_THROWS_AS(run.get_event<std::string>("progress"), PayloadError);
 }
