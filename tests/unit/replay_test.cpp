@@ -101,3 +101,62 @@ TEST_CASE("a journal with a gap is refused", "[unit][replay]") {
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   CHECK_THROWS_AS(journal.apply(event(2, "activity_scheduled", 0, "echo", Json::object())), Error);
 }
+
+TEST_CASE("receives replay from the journal: once received, timed out, or waiting with or without a deadline",
+          "[unit][replay][messages]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "message_received", 0, "go", {{"payload", "first"}, {"message_id", "m"}, {"seq", 1}}));
+  journal.apply(event(2, "receive_started", 1, "go", {{"fire_at_us", 5000}}));
+  journal.apply(event(3, "receive_timed_out", 1, "go", Json::object()));
+  {
+    Replay replay("wf", "hello", journal, 1000, registry);
+    WorkflowContext ctx(replay);
+    CHECK(ctx.receive<std::string>("go") == "first");  // found at once: no deadline in the journal
+    CHECK(ctx.receive<std::string>("go", std::chrono::seconds{5}) == std::nullopt);
+    CHECK(replay.events.empty());
+    CHECK(replay.received.empty());  // nothing taken from the inbox again
+  }
+  {
+    // The code changed to wait without a deadline where the journal timed out: not replayable.
+    Replay replay("wf-8", "hello", journal, 1000, registry);
+    WorkflowContext ctx(replay);
+    CHECK(ctx.receive<std::string>("go") == "first");
+    expect_throw<NonDeterminismError>([&] { (void)ctx.receive<std::string>("go"); }, "sequence number 1",
+                                      "receive('go') with a deadline");
+    CHECK(replay.nondeterminism());
+  }
+  {
+    // Another topic at a journaled receive is a non-determinism error like any other call.
+    Replay replay("wf-9", "hello", journal, 1000, registry);
+    WorkflowContext ctx(replay);
+    expect_throw<NonDeterminismError>([&] { (void)ctx.receive<std::string>("other"); }, "receive('go')",
+                                      "receive('other')");
+  }
+}
+
+TEST_CASE("a receive reached before its inbox was read asks for the topic and commits nothing",
+          "[unit][replay][messages]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  Replay unread("wf", "hello", journal, 1000, registry);
+  WorkflowContext ctx(unread);
+  CHECK_THROWS_AS(ctx.receive<std::string>("go", std::chrono::seconds{1}), Suspend);
+  CHECK(unread.wanted_topics == std::set<std::string>{"go"});
+  CHECK(unread.events.empty());
+
+  Inbox inbox;
+  inbox.topics["go"] = {{{3, 900, "m-3", "hello"}, {4, 950, "m-4", "again"}}, true};
+  Replay read("wf", "hello", journal, 1000, registry, inbox);
+  WorkflowContext again(read);
+  CHECK(again.receive<std::string>("go", std::chrono::seconds{1}) == "hello");
+  CHECK(again.receive<std::string>("go") == "again");
+  CHECK_THROWS_AS(again.receive<std::string>("go", std::chrono::seconds{1}), Suspend);  // none left: it waits
+  CHECK(read.wanted_topics.empty());
+  CHECK(read.received == std::vector<std::pair<int, int>>{{3, 0}, {4, 1}});
+  REQUIRE(read.events.size() == 3);
+  CHECK(read.events[2].kind == pg::EventKind::receive_started);
+  CHECK(read.events[2].data.at("fire_at_us") == 1000 + 1'000'000);
+}
