@@ -201,7 +201,9 @@ TEST_CASE("a task taken over after its lease ran out counts as a lease expiry", 
   Engine first(options);
   register_all(first);
   first.start();
-  auto run = first.start_workflow<SlowWorkflow>("taken-over", 1500);
+  // Long enough that the second engine claims the task while the body still holds the only slot,
+  // even on a machine slowed by other work.
+  auto run = first.start_workflow<SlowWorkflow>("taken-over", 5000);
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
   // As if the first engine had hung: its lease is over.
   db.query("UPDATE {s}.tasks SET lease_until = now() - interval '1 s'");
