@@ -1,6 +1,7 @@
 // Approval: an expense waits for a manager's approval message, with a 24 hour deadline. A
 // second engine (standing in for another service) sends the approval; then a second expense
-// nobody answers is escalated once the deadline passes, skipped to with the test clock.
+// nobody answers is escalated once the deadline passes, skipped to with the test clock. A third,
+// waiting on a decision, a withdrawal or the deadline with wait_any, is withdrawn.
 //
 // Run: build/examples/08-approval   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
 #include <durable/durable.hpp>
@@ -49,12 +50,32 @@ struct ExpenseApproval {
 };
 // [workflow]
 
+// [wait_any]
+// The same, but the employee may withdraw the expense while it waits: the first of three.
+struct WithdrawableExpense {
+  static constexpr auto name = "withdrawable_expense";
+  std::string operator()(durable::WorkflowContext& ctx, const Expense& expense) {
+    auto decision = ctx.start_receive<Decision>("decision");
+    auto withdrawal = ctx.start_receive<std::string>("withdraw");
+    auto deadline = ctx.start_timer(24h);
+    switch (ctx.wait_any(decision, withdrawal, deadline)) {
+      case 0: {
+        const Decision d = decision.get();
+        return d.approved ? ctx.call<PayOut>(expense) + ", approved by " + d.by : "rejected by " + d.by;
+      }
+      case 1: return "withdrawn: " + withdrawal.get();
+      default: return ctx.call<Escalate>(expense);
+    }
+  }
+};
+// [wait_any]
+
 int main() {
   const std::string url = durable::testing::database_url();
   const std::string schema = "durable_example_approval";
   durable::testing::drop_schema(url, schema);
   durable::Engine worker({.database_url = url, .schema = schema});
-  worker.add<ExpenseApproval>().add<PayOut>().add<Escalate>();
+  worker.add<ExpenseApproval>().add<WithdrawableExpense>().add<PayOut>().add<Escalate>();
   worker.start();
 
   auto first = worker.start_workflow<ExpenseApproval>("expense-1", {"ana", 120});
@@ -66,6 +87,11 @@ int main() {
   approvals.send("expense-1", "decision", Decision{true, "carla"});
   // [send]
   fmt::print("expense-1: {}\n", first.result(30s));
+
+  auto third = worker.start_workflow<WithdrawableExpense>("expense-3", {"dev", 300});
+  approvals.send("expense-3", "withdraw", std::string("booked twice"));
+  const std::string withdrawn = third.result(30s);
+  fmt::print("expense-3: {}\n", withdrawn);
 
   // Nobody answers expense-2: once it waits (its deadline set), skip the database clock past it.
   fmt::print("expense-2: {}\n", second.get_event<std::string>("status", 30s).value_or("?"));
@@ -82,5 +108,5 @@ int main() {
   }
   worker.stop();
   durable::testing::drop_schema(url, schema);
-  return escalated.starts_with("escalated bo's expense") ? 0 : 1;
+  return escalated.starts_with("escalated bo's expense") && withdrawn == "withdrawn: booked twice" ? 0 : 1;
 }

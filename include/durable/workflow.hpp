@@ -8,10 +8,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
@@ -38,19 +40,51 @@ struct WorkflowRef {
 
 class WorkflowContext;
 
+namespace detail {
+// What every future of a WorkflowContext is: the journal step it waits on.
+class Awaitable {
+ protected:
+  Awaitable(WorkflowContext& ctx, int step) : ctx_(&ctx), step_(step) {}
+  WorkflowContext* ctx_;
+  int step_;
+  friend class durable::WorkflowContext;
+};
+}  // namespace detail
+
 // The pending result of an activity started with WorkflowContext::start.
 template <typename R>
-class Future {
+class Future : public detail::Awaitable {
  public:
   // Waits durably for the activity; throws ActivityFailed when it failed for good.
   R get();
 
  private:
   friend class WorkflowContext;
-  Future(WorkflowContext& ctx, int step, std::string what) : ctx_(&ctx), step_(step), what_(std::move(what)) {}
-  WorkflowContext* ctx_;
-  int step_;
+  Future(WorkflowContext& ctx, int step, std::string what) : Awaitable(ctx, step), what_(std::move(what)) {}
   std::string what_;
+};
+
+// A durable timer started with WorkflowContext::start_timer.
+class TimerFuture : public detail::Awaitable {
+ public:
+  void get();  // waits until the timer fired
+
+ private:
+  friend class WorkflowContext;
+  using Awaitable::Awaitable;
+};
+
+// A receive started with WorkflowContext::start_receive: it takes a message when awaited.
+template <typename T>
+class MessageFuture : public detail::Awaitable {
+ public:
+  // Waits for the message; throws PayloadError when it does not convert to T.
+  T get();
+
+ private:
+  friend class WorkflowContext;
+  MessageFuture(WorkflowContext& ctx, int step, std::string topic) : Awaitable(ctx, step), topic_(std::move(topic)) {}
+  std::string topic_;
 };
 
 class WorkflowContext {
@@ -113,6 +147,35 @@ class WorkflowContext {
     return detail::from_payload<T>(*receive_payload(topic, std::nullopt), "a message of topic '" + topic + "'");
   }
 
+  // The future forms of sleep and receive, to wait on with wait_any or get(). A timer starts
+  // counting at once; a receive takes its message when the code awaits it (so until then a
+  // message stays in the inbox for any receive of its topic).
+  TimerFuture start_timer(Duration duration) { return TimerFuture(*this, start_timer_step(duration)); }
+  template <typename T>
+  MessageFuture<T> start_receive(const std::string& topic) {
+    return MessageFuture<T>(*this, start_receive_step(topic), topic);
+  }
+
+  // Waits until one of the futures is ready and returns its index. The choice is journaled, so
+  // replays choose the same even when others have become ready since. When several are ready as
+  // the code gets here: outcomes already journaled (activities) first, then timers and messages
+  // by their time on the database clock (a message sent after a timer's fire time loses to it),
+  // ties in the order given. Only the chosen one is settled: a receive not chosen has taken no
+  // message. get() on the chosen one returns (or throws) without waiting. A future already
+  // ready is chosen again by a later wait_any: leave out the ones handled. Throws
+  // InvalidArgument when given no futures.
+  template <typename... Futures>
+  requires(sizeof...(Futures) > 0 && (std::is_base_of_v<detail::Awaitable, Futures> && ...)) std::size_t
+      wait_any(const Futures&... futures) {
+    return wait_any_steps({step_of(futures)...});
+  }
+  template <typename F>
+  requires std::is_base_of_v<detail::Awaitable, F> std::size_t wait_any(const std::vector<F>& futures) {
+    std::vector<int> steps;
+    for (const auto& f : futures) steps.push_back(step_of(f));
+    return wait_any_steps(steps);
+  }
+
   // Publishes `value` under `key` for anyone to read with a handle's get_event (journaled, so a
   // replay does not publish again); a later set of the same key replaces it. Throws InvalidTopic
   // for a bad key, PayloadError for a value over the payload limits.
@@ -134,6 +197,10 @@ class WorkflowContext {
  private:
   template <typename R>
   friend class Future;
+  friend class TimerFuture;
+  template <typename T>
+  friend class MessageFuture;
+  static int step_of(const detail::Awaitable& future) { return future.step_; }
   template <typename R>
   Future<R> start_named(const std::string& name, Json input, const ActivityOptions& options) {
     return Future<R>(*this, schedule_activity(name, std::move(input), options), name);
@@ -141,6 +208,11 @@ class WorkflowContext {
   int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
   Json await_activity(int step);
   std::optional<Json> receive_payload(const std::string& topic, std::optional<Duration> timeout);
+  int start_timer_step(Duration duration);
+  void await_timer(int step);
+  int start_receive_step(const std::string& topic);
+  Json await_receive(int step);
+  std::size_t wait_any_steps(const std::vector<int>& steps);
   void set_event_payload(const std::string& key, Json value);
   std::string send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
                            const SendOptions& options);
@@ -151,6 +223,13 @@ template <typename R>
 R Future<R>::get() {
   Json result = ctx_->await_activity(step_);
   return detail::from_payload<R>(result, "the result of activity '" + what_ + "'");
+}
+
+inline void TimerFuture::get() { ctx_->await_timer(step_); }
+
+template <typename T>
+T MessageFuture<T>::get() {
+  return detail::from_payload<T>(ctx_->await_receive(step_), "a message of topic '" + topic_ + "'");
 }
 
 namespace detail {

@@ -155,7 +155,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     const bool opens = e.kind == pg::EventKind::activity_scheduled || e.kind == pg::EventKind::timer_started ||
                        e.kind == pg::EventKind::side_effect || e.kind == pg::EventKind::receive_started ||
                        e.kind == pg::EventKind::message_received || e.kind == pg::EventKind::receive_timed_out ||
-                       e.kind == pg::EventKind::event_set;
+                       e.kind == pg::EventKind::event_set || e.kind == pg::EventKind::wait_chosen;
     if (opens) last_opened = e.seq;
   }
   Json retry = Json::array(), reopen = Json::array();

@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 15> event_kinds{{
+constexpr Texts<EventKind, 16> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -30,6 +30,7 @@ constexpr Texts<EventKind, 15> event_kinds{{
     {EventKind::message_received, "message_received"},
     {EventKind::receive_timed_out, "receive_timed_out"},
     {EventKind::event_set, "event_set"},
+    {EventKind::wait_chosen, "wait_chosen"},
 }};
 constexpr Texts<RunStatus, 4> run_statuses{{
     {RunStatus::running, "running"},

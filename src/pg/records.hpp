@@ -34,7 +34,8 @@ enum class EventKind {
   receive_started,
   message_received,
   receive_timed_out,
-  event_set,  // set_event(key, value): its name is the key, its data the value
+  event_set,    // set_event(key, value): its name is the key, its data the value
+  wait_chosen,  // wait_any(...): its name lists the steps waited on, its data the index chosen
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind

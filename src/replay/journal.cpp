@@ -13,6 +13,7 @@ std::string describe(StepKind kind, const std::string& name) {
     case StepKind::side_effect: return name + "()";
     case StepKind::receive: return fmt::format("receive('{}')", name);
     case StepKind::publish: return fmt::format("set_event('{}')", name);
+    case StepKind::wait: return fmt::format("wait_any over steps {}", name);
   }
   return "?";
 }
@@ -88,6 +89,12 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       break;
     }
     case pg::EventKind::event_set: open(StepKind::publish).done = true; break;
+    case pg::EventKind::wait_chosen: {
+      StepRecord& r = open(StepKind::wait);
+      r.done = true;
+      r.value = e.data.at("index");
+      break;
+    }
     case pg::EventKind::workflow_completed:
     case pg::EventKind::workflow_failed:
     case pg::EventKind::workflow_cancelled: break;

@@ -11,16 +11,17 @@
 
 namespace durable::detail {
 
-enum class StepKind { activity, timer, side_effect, receive, publish };
+enum class StepKind { activity, timer, side_effect, receive, publish, wait };
 
 struct StepRecord {
   StepKind kind = StepKind::activity;
-  std::string
-      name;  // activity name; "now" or "uuid" for side effects; empty for timers; a receive's topic; a published event's key
+  // The activity's name; "now" or "uuid" for side effects; empty for timers; a receive's topic; a
+  // published event's key; the steps a wait_any waited on ("2,5").
+  std::string name;
   bool done = false;   // the activity finished, the timer fired, the receive returned (side effects are done at once)
   bool empty = false;  // a receive that returned nothing: its time ran out
   bool failed = false;
-  Json value;  // activity result or side-effect value
+  Json value;  // activity result, side-effect value, message payload, or the index a wait_any chose
   std::string error_type, error_message;
   int attempts = 0;
   std::int64_t fire_at_us = 0;  // timers; a receive's deadline (-1: none)

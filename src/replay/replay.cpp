@@ -1,8 +1,7 @@
 #include "replay/replay.hpp"
 
 #include <fmt/format.h>
-
-#include <algorithm>
+#include <fmt/ranges.h>
 
 #include "base/checks.hpp"
 #include "pg/records.hpp"
@@ -75,33 +74,64 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   return step;
 }
 
+const StepRecord& Replay::record(int step) const {
+  if (auto it = settled_.find(step); it != settled_.end()) return it->second;
+  const auto journaled = journal_.steps.size();
+  const auto index = static_cast<std::size_t>(step);
+  return index < journaled ? journal_.steps[index] : new_steps_.at(index - journaled);
+}
+
+bool Replay::settle(int step) {
+  const StepRecord& r = record(step);
+  if (r.done) return true;
+  if (r.kind != StepKind::timer && r.kind != StepKind::receive) return false;
+  const pg::InboxMessage* m = nullptr;
+  bool timed_out = r.fire_at_us >= 0 && r.fire_at_us <= now_us_;
+  if (r.kind == StepKind::receive) {
+    // Whichever came first by the database clock, a message or the deadline (a message sent after
+    // it, while no engine ran, stays in the inbox).
+    m = next_message(r.name);
+    if (m) timed_out = r.fire_at_us >= 0 && m->sent_us > r.fire_at_us;
+  }
+  if (!m && !timed_out) return false;
+  const auto journaled = static_cast<int>(journal_.steps.size());
+  StepRecord& s = step < journaled ? settled_.emplace(step, r).first->second
+                                   : new_steps_[static_cast<std::size_t>(step - journaled)];
+  s.done = true;
+  if (r.kind == StepKind::timer) {
+    add_event(pg::EventKind::timer_fired, step, "", Json::object());
+  } else if (timed_out) {
+    s.empty = true;
+    add_event(pg::EventKind::receive_timed_out, step, s.name, Json::object());
+  } else {
+    s.value = take_message(s.name, *m, step);
+  }
+  return true;
+}
+
 Json Replay::await_activity(int step) {
   if (suspended_) suspend();
-  const auto journaled = static_cast<int>(journal_.steps.size());
-  if (step >= journaled) suspend();  // scheduled in this replay: no outcome yet
-  const StepRecord& r = journal_.steps[static_cast<std::size_t>(step)];
+  const StepRecord& r = record(step);
   if (!r.done) suspend();
   if (r.failed) throw ActivityFailed(r.name, r.error_type, r.error_message, r.attempts);
   return r.value;
 }
 
-void Replay::sleep(Duration duration) {
+int Replay::start_timer(Duration duration) {
   const int step = next_step_++;
-  if (const StepRecord* r = replayed(step, StepKind::timer, "")) {
-    if (r->done) return;
-    if (r->fire_at_us > now_us_) suspend();
-    // Due by the database clock at the claim: journal that it fired, and go on.
-    fired_now_.push_back(step);
-    add_event(pg::EventKind::timer_fired, step, "", Json::object());
-    return;
-  }
+  if (replayed(step, StepKind::timer, "")) return step;
   StepRecord& r = add_step(StepKind::timer, "");
   r.fire_at_us = now_us_ + std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
   add_event(pg::EventKind::timer_started, step, "", {{"fire_at_us", r.fire_at_us}, {"duration_ms", duration.count()}});
-  if (r.fire_at_us > now_us_) suspend();
-  r.done = true;
-  add_event(pg::EventKind::timer_fired, step, "", Json::object());
+  return step;
 }
+
+void Replay::await_timer(int step) {
+  if (suspended_) suspend();
+  if (!settle(step)) suspend();
+}
+
+void Replay::sleep(Duration duration) { await_timer(start_timer(duration)); }
 
 std::int64_t Replay::now_us() {
   const int step = next_step_++;
@@ -154,16 +184,9 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
           workflow_id_, workflow_name_, step, topic));
       throw *nondeterminism_;
     }
-    if (r->done) return r->empty ? std::nullopt : std::optional<Json>(r->value);
-    // Waiting since an earlier replay: whichever came first by the database clock, a message or
-    // the deadline (a message sent after it, while no engine ran, stays in the inbox).
-    const pg::InboxMessage* m = next_message(topic);
-    const bool deadline_first = r->fire_at_us >= 0 && (m ? m->sent_us > r->fire_at_us : r->fire_at_us <= now_us_);
-    if (!m && !deadline_first) suspend();
-    fired_now_.push_back(step);
-    if (!deadline_first) return take_message(topic, *m, step);
-    add_event(pg::EventKind::receive_timed_out, step, topic, Json::object());
-    return std::nullopt;
+    if (!settle(step)) suspend();  // still waiting since an earlier replay
+    const StepRecord& settled = record(step);
+    return settled.empty ? std::nullopt : std::optional<Json>(settled.value);
   }
   const pg::InboxMessage* m = next_message(topic);
   StepRecord& r = add_step(StepKind::receive, topic);
@@ -183,6 +206,77 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
   Json data = {{"fire_at_us", r.fire_at_us}};
   if (timeout) data["timeout_ms"] = timeout->count();
   add_event(pg::EventKind::receive_started, step, topic, std::move(data));
+  suspend();
+}
+
+int Replay::start_receive(const std::string& topic) {
+  check_topic(topic);
+  const int step = next_step_++;
+  if (replayed(step, StepKind::receive, topic)) return step;
+  // Waiting starts here; the inbox is read only when the code awaits it.
+  add_step(StepKind::receive, topic).fire_at_us = -1;
+  add_event(pg::EventKind::receive_started, step, topic, {{"fire_at_us", -1}});
+  return step;
+}
+
+Json Replay::await_receive(int step) {
+  if (suspended_) suspend();
+  want_inboxes({step});
+  if (!settle(step)) suspend();
+  return record(step).value;
+}
+
+void Replay::want_inboxes(const std::vector<int>& steps) {
+  for (int step : steps) {
+    const StepRecord& r = record(step);
+    if (r.kind != StepKind::receive || r.done) continue;
+    const auto it = inbox_.topics.find(r.name);
+    const bool read = it != inbox_.topics.end() && (it->second.complete || taken_[r.name] < it->second.messages.size());
+    if (!read) wanted_topics.insert(r.name);
+  }
+  if (!wanted_topics.empty()) suspend();
+}
+
+std::size_t Replay::wait_any(const std::vector<int>& steps) {
+  if (steps.empty()) {
+    throw InvalidArgument(
+        fmt::format("workflow '{}' called wait_any with no futures: pass at least one", workflow_id_));
+  }
+  const std::string name = fmt::format("{}", fmt::join(steps, ","));
+  const int step = next_step_++;
+  if (const StepRecord* r = replayed(step, StepKind::wait, name)) return r->value.get<std::size_t>();
+  // First time here. Outcomes already journaled came before this replay; then what is due now,
+  // by its time on the database clock (a timer's fire time, a message's send time), so a message
+  // sent after a deadline loses to it even when no engine ran in between. Ties: the order given.
+  want_inboxes(steps);
+  std::optional<std::size_t> chosen;
+  std::int64_t chosen_at = 0;
+  for (std::size_t i = 0; i < steps.size() && !(chosen && chosen_at < 0); ++i) {
+    const StepRecord& r = record(steps[i]);
+    std::int64_t at = -1;  // journaled
+    if (!r.done) {
+      const pg::InboxMessage* m = r.kind == StepKind::receive ? next_message(r.name) : nullptr;
+      if (m) {
+        at = m->sent_us;
+      } else if (r.kind == StepKind::timer && r.fire_at_us <= now_us_) {
+        at = r.fire_at_us;
+      } else {
+        continue;  // not ready
+      }
+    }
+    if (!chosen || at < chosen_at) {
+      chosen = i;
+      chosen_at = at;
+    }
+  }
+  if (chosen) {
+    settle(steps[*chosen]);
+    StepRecord& r = add_step(StepKind::wait, name);
+    r.done = true;
+    r.value = *chosen;
+    add_event(pg::EventKind::wait_chosen, step, name, {{"index", *chosen}});
+    return *chosen;
+  }
   suspend();
 }
 
@@ -224,17 +318,17 @@ void Replay::set_event(const std::string& key, Json value) {
 }
 
 std::int64_t Replay::wake_at_us() const {
+  // Timers already due that the code did not await need no wake-up: whatever it awaits instead
+  // wakes the run, and the timer is found due when the code gets to it.
   std::int64_t earliest = -1;
-  auto consider = [&](const StepRecord& r) {
+  const auto steps = static_cast<int>(journal_.steps.size() + new_steps_.size());
+  for (int step = 0; step < steps; ++step) {
+    const StepRecord& r = record(step);
     const bool timed = r.kind == StepKind::timer || (r.kind == StepKind::receive && r.fire_at_us >= 0);
-    if (timed && !r.done && (earliest < 0 || r.fire_at_us < earliest)) earliest = r.fire_at_us;
-  };
-  for (std::size_t i = 0; i < journal_.steps.size(); ++i) {
-    if (std::find(fired_now_.begin(), fired_now_.end(), static_cast<int>(i)) == fired_now_.end()) {
-      consider(journal_.steps[i]);
+    if (timed && !r.done && r.fire_at_us > now_us_ && (earliest < 0 || r.fire_at_us < earliest)) {
+      earliest = r.fire_at_us;
     }
   }
-  for (const auto& r : new_steps_) consider(r);
   return earliest;
 }
 

@@ -31,10 +31,16 @@ class Replay {
 
   int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
   Json await_activity(int step);
+  int start_timer(Duration duration);
+  void await_timer(int step);
   void sleep(Duration duration);
   std::int64_t now_us();
   std::string uuid();
   std::optional<Json> receive(const std::string& topic, std::optional<Duration> timeout);
+  int start_receive(const std::string& topic);
+  Json await_receive(int step);
+  // The index in `steps` of the first whose outcome is there, journaled so replays choose the same.
+  std::size_t wait_any(const std::vector<int>& steps);
   std::string send(const std::string& workflow_id, const std::string& topic, Json payload, const SendOptions& options);
   void set_event(const std::string& key, Json value);
 
@@ -55,6 +61,13 @@ class Replay {
   // The journaled step at `step` if the journal has it (checked against what the code asks);
   // nullptr when the code reached new ground.
   const StepRecord* replayed(int step, StepKind kind, const std::string& name);
+  // A step as this replay sees it: journaled, added by it, or settled by it.
+  const StepRecord& record(int step) const;
+  // Whether the step's outcome is there. A timer past its time, or a receive with a message or
+  // past its deadline, is settled now: journaled by this replay. Activities finish elsewhere.
+  bool settle(int step);
+  // Suspends, wanting their topics, when receives among `steps` have an inbox not read yet.
+  void want_inboxes(const std::vector<int>& steps);
   [[noreturn]] void suspend();
   StepRecord& add_step(StepKind kind, const std::string& name);
   void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
@@ -72,7 +85,7 @@ class Replay {
   std::map<std::string, std::size_t> taken_;  // per topic: messages of inbox_ taken
   int next_step_ = 0;
   std::vector<StepRecord> new_steps_;  // steps this replay added beyond the journal
-  std::vector<int> fired_now_;         // journaled timers and receives this replay found due or answered
+  std::map<int, StepRecord> settled_;  // journaled steps whose outcome this replay journaled
   bool suspended_ = false;
   std::optional<NonDeterminismError> nondeterminism_;
 };

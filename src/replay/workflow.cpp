@@ -37,6 +37,16 @@ std::optional<Json> WorkflowContext::receive_payload(const std::string& topic, s
   return replay_.receive(topic, timeout);
 }
 
+int WorkflowContext::start_timer_step(Duration duration) { return replay_.start_timer(duration); }
+
+void WorkflowContext::await_timer(int step) { replay_.await_timer(step); }
+
+int WorkflowContext::start_receive_step(const std::string& topic) { return replay_.start_receive(topic); }
+
+Json WorkflowContext::await_receive(int step) { return replay_.await_receive(step); }
+
+std::size_t WorkflowContext::wait_any_steps(const std::vector<int>& steps) { return replay_.wait_any(steps); }
+
 void WorkflowContext::set_event_payload(const std::string& key, Json value) {
   replay_.set_event(key, std::move(value));
 }

@@ -291,6 +291,87 @@ TEST_CASE("a workflow's send interrupted by a kill after the message went in is 
 }
 #endif
 
+TEST_CASE_METHOD(RunningEngine, "wait_any takes a message that comes before the deadline, or the deadline",
+                 "[pg][messages][wait_any]") {
+  auto approved = engine.start_workflow<FirstOfWorkflow>("first-of-msg", FirstOfInput{});  // an hour to wait
+  auto timed_out = engine.start_workflow<FirstOfWorkflow>("first-of-timer", FirstOfInput{});
+  auto started = [&](const std::string& id) {
+    return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + id + "' AND kind = 'timer_started'") ==
+           1;
+  };
+  REQUIRE(wait_until([&] { return started("first-of-msg") && started("first-of-timer"); }));
+  engine.send("first-of-msg", "item", std::string("yes"));
+  CHECK(approved.result(20s) == Items{"yes"});
+  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});
+  CHECK(timed_out.result(20s) == Items{"timed out"});
+  // Each choice is journaled once, after the outcome it chose; the timer that lost never fired.
+  auto chosen =
+      db.query("SELECT workflow_id, data->>'index' FROM {journal} jw WHERE kind = 'wait_chosen' ORDER BY workflow_id");
+  REQUIRE(chosen.size() == 2);
+  CHECK(chosen[0][1].as<std::string>() == "0");
+  CHECK(chosen[1][1].as<std::string>() == "1");
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'first-of-msg' AND kind = 'timer_fired'") == 0);
+}
+
+TEST_CASE("wait_any: a message sent after the deadline, while no engine ran, loses to it and stays unreceived",
+          "[pg][messages][wait_any]") {
+  TestDb db;
+  auto engine = std::make_unique<Engine>(db.options());
+  register_all(*engine);
+  engine->start();
+  engine->start_workflow<FirstOfWorkflow>("first-of-late", FirstOfInput{});
+  REQUIRE(wait_until([&] {
+    return db.count(
+               "SELECT count(*) FROM {journal} jw WHERE workflow_id = 'first-of-late' AND kind = 'timer_started'") == 1;
+  }));
+  engine.reset();  // every engine down
+  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});
+  Engine client(db.options());
+  register_all(client);
+  client.send("first-of-late", "item", std::string("late"));
+  Engine next(db.options());
+  register_all(next);
+  next.start();
+  CHECK(next.workflow<FirstOfWorkflow>("first-of-late").result(20s) == Items{"timed out"});
+  CHECK(messages(db, "first-of-late", "received_step IS NULL") == 1);
+}
+
+TEST_CASE_METHOD(RunningEngine, "wait_any between an activity and a timer: the first to finish wins",
+                 "[pg][messages][wait_any]") {
+  CHECK(engine.start_workflow<RaceWorkflow>("race-activity", RaceInput{50, 3'600'000}).result(20s) == "activity 50");
+  // The timer wins; the run ends with the activity still running, which is told and not awaited.
+  CHECK(engine.start_workflow<RaceWorkflow>("race-timer", RaceInput{5'000, 100}).result(20s) == "timer");
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'race-timer' AND kind = "
+                 "'activity_completed'") == 0);
+}
+
+#ifdef DURABLE_TEST_WORKER
+TEST_CASE("an engine killed while choosing in wait_any loses no message and receives none twice",
+          "[pg][messages][wait_any][crash]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  constexpr int count = 12;
+  auto run = client.start_workflow<FirstOfWorkflow>("first-of-crash", FirstOfInput{count, 3'600'000, 50});
+  for (int i = 0; i < count; ++i) client.send("first-of-crash", "item", "m" + std::to_string(i));
+  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@4"), 60s) == 128 + SIGKILL);
+  past_its_leases(db);
+  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@3"), 60s) == 128 + SIGKILL);
+  past_its_leases(db);
+  pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
+  Items expected;
+  for (int i = 0; i < count; ++i) expected.push_back("m" + std::to_string(i));
+  CHECK(run.result(120s) == expected);  // each message came before its hour-long timer
+  kill(worker, SIGTERM);
+  wait_for(worker);
+  CHECK(messages(db, "first-of-crash", "received_step IS NOT NULL") == count);
+  CHECK(db.count("SELECT count(DISTINCT received_step) FROM {s}.messages") == count);
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'first-of-crash' AND kind = 'wait_chosen'") ==
+        count);
+}
+
+#endif
+
 TEST_CASE("a published event is read from another engine, woken when it is set, and later sets replace it",
           "[pg][messages][events]") {
   RunningEngine env([](EngineOptions& o) { o.poll_interval = std::chrono::seconds{30}; });

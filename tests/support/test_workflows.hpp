@@ -185,6 +185,45 @@ struct ApprovalWorkflow {
   }
 };
 
+struct FirstOfInput {
+  int count = 1;
+  int timeout_ms = 3'600'000;
+  int between_ms = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FirstOfInput, count, timeout_ms, between_ms)
+
+// `count` times: the next "item" message or a timer of `timeout_ms`, whichever comes first.
+struct FirstOfWorkflow {
+  static constexpr auto name = "first_of";
+  std::vector<std::string> operator()(WorkflowContext& ctx, const FirstOfInput& in) {
+    std::vector<std::string> got;
+    for (int i = 0; i < in.count; ++i) {
+      if (in.between_ms > 0) ctx.call<SlowActivity>(in.between_ms);
+      auto item = ctx.start_receive<std::string>("item");
+      auto deadline = ctx.start_timer(std::chrono::milliseconds{in.timeout_ms});
+      got.push_back(ctx.wait_any(item, deadline) == 0 ? item.get() : "timed out");
+    }
+    return got;
+  }
+};
+
+// An activity of `activity_ms` against a timer of `timeout_ms`: which finished first.
+struct RaceInput {
+  int activity_ms = 0;
+  int timeout_ms = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RaceInput, activity_ms, timeout_ms)
+
+struct RaceWorkflow {
+  static constexpr auto name = "race";
+  std::string operator()(WorkflowContext& ctx, const RaceInput& in) {
+    auto work = ctx.start<SlowActivity>(in.activity_ms);
+    auto deadline = ctx.start_timer(std::chrono::milliseconds{in.timeout_ms});
+    if (ctx.wait_any(work, deadline) == 1) return "timer";
+    return "activity " + std::to_string(work.get());
+  }
+};
+
 // Sends `text` on topic "item" to workflow `target`; returns the message id, or what went wrong.
 struct RelayInput {
   std::string target;
@@ -234,6 +273,8 @@ inline void register_all(Engine& engine) {
       .add<StepsWorkflow>()
       .add<InboxWorkflow>()
       .add<ApprovalWorkflow>()
+      .add<FirstOfWorkflow>()
+      .add<RaceWorkflow>()
       .add<RelayWorkflow>()
       .add<ProgressWorkflow>();
 }

@@ -9,7 +9,7 @@ using namespace durable;
 using namespace durable::pg;
 
 TEST_CASE("event kinds and statuses round-trip through their one text form", "[unit][records]") {
-  for (int k = 0; k <= static_cast<int>(EventKind::receive_timed_out); ++k) {
+  for (int k = 0; k <= static_cast<int>(EventKind::wait_chosen); ++k) {
     const auto kind = static_cast<EventKind>(k);
     CHECK(event_kind_from_text(to_text(kind)) == kind);
   }

@@ -160,3 +160,133 @@ TEST_CASE("a receive reached before its inbox was read asks for the topic and co
   CHECK(read.events[2].kind == pg::EventKind::receive_started);
   CHECK(read.events[2].data.at("fire_at_us") == 1000 + 1'000'000);
 }
+
+namespace {
+// Starts an activity, a 1 s timer and a receive of "go", then waits for the first of them.
+std::size_t wait_for_first(WorkflowContext& ctx) {
+  auto activity = ctx.start<test::EchoActivity>("x");
+  auto timer = ctx.start_timer(std::chrono::seconds{1});
+  auto message = ctx.start_receive<std::string>("go");
+  return ctx.wait_any(activity, timer, message);
+}
+void three_futures_started(JournalCache& journal) {
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
+  journal.apply(event(2, "timer_started", 1, "", {{"fire_at_us", 5000}}));
+  journal.apply(event(3, "receive_started", 2, "go", {{"fire_at_us", -1}}));
+}
+Inbox inbox_of_go(std::vector<pg::InboxMessage> messages) {
+  Inbox inbox;
+  inbox.topics["go"] = {std::move(messages), true};
+  return inbox;
+}
+}  // namespace
+
+TEST_CASE("wait_any with nothing ready journals the three starts, wakes for the timer, and chooses nothing",
+          "[unit][replay][wait_any]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  Replay unread("wf", "w", journal, 4000, registry);
+  WorkflowContext ctx(unread);
+  CHECK_THROWS_AS(wait_for_first(ctx), Suspend);
+  CHECK(unread.wanted_topics == std::set<std::string>{"go"});  // its inbox is read before choosing
+
+  const Inbox empty = inbox_of_go({});
+  Replay replay("wf", "w", journal, 4000, registry, empty);
+  WorkflowContext read(replay);
+  CHECK_THROWS_AS(wait_for_first(read), Suspend);
+  CHECK(replay.wanted_topics.empty());
+  REQUIRE(replay.events.size() == 3);
+  CHECK(replay.events[0].kind == pg::EventKind::activity_scheduled);
+  CHECK(replay.events[1].kind == pg::EventKind::timer_started);
+  CHECK(replay.events[2].kind == pg::EventKind::receive_started);
+  CHECK(replay.tasks.size() == 1);
+  CHECK(replay.wake_at_us() == 4000 + 1'000'000);
+}
+
+TEST_CASE("wait_any chooses the first ready in the order given and settles only that one", "[unit][replay][wait_any]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  three_futures_started(journal);
+  const Inbox inbox = inbox_of_go({{7, 100, "m-7", "approved"}});
+  SECTION("a message sent after the timer's fire time loses to it, and stays in the inbox") {
+    const Inbox late = inbox_of_go({{7, 5500, "m-7", "late"}});
+    Replay replay("wf", "w", journal, 6000, registry, late);
+    WorkflowContext ctx(replay);
+    CHECK(wait_for_first(ctx) == 1);
+    REQUIRE(replay.events.size() == 2);
+    CHECK(replay.events[0].kind == pg::EventKind::timer_fired);
+    CHECK(replay.events[1].kind == pg::EventKind::wait_chosen);
+    CHECK(replay.events[1].step == 3);
+    CHECK(replay.events[1].name == "0,1,2");
+    CHECK(replay.events[1].data.at("index") == 1);
+    CHECK(replay.received.empty());
+    CHECK(replay.wake_at_us() == -1);
+  }
+  SECTION("a message sent before the fire time wins, though the timer comes first in the list") {
+    const Inbox in_time = inbox_of_go({{7, 4500, "m-7", "in time"}});
+    Replay replay("wf", "w", journal, 6000, registry, in_time);
+    WorkflowContext ctx(replay);
+    CHECK(wait_for_first(ctx) == 2);
+    CHECK(replay.received == std::vector<std::pair<int, int>>{{7, 2}});
+    CHECK(replay.wake_at_us() == -1);  // the timer is due: only code awaiting it needs it
+  }
+  SECTION("the timer is not due: the message is taken, and get() returns it without taking another") {
+    Replay replay("wf", "w", journal, 4000, registry, inbox);
+    WorkflowContext ctx(replay);
+    auto activity = ctx.start<test::EchoActivity>("x");
+    auto timer = ctx.start_timer(std::chrono::seconds{1});
+    auto message = ctx.start_receive<std::string>("go");
+    CHECK(ctx.wait_any(activity, timer, message) == 2);
+    CHECK(message.get() == "approved");
+    CHECK(replay.received == std::vector<std::pair<int, int>>{{7, 2}});
+    REQUIRE(replay.events.size() == 2);
+    CHECK(replay.events[0].kind == pg::EventKind::message_received);
+    CHECK(replay.events[1].kind == pg::EventKind::wait_chosen);
+    CHECK(replay.wake_at_us() == 5000);  // the timer still counts
+  }
+  SECTION("the activity finished too: it is first in the list, so it is chosen") {
+    journal.apply(event(4, "activity_completed", 0, "echo", {{"result", "done"}}));
+    Replay replay("wf", "w", journal, 6000, registry, inbox);
+    WorkflowContext ctx(replay);
+    CHECK(wait_for_first(ctx) == 0);
+    REQUIRE(replay.events.size() == 1);  // neither the timer nor the receive was settled
+    CHECK(replay.events[0].kind == pg::EventKind::wait_chosen);
+  }
+}
+
+TEST_CASE("a journaled wait_any choice is replayed even when an earlier future has become ready since",
+          "[unit][replay][wait_any]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  three_futures_started(journal);
+  journal.apply(event(4, "timer_fired", 1, "", Json::object()));
+  journal.apply(event(5, "wait_chosen", 3, "0,1,2", {{"index", 1}}));
+  journal.apply(event(6, "activity_completed", 0, "echo", {{"result", "late"}}));
+  const Inbox inbox = inbox_of_go({{7, 100, "m-7", "approved"}});
+  Replay replay("wf", "w", journal, 9000, registry, inbox);
+  WorkflowContext ctx(replay);
+  CHECK(wait_for_first(ctx) == 1);
+  CHECK(replay.events.empty());
+  CHECK(replay.received.empty());
+
+  // Waiting on other futures at that step is a change of code the journal cannot replay.
+  Replay changed("wf-2", "w", journal, 9000, registry);
+  WorkflowContext other(changed);
+  auto activity = other.start<test::EchoActivity>("x");
+  auto timer = other.start_timer(std::chrono::seconds{1});
+  (void)other.start_receive<std::string>("go");
+  expect_throw<NonDeterminismError>([&] { (void)other.wait_any(timer, activity); }, "sequence number 3",
+                                    "wait_any over steps 0,1,2", "wait_any over steps 1,0");
+}
+
+TEST_CASE("wait_any over no futures is refused", "[unit][replay][wait_any]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  Replay replay("wf-3", "w", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  expect_throw<InvalidArgument>([&] { (void)ctx.wait_any(std::vector<TimerFuture>{}); }, "wf-3", "no futures");
+  CHECK(replay.events.empty());
+}
