@@ -32,7 +32,8 @@ class ActivityContext {
   std::chrono::steady_clock::time_point deadline() const;
 
   // True once the engine is shutting down, or the run no longer wants this activity (it was
-  // cancelled, or it ended without awaiting it): finish or bail out early.
+  // cancelled, or it ended without awaiting it): finish or bail out early. Turns true within a
+  // second of the run's end even for a body that never heartbeats.
   bool cancelled() const;
 
   // Extends this attempt's lease and deadline, and keeps `details` (at most

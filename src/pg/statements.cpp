@@ -300,6 +300,12 @@ t AS (
 n AS (SELECT pg_notify($2, '') FROM w)
 SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
 
+    // Of the tasks $1 (json array of task ids) being run here: those their run no longer wants
+    // (cancelled when it ended, or gone with it).
+    {stmt::unwanted_tasks, R"(
+SELECT x.id::bigint AS task_id FROM jsonb_array_elements_text($1::jsonb) AS x(id)
+WHERE NOT EXISTS (SELECT 1 FROM {s}.tasks t WHERE t.task_id = x.id::bigint AND t.status <> 'cancelled'))"},
+
     // $1 names (json array), $2 limit, $3 owner, $4 lease margin ms, $5 claim token, $6 first of $2
     // lease tokens. A running task whose lease expired is claimable again; its lost attempt is recorded.
     // Oldest first, searched per activity name, so other activities' backlogs are never walked.

@@ -29,6 +29,7 @@ inline constexpr const char* reclaim_tasks = "reclaim_tasks";
 inline constexpr const char* complete_steps = "complete_steps";
 inline constexpr const char* retry_task = "retry_task";
 inline constexpr const char* heartbeat = "heartbeat";
+inline constexpr const char* unwanted_tasks = "unwanted_tasks";
 inline constexpr const char* task_outcome = "task_outcome";
 inline constexpr const char* attempt_retried = "attempt_retried";
 inline constexpr const char* step_completed = "step_completed";

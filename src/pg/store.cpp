@@ -469,6 +469,18 @@ HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const
   return outcome;
 }
 
+std::vector<std::int64_t> Store::unwanted_tasks(const std::vector<std::int64_t>& task_ids) {
+  std::vector<std::int64_t> unwanted;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    unwanted.clear();
+    for (const auto& row : tx.exec_prepared(stmt::unwanted_tasks, Json(task_ids).dump())) {
+      unwanted.push_back(row["task_id"].as<std::int64_t>());
+    }
+  });
+  return unwanted;
+}
+
 void Store::release_task(const ClaimedTask& task, Duration delay) {
   // Fenced: a repeat after a commit matches nothing, and the task is handed back either way.
   pool_.write("release_task", [&](pqxx::connection& conn, bool) {

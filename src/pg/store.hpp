@@ -70,6 +70,8 @@ class Store {
                           const std::string& error_message);
   // `details` empty keeps the previous details.
   HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details);
+  // Of these running tasks, the ids of those their run no longer wants (cancelled, or deleted).
+  std::vector<std::int64_t> unwanted_tasks(const std::vector<std::int64_t>& task_ids);
   // Hands the task back without counting the attempt; claimable again after `delay`.
   void release_task(const ClaimedTask& task, Duration delay = Duration{0});
   // The right to run the body for the task's (activity, idempotency key). False while another

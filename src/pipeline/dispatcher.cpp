@@ -74,6 +74,9 @@ int Dispatcher::stuck_slots() const {
 }
 
 void Dispatcher::watch() {
+  // Bodies that never heartbeat still see cancelled() turn true within this (plus a query).
+  constexpr auto unwanted_check_interval = std::chrono::milliseconds{500};
+  auto next_unwanted_check = AttemptState::Clock::now() + unwanted_check_interval;
   while (!parts_.stopping.load()) {
     std::vector<Running> expired;
     {
@@ -101,7 +104,34 @@ void Dispatcher::watch() {
         logger().warn("could not fail timed-out task {} ({}); its lease will expire", r.task.task_id, e.what());
       }
     }
+    if (AttemptState::Clock::now() >= next_unwanted_check) {
+      tell_unwanted();
+      next_unwanted_check = AttemptState::Clock::now() + unwanted_check_interval;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+}
+
+void Dispatcher::tell_unwanted() {
+  std::vector<std::int64_t> ids;
+  {
+    std::lock_guard lock(running_mutex_);
+    for (const auto& [token, r] : running_) {
+      if (!r.state->cancelled) ids.push_back(r.task.task_id);
+    }
+  }
+  if (ids.empty()) return;
+  std::vector<std::int64_t> unwanted;
+  try {
+    unwanted = parts_.store.unwanted_tasks(ids);
+  } catch (const std::exception& e) {
+    logger().debug("could not check whether running tasks are still wanted ({}); trying again", e.what());
+    return;
+  }
+  if (unwanted.empty()) return;
+  std::lock_guard lock(running_mutex_);
+  for (auto& [token, r] : running_) {
+    if (std::find(unwanted.begin(), unwanted.end(), r.task.task_id) != unwanted.end()) r.state->cancelled = true;
   }
 }
 

@@ -27,8 +27,10 @@ class Dispatcher {
   // The runner that continues a finished task's workflow in place; set before loop() starts.
   void continue_in_place_with(Runner& runner) { runner_ = &runner; }
 
-  void loop();   // claims until the engine stops
-  void watch();  // fails attempts past their deadline, until the engine stops
+  void loop();  // claims until the engine stops
+  // Until the engine stops: fails attempts past their deadline, and tells bodies whose run no
+  // longer wants them (cancelled() turns true within a second, heartbeat or not).
+  void watch();
   // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
   void drain(std::chrono::milliseconds grace);
   // The activity slots: a replay commit reserves some for the tasks it leases at once.
@@ -40,6 +42,7 @@ class Dispatcher {
   // Settles one task on a pool thread, where `hold` is what it holds of the slots.
   void run(const pg::ClaimedTask& task, SlotHold& hold);
   int stuck_slots() const;
+  void tell_unwanted();  // marks cancelled the running attempts whose tasks were dropped
   // `hold` is null off the task's pool thread (a timeout failed by the watcher).
   void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold);
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error, SlotHold* hold,

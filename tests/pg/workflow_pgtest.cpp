@@ -237,6 +237,28 @@ struct RunsUntilCancelled {
   }
 };
 
+// Runs until its workflow no longer wants it, never heartbeating: only cancelled() tells it.
+std::atomic<bool> silent_saw_cancelled{false};
+struct SilentUntilCancelled {
+  static constexpr auto name = "silent_until_cancelled";
+  static ActivityOptions options() { return {.timeout = 60s}; }
+  int operator()(ActivityContext& ctx, const int&) const {
+    const auto until = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < until) {
+      if (ctx.cancelled()) {
+        silent_saw_cancelled = true;
+        return 0;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return 1;
+  }
+};
+struct AwaitsSilentActivity {
+  static constexpr auto name = "awaits_silent_activity";
+  int operator()(WorkflowContext& ctx, const int&) { return ctx.call<SilentUntilCancelled>(0); }
+};
+
 // Starts both without awaiting them, then fails.
 struct LeavesWorkBehind {
   static constexpr auto name = "leaves_work_behind";
@@ -259,4 +281,15 @@ TEST_CASE("a run that ends drops what it never awaited: a pending retry never ru
   std::this_thread::sleep_for(3s);  // past the retry's 2 s delay
   CHECK(sightings.second_attempts == 0);
   CHECK(env.db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'leaves-work' AND status = 'cancelled'") == 2);
+}
+
+TEST_CASE("a body that never heartbeats sees cancelled() soon after its run is cancelled",
+          "[pg][workflow][unawaited]") {
+  RunningEngine env({}, [](Engine& e) { e.add<SilentUntilCancelled>().add<AwaitsSilentActivity>(); });
+  silent_saw_cancelled = false;
+  auto run = env.engine.start_workflow<AwaitsSilentActivity>("silent", 0);
+  REQUIRE(wait_until([&] { return env.db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
+  CHECK(run.cancel());
+  // The engine checks its running tasks every 500 ms; the body would otherwise run its 30 s.
+  CHECK(wait_until([] { return silent_saw_cancelled.load(); }, 5s));
 }
