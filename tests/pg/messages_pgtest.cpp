@@ -41,7 +41,53 @@ pid_t worker_with(const TestDb& db, const std::string& failpoints) {
 
 // Past every lease a killed worker held, by the database clock.
 void past_its_leases(const TestDb& db) { testing::advance_clock(db.url(), db.schema(), std::chrono::minutes{2}); }
+
+// The run's result once a first worker died at its fourth inbox read (a message taken, not
+// committed), a second at its third, and a third finished it.
+template <typename Handle>
+auto after_two_kills(const TestDb& db, Handle& run) {
+  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@4"), 60s) == 128 + SIGKILL);
+  past_its_leases(db);
+  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@3"), 60s) == 128 + SIGKILL);
+  past_its_leases(db);
+  pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
+  auto result = run.result(120s);
+  kill(worker, SIGTERM);
+  wait_for(worker);
+  return result;
+}
+
+std::vector<std::string> numbered_items(int count) {  // m0, m1, ...
+  std::vector<std::string> items;
+  for (int i = 0; i < count; ++i) items.push_back("m" + std::to_string(i));
+  return items;
+}
 #endif
+
+// Starts run `id` of W, which waits an hour for a message of `topic`, once its journal holds
+// `waiting` stops every engine, moves the clock two hours on, sends the message late, and returns
+// a new engine, started, to finish the run.
+template <typename W, typename In>
+std::unique_ptr<Engine> after_a_late_message(const TestDb& db, const std::string& id, const In& input,
+                                             const std::string& topic, const std::string& waiting) {
+  auto engine = std::make_unique<Engine>(db.options());
+  register_all(*engine);
+  engine->start();
+  engine->start_workflow<W>(id, input);
+  REQUIRE(wait_until([&] {
+    return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + id + "' AND kind = '" + waiting +
+                    "'") == 1;
+  }));
+  engine.reset();  // every engine down
+  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});
+  Engine client(db.options());
+  register_all(client);
+  client.send(id, topic, std::string("late"));
+  engine = std::make_unique<Engine>(db.options());
+  register_all(*engine);
+  engine->start();
+  return engine;
+}
 
 struct FailpointsOff {
   ~FailpointsOff() { detail::configure_failpoints(""); }
@@ -131,23 +177,8 @@ TEST_CASE_METHOD(RunningEngine, "receive returns nothing once its deadline passe
 TEST_CASE("a message sent after the deadline, while no engine ran, loses to the deadline and stays unreceived",
           "[pg][messages][timer]") {
   TestDb db;
-  auto engine = std::make_unique<Engine>(db.options());
-  register_all(*engine);
-  engine->start();
-  auto run = engine->start_workflow<ApprovalWorkflow>("too-late", 3'600'000);  // an hour
-  REQUIRE(wait_until([&] {
-    return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'too-late' AND kind = 'receive_started'") ==
-           1;
-  }));
-  engine.reset();  // every engine down
-  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});
-  Engine client(db.options());
-  register_all(client);
-  client.send("too-late", "approval", std::string("late"));
-  Engine next(db.options());
-  register_all(next);
-  next.start();
-  CHECK(next.workflow<ApprovalWorkflow>("too-late").result(20s) == "timed out");
+  auto next = after_a_late_message<ApprovalWorkflow>(db, "too-late", 3'600'000, "approval", "receive_started");
+  CHECK(next->workflow<ApprovalWorkflow>("too-late").result(20s) == "timed out");
   CHECK(messages(db, "too-late", "received_step IS NULL") == 1);
 }
 
@@ -251,18 +282,7 @@ TEST_CASE("an engine killed between reading the inbox and committing loses no me
   // An activity before each receive: each message is taken by a replay of its own.
   auto run = client.start_workflow<InboxWorkflow>("inbox-crash", InboxInput{count, 50});
   for (int i = 0; i < count; ++i) client.send("inbox-crash", "item", "m" + std::to_string(i));
-  // The first worker dies at its fourth inbox read (a message taken, not committed), the
-  // second at its third; the third finishes.
-  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@4"), 60s) == 128 + SIGKILL);
-  past_its_leases(db);
-  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@3"), 60s) == 128 + SIGKILL);
-  past_its_leases(db);
-  pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
-  Items expected;
-  for (int i = 0; i < count; ++i) expected.push_back("m" + std::to_string(i));
-  CHECK(run.result(120s) == expected);
-  kill(worker, SIGTERM);
-  wait_for(worker);
+  CHECK(after_two_kills(db, run) == numbered_items(count));
   CHECK(messages(db, "inbox-crash", "received_step IS NOT NULL") == count);
   CHECK(db.count("SELECT count(DISTINCT received_step) FROM {s}.messages") == count);
   CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'inbox-crash' AND kind = "
@@ -316,23 +336,8 @@ TEST_CASE_METHOD(RunningEngine, "wait_any takes a message that comes before the 
 TEST_CASE("wait_any: a message sent after the deadline, while no engine ran, loses to it and stays unreceived",
           "[pg][messages][wait_any]") {
   TestDb db;
-  auto engine = std::make_unique<Engine>(db.options());
-  register_all(*engine);
-  engine->start();
-  engine->start_workflow<FirstOfWorkflow>("first-of-late", FirstOfInput{});
-  REQUIRE(wait_until([&] {
-    return db.count(
-               "SELECT count(*) FROM {journal} jw WHERE workflow_id = 'first-of-late' AND kind = 'timer_started'") == 1;
-  }));
-  engine.reset();  // every engine down
-  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});
-  Engine client(db.options());
-  register_all(client);
-  client.send("first-of-late", "item", std::string("late"));
-  Engine next(db.options());
-  register_all(next);
-  next.start();
-  CHECK(next.workflow<FirstOfWorkflow>("first-of-late").result(20s) == Items{"timed out"});
+  auto next = after_a_late_message<FirstOfWorkflow>(db, "first-of-late", FirstOfInput{}, "item", "timer_started");
+  CHECK(next->workflow<FirstOfWorkflow>("first-of-late").result(20s) == Items{"timed out"});
   CHECK(messages(db, "first-of-late", "received_step IS NULL") == 1);
 }
 
@@ -354,16 +359,7 @@ TEST_CASE("an engine killed while choosing in wait_any loses no message and rece
   constexpr int count = 12;
   auto run = client.start_workflow<FirstOfWorkflow>("first-of-crash", FirstOfInput{count, 3'600'000, 50});
   for (int i = 0; i < count; ++i) client.send("first-of-crash", "item", "m" + std::to_string(i));
-  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@4"), 60s) == 128 + SIGKILL);
-  past_its_leases(db);
-  CHECK(exit_within(worker_with(db, "replay.after_inbox_read=kill@3"), 60s) == 128 + SIGKILL);
-  past_its_leases(db);
-  pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
-  Items expected;
-  for (int i = 0; i < count; ++i) expected.push_back("m" + std::to_string(i));
-  CHECK(run.result(120s) == expected);  // each message came before its hour-long timer
-  kill(worker, SIGTERM);
-  wait_for(worker);
+  CHECK(after_two_kills(db, run) == numbered_items(count));  // each message came before its hour-long timer
   CHECK(messages(db, "first-of-crash", "received_step IS NOT NULL") == count);
   CHECK(db.count("SELECT count(DISTINCT received_step) FROM {s}.messages") == count);
   CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'first-of-crash' AND kind = 'wait_chosen'") ==
