@@ -11,4 +11,5 @@
 #include "durable/options.hpp"
 #include "durable/runs.hpp"
 #include "durable/schedule.hpp"
+#include "durable/start_options.hpp"
 #include "durable/workflow.hpp"

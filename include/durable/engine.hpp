@@ -14,6 +14,7 @@
 #include "durable/options.hpp"
 #include "durable/runs.hpp"
 #include "durable/schedule.hpp"
+#include "durable/start_options.hpp"
 #include "durable/workflow.hpp"
 
 namespace durable {
@@ -39,17 +40,6 @@ struct EngineOptions {
   // whichever started engine takes the turn (Runs::prune, audited as this engine). 0: kept until
   // pruned or deleted through Engine::runs().
   Duration retention{0};
-};
-
-// What starting a workflow under an id that already has a run does.
-enum class IdReusePolicy {
-  reject_duplicate,  // default: any earlier run, whatever its status, blocks the id
-  allow_if_failed,   // a new run only when the earlier run failed or was cancelled
-  allow_if_ended,    // a new run when the earlier run has ended, completed included
-};
-
-struct StartOptions {
-  IdReusePolicy id_reuse = IdReusePolicy::reject_duplicate;
 };
 
 // The answer of Engine::start_or_find: the run under the id, and whether this call started it.

@@ -16,7 +16,8 @@
 //       │   ├── InvalidTopic           a message topic or event key that is empty, too long or contains NUL
 //       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
 //       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
-//       │   └── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
+//       │   ├── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
+//       │   └── ChildDepthExceeded     start_child in a run nested max_child_depth deep already
 //       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
 //       ├── WorkflowNotFound           no workflow with that id
 //       ├── WorkflowEnded              a message sent to a run that has ended (names its status)
@@ -27,6 +28,7 @@
 //       ├── ActivityTimeout            journaled: an attempt ran past its timeout (retried under the policy)
 //       ├── LeaseExpired               journaled: an attempt's worker stopped renewing its lease (retried)
 //       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
+//       ├── ChildWorkflowFailed        seen inside a workflow: a child run failed or was cancelled
 //       ├── NonDeterminismError        workflow code asked for something else than its journal holds
 //       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
 //       ├── WorkflowCancelled          from result(): the run was cancelled
@@ -111,6 +113,11 @@ class InvalidSchedule : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+class ChildDepthExceeded : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 class WorkflowAlreadyStarted : public Error {
  public:
   WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status);
@@ -175,6 +182,23 @@ class ActivityFailed : public Error {
  private:
   std::string activity_, error_type_, error_message_;
   int attempts_;
+};
+
+// A child workflow failed or was cancelled. Thrown by its future's get() inside the parent;
+// error_type() and error_message() are the child's journaled error ("durable::WorkflowCancelled"
+// for a cancelled child).
+class ChildWorkflowFailed : public Error {
+ public:
+  ChildWorkflowFailed(std::string workflow_id, std::string workflow_name, std::string status, std::string error_type,
+                      std::string error_message);
+  const std::string& workflow_id() const noexcept { return workflow_id_; }  // the child's
+  const std::string& workflow_name() const noexcept { return workflow_name_; }
+  const std::string& status() const noexcept { return status_; }  // "failed" or "cancelled"
+  const std::string& error_type() const noexcept { return error_type_; }
+  const std::string& error_message() const noexcept { return error_message_; }
+
+ private:
+  std::string workflow_id_, workflow_name_, status_, error_type_, error_message_;
 };
 
 // Throw it (or a type derived from it) from an activity to end its attempts at once.

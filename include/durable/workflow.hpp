@@ -20,6 +20,7 @@
 #include "durable/messages.hpp"
 #include "durable/options.hpp"
 #include "durable/schedule.hpp"
+#include "durable/start_options.hpp"
 
 namespace durable {
 
@@ -85,6 +86,22 @@ class MessageFuture : public detail::Awaitable {
   friend class WorkflowContext;
   MessageFuture(WorkflowContext& ctx, int step, std::string topic) : Awaitable(ctx, step), topic_(std::move(topic)) {}
   std::string topic_;
+};
+
+// A child workflow started with WorkflowContext::start_child.
+template <typename R>
+class ChildFuture : public detail::Awaitable {
+ public:
+  // Waits durably for the child to end: its result, or ChildWorkflowFailed (carrying the child's
+  // error) when it failed or was cancelled.
+  R get();
+  const std::string& workflow_id() const { return child_id_; }  // the child's
+
+ private:
+  friend class WorkflowContext;
+  ChildFuture(WorkflowContext& ctx, int step, std::string child_id, std::string name)
+      : Awaitable(ctx, step), child_id_(std::move(child_id)), name_(std::move(name)) {}
+  std::string child_id_, name_;
 };
 
 class WorkflowContext {
@@ -176,6 +193,37 @@ class WorkflowContext {
     return wait_any_steps(steps);
   }
 
+  // Starts workflow W as a child of this run, under `child_id`, and returns a future of its result
+  // without waiting. The start is journaled: a replay never starts it again. The child runs on
+  // any engine that runs W (W must be registered on this one too: the input is checked against
+  // it). When the id is taken (as options.id_reuse judges it) this throws WorkflowAlreadyStarted,
+  // here and again on every replay. A child still running when this run ends is cancelled, or
+  // left running with ParentClosePolicy::abandon. Throws ChildDepthExceeded at max_child_depth,
+  // InvalidWorkflowId, UnknownWorkflow or PayloadError on bad input (nothing is started).
+  template <detail::Named W>
+  ChildFuture<detail::result_of<W>> start_child(const std::string& child_id, const detail::input_of<W>& input,
+                                                const ChildOptions& options = {}) {
+    return start_child_named<detail::result_of<W>>(W::name, child_id,
+                                                   detail::to_payload(input, "a child workflow input"), options);
+  }
+  template <typename In, typename Out>
+  ChildFuture<Out> start_child(const WorkflowRef<In, Out>& workflow, const std::string& child_id,
+                               const std::type_identity_t<In>& input, const ChildOptions& options = {}) {
+    return start_child_named<Out>(workflow.name, child_id, detail::to_payload(input, "a child workflow input"),
+                                  options);
+  }
+  // Starts a child and waits for its result.
+  template <detail::Named W>
+  detail::result_of<W> call_child(const std::string& child_id, const detail::input_of<W>& input,
+                                  const ChildOptions& options = {}) {
+    return start_child<W>(child_id, input, options).get();
+  }
+  template <typename In, typename Out>
+  Out call_child(const WorkflowRef<In, Out>& workflow, const std::string& child_id,
+                 const std::type_identity_t<In>& input, const ChildOptions& options = {}) {
+    return start_child(workflow, child_id, input, options).get();
+  }
+
   // Publishes `value` under `key` for anyone to read with a handle's get_event (journaled, so a
   // replay does not publish again); a later set of the same key replaces it. Throws InvalidTopic
   // for a bad key, PayloadError for a value over the payload limits.
@@ -200,6 +248,8 @@ class WorkflowContext {
   friend class TimerFuture;
   template <typename T>
   friend class MessageFuture;
+  template <typename R>
+  friend class ChildFuture;
   static int step_of(const detail::Awaitable& future) { return future.step_; }
   template <typename R>
   Future<R> start_named(const std::string& name, Json input, const ActivityOptions& options) {
@@ -214,6 +264,13 @@ class WorkflowContext {
   Json await_receive(int step);
   std::size_t wait_any_steps(const std::vector<int>& steps);
   void set_event_payload(const std::string& key, Json value);
+  template <typename R>
+  ChildFuture<R> start_child_named(const std::string& name, const std::string& child_id, Json input,
+                                   const ChildOptions& options) {
+    return ChildFuture<R>(*this, start_child_step(name, child_id, std::move(input), options), child_id, name);
+  }
+  int start_child_step(const std::string& name, const std::string& child_id, Json input, const ChildOptions& options);
+  Json await_child(int step);
   std::string send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
                            const SendOptions& options);
   detail::Replay& replay_;
@@ -230,6 +287,16 @@ inline void TimerFuture::get() { ctx_->await_timer(step_); }
 template <typename T>
 T MessageFuture<T>::get() {
   return detail::from_payload<T>(ctx_->await_receive(step_), "a message of topic '" + topic_ + "'");
+}
+
+template <typename R>
+R ChildFuture<R>::get() {
+  Json result = ctx_->await_child(step_);
+  if constexpr (std::is_void_v<R>) {
+    return;
+  } else {
+    return detail::from_payload<R>(result, "the result of child workflow '" + child_id_ + "' (" + name_ + ")");
+  }
 }
 
 namespace detail {

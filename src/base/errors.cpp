@@ -48,6 +48,16 @@ ActivityFailed::ActivityFailed(std::string activity, std::string error_type, std
       error_message_(std::move(error_message)),
       attempts_(attempts) {}
 
+ChildWorkflowFailed::ChildWorkflowFailed(std::string workflow_id, std::string workflow_name, std::string status,
+                                         std::string error_type, std::string error_message)
+    : Error(fmt::format("child workflow '{}' ({}) {}: {}: {}", workflow_id, workflow_name,
+                        status == "cancelled" ? "was cancelled" : "failed", error_type, error_message)),
+      workflow_id_(std::move(workflow_id)),
+      workflow_name_(std::move(workflow_name)),
+      status_(std::move(status)),
+      error_type_(std::move(error_type)),
+      error_message_(std::move(error_message)) {}
+
 WorkflowFailed::WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message)
     : Error(error_message), workflow_id_(std::move(workflow_id)), error_type_(std::move(error_type)) {}
 

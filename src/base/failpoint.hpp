@@ -7,6 +7,8 @@
 // Names: task.after_claim, task.before_commit (the body returned, its outcome not committed),
 // task.after_commit (committed, not yet acted on), claim.before_commit (inside a claim's transaction),
 // replay.after_inbox_read (a replay read its run's inbox and has not committed),
+// replay.after_child_ids_read (a replay read the ids it starts children under, not committed),
+// replay.after_commit (a claimed replay committed, its tasks not launched),
 // lost_answer.<write> (fail: a store write committed, its answer is lost; see ConnectionPool::write).
 #pragma once
 

@@ -14,6 +14,7 @@
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
 #include "pipeline/runner.hpp"
+#include "pipeline/orphan_sweep.hpp"
 #include "pipeline/retention.hpp"
 #include "pipeline/scheduler.hpp"
 #include "base/uuid.hpp"
@@ -188,6 +189,8 @@ void EngineCore::start() {
   if (runner_) {
     for (int i = 0; i < options_.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
     local_runner_ = runner_.get();
+    orphan_sweep_ = std::make_unique<OrphanSweep>(store(), 5 * options_.poll_interval, signals_, stopping_);
+    threads_.emplace_back([this] { orphan_sweep_->loop(); });
   }
   if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
@@ -203,6 +206,15 @@ void EngineCore::start() {
   listen_once();
   detail::logger().info("engine '{}' started ({} workflows, {} activities, schema '{}')", owner_,
                         registry_.workflows.size(), registry_.activities.size(), options_.schema);
+}
+
+void EngineCore::run_cancelled(const std::string& run_id) {
+  signals_.run_ended();
+  try {
+    store().cancel_children(run_id);
+  } catch (const std::exception& e) {
+    detail::logger().warn("cancelling the children of run {} failed (the sweep will): {}", run_id, e.what());
+  }
 }
 
 void EngineCore::listen_once() {
@@ -232,6 +244,7 @@ void EngineCore::stop() {
   runner_.reset();
   scheduler_.reset();
   retention_.reset();
+  orphan_sweep_.reset();
   detail::logger().info("engine '{}' stopped", owner_);
 }
 

@@ -25,6 +25,7 @@ class Dispatcher;
 class Runner;
 class Scheduler;
 class Retention;
+class OrphanSweep;
 
 class EngineCore {
  public:
@@ -51,6 +52,11 @@ class EngineCore {
   pg::ScheduleStore& schedule_store() { return database_.schedules(); }
   pg::RunStore& run_store() { return database_.runs(); }
   EngineSignals& signals() { return signals_; }
+
+  // After this process cancelled a run: wakes whoever waits for results here, and cancels the
+  // run's children under the cancel policy, down the tree (best effort: the orphan sweep of any
+  // engine finishes what this could not).
+  void run_cancelled(const std::string& run_id);
 
   // Engine::send: checks the input, then puts the message in the inbox of the id's latest run.
   // Returns its message id (the first message's, for a key used before).
@@ -81,7 +87,8 @@ class EngineCore {
   std::unique_ptr<Runner> runner_;
   std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<Retention> retention_;  // when EngineOptions::retention is on
+  std::unique_ptr<Retention> retention_;       // when EngineOptions::retention is on
+  std::unique_ptr<OrphanSweep> orphan_sweep_;  // when it runs workflows
   std::vector<std::thread> threads_;
   std::once_flag listener_once_;
   std::thread listener_;

@@ -91,7 +91,7 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
 
 bool UntypedWorkflowHandle::cancel() const {
   const bool cancelled = core_->store().cancel_run(run_id_);
-  if (cancelled) core_->signals().run_ended();
+  if (cancelled) core_->run_cancelled(run_id_);
   return cancelled;
 }
 

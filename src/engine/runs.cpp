@@ -155,7 +155,8 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     const bool opens = e.kind == pg::EventKind::activity_scheduled || e.kind == pg::EventKind::timer_started ||
                        e.kind == pg::EventKind::side_effect || e.kind == pg::EventKind::receive_started ||
                        e.kind == pg::EventKind::message_received || e.kind == pg::EventKind::receive_timed_out ||
-                       e.kind == pg::EventKind::event_set || e.kind == pg::EventKind::wait_chosen;
+                       e.kind == pg::EventKind::event_set || e.kind == pg::EventKind::wait_chosen ||
+                       e.kind == pg::EventKind::child_started || e.kind == pg::EventKind::child_start_failed;
     if (opens) last_opened = e.seq;
   }
   Json retry = Json::array(), reopen = Json::array();
@@ -271,7 +272,7 @@ bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
   check_action(action);
   get(run_id);  // WorkflowNotFound
   const bool cancelled = core_->run_store().cancel(run_id, action);
-  if (cancelled) core_->signals().run_ended();
+  if (cancelled) core_->run_cancelled(run_id);
   return cancelled;
 }
 

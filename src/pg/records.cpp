@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 16> event_kinds{{
+constexpr Texts<EventKind, 20> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -31,6 +31,10 @@ constexpr Texts<EventKind, 16> event_kinds{{
     {EventKind::receive_timed_out, "receive_timed_out"},
     {EventKind::event_set, "event_set"},
     {EventKind::wait_chosen, "wait_chosen"},
+    {EventKind::child_started, "child_started"},
+    {EventKind::child_start_failed, "child_start_failed"},
+    {EventKind::child_completed, "child_completed"},
+    {EventKind::child_failed, "child_failed"},
 }};
 constexpr Texts<RunStatus, 4> run_statuses{{
     {RunStatus::running, "running"},

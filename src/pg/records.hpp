@@ -36,6 +36,13 @@ enum class EventKind {
   receive_timed_out,
   event_set,    // set_event(key, value): its name is the key, its data the value
   wait_chosen,  // wait_any(...): its name lists the steps waited on, its data the index chosen
+  // start_child(...): its name is the child's workflow name, its data the child's id and run (the
+  // child row went in with it); or the id was taken (its data the run holding it). The child's
+  // end is journaled in the parent by the database itself (a trigger), as one of the last two.
+  child_started,
+  child_start_failed,
+  child_completed,
+  child_failed,  // failed or cancelled: its data has the child's status and error
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind
@@ -74,6 +81,23 @@ struct NewEvent {
   int step = -1;     // the code's call it records; -1 for the run's own events
   std::string name;  // activity name, "now" / "uuid" for side effects, empty otherwise
   Json data = Json::object();
+};
+
+// A child run a replay starts (start_child), inserted with the commit. `replaceable`: the statuses
+// of an earlier run under its id that its id-reuse policy lets it replace.
+struct NewChild {
+  int step = 0;
+  std::string workflow_id, run_id, name;
+  Json input;
+  std::string parent_close;  // "cancel" or "abandon"
+  int depth = 1;
+  std::vector<std::string> replaceable;
+};
+
+// The latest run of a child id as a replay read it before starting a child under it.
+struct TakenId {
+  std::string run_id;
+  RunStatus status = RunStatus::running;
 };
 
 // An activity task a replay schedules. `claim`: lease it at once to the committing engine.
@@ -134,6 +158,9 @@ struct ReplayCommit {
   int seen_messages = -1;                     // the run's messages_sent when the replay read its inbox; -1: it did not
   std::vector<std::pair<int, int>> received;  // the inbox messages it received: [seq, step]
   Json published = Json::array();             // the events it set, the last per key: [key, value, step]
+  // The children it starts. Their ids were read free (or replaceable): if one was taken since,
+  // the statement refuses the whole commit (ChildIdTaken) and the replay is decided again.
+  std::vector<NewChild> children;
 };
 
 // An unreceived message of a run's inbox.
@@ -185,6 +212,7 @@ struct ReplayOutcome {
   std::optional<int> base;           // seq of its first event; nullopt when its lease was lost (nothing written)
   std::vector<ClaimedTask> claimed;  // its tasks leased to this engine in the same commit
   std::int64_t now_us = 0;           // the database clock at the commit
+  bool child_id_taken = false;       // refused, nothing written: a child's id was taken since it was read
 };
 
 // What finishing a task together with the replay it unblocks wrote.

@@ -55,6 +55,27 @@ const char* const drop_unawaited_sql = R"(
   WHERE {status} <> 'running' AND o.run_id = f.run_id AND o.status IN ('pending', 'running')
     AND o.task_id IS DISTINCT FROM {except})";
 
+// Cancels the running runs of CTE `{from}` (a run_id column): each journals workflow_cancelled
+// with data `{data}` and drops its tasks; `{channel}` is notified when any was cancelled. CTEs w,
+// e, t and n: the statement's SELECT counts w (workflow_id, run_id of each cancelled run).
+const char* const cancel_runs_sql = R"(w AS (
+  UPDATE {s}.workflows o
+  SET status = 'cancelled', runnable = false, next_seq = o.next_seq + 1, lease_token = NULL,
+      lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
+  FROM {from} f WHERE o.run_id = f.run_id AND (o.status = 'running') IS TRUE
+  RETURNING o.workflow_id, o.next_seq - 1 AS seq, o.run_id),
+e AS (
+  INSERT INTO {s}.journal (run_id, seq, kind, data) SELECT run_id, seq, 'workflow_cancelled', {data} FROM w),
+t AS (
+  UPDATE {s}.tasks k SET status = 'cancelled', updated_at = now()
+  FROM w WHERE k.run_id = w.run_id AND k.status IN ('pending', 'running')),
+n AS (SELECT pg_notify({channel}, '') WHERE EXISTS (SELECT 1 FROM w)))";
+
+// In children's cancellation: a running child `c` with the cancel policy whose parent is not
+// running (ended, or deleted), locked unless someone holds it (the next sweep gets it then).
+const char* const orphan_sql = R"(c.status = 'running' AND c.parent_close = 'cancel'
+    AND NOT EXISTS (SELECT 1 FROM {s}.workflows p WHERE p.run_id = c.parent_run_id AND p.status = 'running'))";
+
 // The events of json array `{events}` after its first `{skip}`, as a journal row's `more` column
 // (each [kind, step, name, data]; NULL when there are none): committed with the row's first event.
 const char* const more_events_sql = R"((SELECT jsonb_agg(jsonb_build_array(x.v->'kind', x.v->'step', x.v->'name',
@@ -209,7 +230,9 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // $11 tasks channel, $12 ended channel, $13 owner, $14 lease margin ms, $15 claim token,
     // $16 the run's messages_sent when the replay read its inbox (-1: it did not), $17 the messages
     // it received (json array of [seq, step]), $18 the events it published (json array of
-    // [key, value, step], one per key), $19 events channel
+    // [key, value, step], one per key), $19 events channel, $20 the children it starts (json array
+    // of NewChild), $21 workflows channel. A child id taken since the replay read it refuses the
+    // whole commit (SQLSTATE DUR01, from the final SELECT).
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
@@ -239,10 +262,35 @@ p AS (
   RETURNING 1),
 pn AS (SELECT pg_notify($19, '') WHERE EXISTS (SELECT 1 FROM p)),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
-d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running')
+d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running'),
+kids AS (SELECT x.v FROM w, jsonb_array_elements($20::jsonb) AS x(v)),
+retired AS (
+  UPDATE {s}.workflows o SET latest = false, updated_at = now()
+  FROM kids WHERE o.workflow_id = kids.v->>'workflow_id' AND o.latest AND o.status <> 'running'
+    AND kids.v->'replaceable' ? o.status
+  RETURNING o.run_id),
+ch AS (
+  INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, parent_run_id,
+                             parent_step, parent_close)
+  SELECT kids.v->>'workflow_id', (kids.v->>'run_id')::uuid, kids.v->>'name', 'running', kids.v->'input', 1, true,
+         'child', $1::uuid, (kids.v->>'step')::int, kids.v->>'parent_close'
+  FROM kids, (SELECT count(*) FROM retired) AS after_retiring  -- so the ids retired have room first
+  ON CONFLICT (workflow_id) WHERE latest DO NOTHING
+  RETURNING run_id),
+chj AS (
+  INSERT INTO {s}.journal (run_id, seq, kind, data)
+  SELECT ch.run_id, 0, 'workflow_started',
+         jsonb_build_object('input', kids.v->'input', 'depth', (kids.v->>'depth')::int, 'parent',
+                            jsonb_build_object('workflow_id', w.workflow_id, 'run_id', w.run_id,
+                                               'step', (kids.v->>'step')::int))
+  FROM w, ch JOIN kids ON (kids.v->>'run_id')::uuid = ch.run_id),
+chn AS (SELECT pg_notify($21, '') WHERE EXISTS (SELECT 1 FROM ch))
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
        {s}.epoch_us({now}) AS now_us,
-       (SELECT count(*) FROM n) + (SELECT count(*) FROM d) + (SELECT count(*) FROM pn) AS notified)"},
+       (SELECT count(*) FROM n) + (SELECT count(*) FROM d) + (SELECT count(*) FROM pn) + (SELECT count(*) FROM chn)
+         AS notified,
+       CASE WHEN (SELECT count(*) FROM ch) < (SELECT count(*) FROM kids)
+            THEN {s}.refuse_commit('a child workflow id was taken after the replay read it') END AS refused)"},
 
     // A message into the inbox of id $1's latest run, unless that run has one with idempotency
     // key $5 already (then its id is returned and nothing written). $2 topic, $3 payload, $4 message
@@ -286,19 +334,32 @@ WHERE w.run_id = $1::uuid ORDER BY m.seq)"},
 
     // $1 run id, $2 channel
     {stmt::cancel_workflow, R"(
-WITH w AS (
-  UPDATE {s}.workflows
-  SET status = 'cancelled', runnable = false, next_seq = next_seq + 1, lease_token = NULL,
-      lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
-  WHERE run_id = $1::uuid AND (status = 'running') IS TRUE
-  RETURNING workflow_id, next_seq - 1 AS seq, run_id),
-e AS (
-  INSERT INTO {s}.journal (run_id, seq, kind) SELECT run_id, seq, 'workflow_cancelled' FROM w),
-t AS (
-  UPDATE {s}.tasks SET status = 'cancelled', updated_at = now()
-  WHERE run_id = $1::uuid AND status IN ('pending', 'running') AND EXISTS (SELECT 1 FROM w)),
-n AS (SELECT pg_notify($2, '') FROM w)
+WITH r AS (SELECT $1::uuid AS run_id),
+{cancel_one}
 SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
+
+    // The running children of run $1 (ended) with the cancel policy, cancelled at most 1000 at a
+    // time: $2 ended channel. Returns their run ids (their own children are next).
+    {stmt::cancel_children, R"(
+WITH r AS (
+  SELECT c.run_id FROM {s}.workflows c WHERE c.parent_run_id = $1::uuid AND {orphan}
+  LIMIT 1000 FOR UPDATE OF c SKIP LOCKED),
+{cancel_orphans}
+SELECT w.run_id::text, (SELECT count(*) FROM n) AS notified FROM w)"},
+
+    // Any running children with the cancel policy whose parent is not running, at most 1000:
+    // those a crash kept from being cancelled with their parent. $1 ended channel.
+    {stmt::cancel_orphans, R"(
+WITH r AS (
+  SELECT c.run_id FROM {s}.workflows c WHERE {orphan}
+  LIMIT 1000 FOR UPDATE OF c SKIP LOCKED),
+{cancel_all_orphans}
+SELECT w.run_id::text, (SELECT count(*) FROM n) AS notified FROM w)"},
+
+    // The latest run of each child id of $1 (json array): no row for an id without one.
+    {stmt::read_child_ids, R"(
+SELECT w.workflow_id, w.run_id::text, w.status
+FROM jsonb_array_elements_text($1::jsonb) AS x(id) JOIN {s}.workflows w ON w.workflow_id = x.id AND w.latest)"},
 
     // Of the tasks $1 (json array of task ids) being run here: those their run no longer wants
     // (cancelled when it ended, or gone with it).
@@ -679,6 +740,11 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
   auto more_events = [&](const char* events, const char* skip) {
     return fmt::format(fmt::runtime(more_events_sql), fmt::arg("events", events), fmt::arg("skip", skip));
   };
+  auto cancel_runs = [&](const char* from, const char* data, const char* channel) {
+    return fmt::format(fmt::runtime(cancel_runs_sql), fmt::arg("s", s), fmt::arg("from", from), fmt::arg("data", data),
+                       fmt::arg("channel", channel));
+  };
+  const std::string orphans_data = "jsonb_build_object('reason', 'its parent run ended (parent-close policy: cancel)')";
   const std::string fast = with_names(fast_sql);
   // In commit_replay: the journal grew, or a message came, since the replay read them.
   const std::string replay_outdated = "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))";
@@ -706,7 +772,11 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("more_of_replay", more_events("$3::jsonb", "1")),
         fmt::arg("more_of_steps", more_events("w.events", "0")),
         fmt::arg("default_timeout_ms", stored_default_timeout_ms),
-        fmt::arg("default_retry_horizon_ms", stored_default_retry_horizon_ms));
+        fmt::arg("default_retry_horizon_ms", stored_default_retry_horizon_ms),
+        fmt::arg("cancel_one", cancel_runs("r", "'{}'", "$2")),
+        fmt::arg("cancel_orphans", cancel_runs("r", orphans_data.c_str(), "$2")),
+        fmt::arg("cancel_all_orphans", cancel_runs("r", orphans_data.c_str(), "$1")),
+        fmt::arg("orphan", with_names(orphan_sql)));
     conn.prepare(name, with_clock(text));
   }
 }

@@ -60,6 +60,24 @@ std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::
 }
 
 // The json of new events as the statements read them.
+Json children_json(const std::vector<NewChild>& children) {
+  Json out = Json::array();
+  for (const NewChild& c : children) {
+    out.push_back({{"step", c.step},
+                   {"workflow_id", c.workflow_id},
+                   {"run_id", c.run_id},
+                   {"name", c.name},
+                   {"input", c.input},
+                   {"parent_close", c.parent_close},
+                   {"depth", c.depth},
+                   {"replaceable", c.replaceable}});
+  }
+  return out;
+}
+
+// The SQLSTATE of refuse_commit: a replay commit that found a child id taken since it was read.
+constexpr const char* child_id_taken_state = "DUR01";
+
 Json events_json(const std::vector<NewEvent>& events) {
   Json out = Json::array();
   for (const NewEvent& e : events) {
@@ -277,6 +295,56 @@ bool Store::cancel_run(const std::string& run_id) {
   return cancelled;
 }
 
+std::vector<std::string> Store::cancel_children(const std::string& run_id) {
+  std::vector<std::string> cancelled, parents{run_id};
+  while (!parents.empty()) {
+    const std::string parent = parents.back();
+    parents.pop_back();
+    std::vector<std::string> children;
+    pool_.write("cancel_children", [&](pqxx::connection& conn, bool) {
+      // Safe to repeat: a child cancelled by an earlier try is no longer running (its own
+      // children are then left to the sweep).
+      pqxx::nontransaction tx(conn);
+      children.clear();
+      for (const auto& row : tx.exec_prepared(stmt::cancel_children, parent, ended_channel_)) {
+        children.push_back(row["run_id"].as<std::string>());
+      }
+    });
+    if (children.size() == 1000) parents.push_back(parent);  // more of them
+    cancelled.insert(cancelled.end(), children.begin(), children.end());
+    parents.insert(parents.end(), children.begin(), children.end());
+  }
+  return cancelled;
+}
+
+std::vector<std::string> Store::cancel_orphans() {
+  std::vector<std::string> cancelled;
+  pool_.write("cancel_orphans", [&](pqxx::connection& conn, bool) {
+    pqxx::nontransaction tx(conn);
+    cancelled.clear();
+    for (const auto& row : tx.exec_prepared(stmt::cancel_orphans, ended_channel_)) {
+      cancelled.push_back(row["run_id"].as<std::string>());
+    }
+  });
+  return cancelled;
+}
+
+std::map<std::string, TakenId> Store::read_child_ids(const std::set<std::string>& ids) {
+  std::map<std::string, TakenId> taken;
+  Json list = Json::array();
+  for (const auto& id : ids) list.push_back(id);
+  const std::string ids_json = list.dump();
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    taken.clear();
+    for (const auto& row : tx.exec_prepared(stmt::read_child_ids, ids_json)) {
+      taken[row["workflow_id"].as<std::string>()] = {row["run_id"].as<std::string>(),
+                                                     run_status_from_text(row["status"].as<std::string>())};
+    }
+  });
+  return taken;
+}
+
 std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit, const std::string& owner,
                                                     Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
@@ -332,13 +400,22 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   Json received_json = Json::array();
   for (const auto& [seq, step] : c.received) received_json.push_back({seq, step});
   const std::string received = received_json.dump();
+  const std::string children = children_json(c.children).dump();
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
-                                 c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
-                                 tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
-                                 c.seen_messages, received, c.published.dump(), events_channel_);
+    pqxx::row row;
+    try {
+      row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
+                              c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
+                              tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
+                              c.seen_messages, received, c.published.dump(), events_channel_, children,
+                              workflows_channel_);
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != child_id_taken_state) throw;
+      outcome.child_id_taken = true;  // nothing was written
+      return;
+    }
     outcome.now_us = row["now_us"].as<std::int64_t>();
     if (!row["base"].is_null()) {
       outcome.base = row["base"].as<int>();

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +44,15 @@ class Store {
   std::optional<WorkflowRow> read_run(const std::string& run_id);
   // Cancels the run if it is still running.
   bool cancel_run(const std::string& run_id);
+  // Cancels the running children of an ended run that have the cancel policy, and theirs, down
+  // the tree; returns their run ids. Children locked by a commit in progress are skipped: the
+  // sweep (cancel_orphans) gets them.
+  std::vector<std::string> cancel_children(const std::string& run_id);
+  // Cancels up to 1000 running children with the cancel policy whose parent is not running
+  // (a crash kept them from being cancelled with it); returns their run ids.
+  std::vector<std::string> cancel_orphans();
+  // The latest run of each of these child ids that has one.
+  std::map<std::string, TakenId> read_child_ids(const std::set<std::string>& ids);
 
   // A message into the inbox of the id's latest run while it runs (SendOutcome says what was found).
   // Safe to retry: `message_id` tells an earlier try's message apart.

@@ -148,20 +148,31 @@ void Runner::read_inbox(const JournalCache& journal, const std::set<std::string>
 Runner::Planned Runner::plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us,
                              SlotHold* hold, bool may_read_inbox) {
   Inbox inbox;
-  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox);
+  ChildIds ids;
+  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids);
   Planned planned;
-  if (!may_read_inbox && !decided.published.empty()) {
+  if (!may_read_inbox && (!decided.published.empty() || !decided.children.empty())) {
     planned.needs_claim = true;
     return planned;
   }
-  while (!decided.wanted_topics.empty()) {
+  while (!decided.complete()) {
     if (!may_read_inbox) {
       planned.needs_claim = true;
       return planned;
     }
-    read_inbox(journal, decided.wanted_topics, inbox);
-    failpoint("replay.after_inbox_read");  // a message sent from here on must still wake the run
-    decided = decide(parts_.registry, journal, workflow_id, now_us, inbox);
+    if (!decided.wanted_topics.empty()) {
+      read_inbox(journal, decided.wanted_topics, inbox);
+      failpoint("replay.after_inbox_read");  // a message sent from here on must still wake the run
+    }
+    if (!decided.wanted_ids.empty()) {
+      auto taken = parts_.store.read_child_ids(decided.wanted_ids);
+      for (const std::string& id : decided.wanted_ids) {
+        auto it = taken.find(id);
+        ids.latest[id] = it == taken.end() ? std::nullopt : std::optional<pg::TakenId>(it->second);
+      }
+      failpoint("replay.after_child_ids_read");  // an id taken from here on must refuse the commit
+    }
+    decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids);
   }
   planned.ended = decided.ended();
   pg::ReplayCommit& commit = planned.commit;
@@ -181,6 +192,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.seen_messages = inbox.messages_sent;
   commit.received = std::move(decided.received);
   commit.published = std::move(decided.published);
+  commit.children = std::move(decided.children);
   if (commit.status == pg::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
   }
@@ -212,6 +224,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   if (planned.ended) {
     ++(planned.commit.status == pg::RunStatus::completed ? parts_.metrics.workflows_completed
                                                          : parts_.metrics.workflows_failed);
+    if (has_running_children(journal, planned.commit)) cancel_children(planned.commit.run_id);
     forget(planned.commit.run_id);
     parts_.signals.run_ended();
     return;
@@ -223,6 +236,26 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   }
   if (static_cast<int>(planned.commit.tasks.size()) > planned.slots.count()) {
     parts_.signals.task_work.notify();  // for any dispatcher
+  }
+}
+
+bool Runner::has_running_children(const JournalCache& journal, const pg::ReplayCommit& commit) {
+  for (const pg::NewChild& child : commit.children) {
+    if (child.parent_close == "cancel") return true;
+  }
+  for (const StepRecord& step : journal.steps) {
+    if (step.kind == StepKind::child && !step.done) return true;  // its policy is the database's to check
+  }
+  return false;
+}
+
+void Runner::cancel_children(const std::string& run_id) {
+  try {
+    const auto cancelled = parts_.store.cancel_children(run_id);
+    if (!cancelled.empty()) detail::logger().debug("cancelled {} child run(s) of run {}", cancelled.size(), run_id);
+  } catch (const std::exception& e) {
+    // The sweep every engine runs cancels them later.
+    detail::logger().warn("cancelling the children of run {} failed (the sweep will): {}", run_id, e.what());
   }
 }
 
@@ -238,9 +271,20 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   } else if (journal->next_seq < claim.next_seq) {
     journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
   }
-  Planned planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr, true);
-  planned.commit.lease_token = claim.lease_token;
-  pg::ReplayOutcome outcome = parts_.store.commit_replay(planned.commit);  // a throw frees the slots
+  Planned planned;
+  pg::ReplayOutcome outcome;
+  for (int tries = 1;; ++tries) {
+    planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr, true);
+    planned.commit.lease_token = claim.lease_token;
+    outcome = parts_.store.commit_replay(planned.commit);  // a throw frees the slots
+    // Refused: a child id the replay read as free was taken before the commit. Decided again
+    // with the ids read anew, the start journals WorkflowAlreadyStarted instead.
+    if (!outcome.child_id_taken) break;
+    if (tries == 10) throw Error("child ids kept being taken between the read and the commit; retrying later");
+    detail::logger().debug("replay of '{}' started a child under an id taken meanwhile: deciding again",
+                           claim.workflow_id);
+  }
+  failpoint("replay.after_commit");  // what went in stays in: no child starts again, say
   if (outcome.base) {
     committed(*journal, planned, *outcome.base, started);
   } else {

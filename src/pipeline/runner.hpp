@@ -15,6 +15,7 @@
 
 #include "pipeline/activity_slots.hpp"
 #include "pipeline/stage_parts.hpp"
+#include "replay/child_ids.hpp"
 #include "replay/inbox.hpp"
 #include "replay/journal.hpp"
 
@@ -70,6 +71,9 @@ class Runner {
   void committed(JournalCache& journal, const Planned& planned, int first_seq,
                  std::chrono::steady_clock::time_point started);
   void process(const pg::ClaimedWorkflow& claim);
+  // Whether the run that ended with `commit` may leave children running under the cancel policy.
+  static bool has_running_children(const JournalCache& journal, const pg::ReplayCommit& commit);
+  void cancel_children(const std::string& run_id);  // best effort: the orphan sweep is the fallback
   std::shared_ptr<JournalCache> cached(const pg::ClaimedWorkflow& claim);
   // This engine's journal of a finished task's workflow, read from the database when it has none
   // (the task was claimed here, the workflow replayed elsewhere); null if it cannot replay it.

@@ -8,9 +8,9 @@
 namespace durable::detail {
 
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
-                 std::int64_t now_us, const Inbox& inbox) {
+                 std::int64_t now_us, const Inbox& inbox, const ChildIds& ids) {
   const WorkflowDefinition& def = registry.workflow(journal.name);
-  Replay replay(workflow_id, journal.name, journal, now_us, registry, inbox);
+  Replay replay(workflow_id, journal.name, journal, now_us, registry, inbox, ids);
   WorkflowContext ctx(replay);
   Decisions d;
   auto fail = [&](std::string type, std::string message) {
@@ -38,9 +38,11 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   d.events = std::move(replay.events);
   d.received = std::move(replay.received);
   d.wanted_topics = std::move(replay.wanted_topics);
+  d.wanted_ids = std::move(replay.wanted_ids);
+  d.children = std::move(replay.children);
   for (auto& [key, set] : replay.published) d.published.push_back({key, std::move(set.first), set.second});
-  if (!d.wanted_topics.empty()) {
-    d.status = pg::RunStatus::running;  // not to be committed: the caller reads the inbox and decides again
+  if (!d.complete()) {
+    d.status = pg::RunStatus::running;  // not to be committed: the caller reads what it wants and decides again
     return d;
   }
   if (!d.ended()) {

@@ -11,6 +11,7 @@
 
 #include "pg/records.hpp"
 #include "base/registry.hpp"
+#include "replay/child_ids.hpp"
 #include "replay/inbox.hpp"
 #include "replay/journal.hpp"
 
@@ -28,13 +29,20 @@ struct Decisions {
   // and decide again; these decisions are not to be committed.
   std::set<std::string> wanted_topics;
   Json published = Json::array();  // events set, the latest per key: [key, value, step]
+  // Children started; they start even when the run ended with this replay (its parent-close
+  // policy then applies to them as to any other).
+  std::vector<pg::NewChild> children;
+  // Non-empty: the code started children under these ids before they were read. Read them and
+  // decide again; these decisions are not to be committed.
+  std::set<std::string> wanted_ids;
+  bool complete() const { return wanted_topics.empty() && wanted_ids.empty(); }
   bool ended() const { return status != pg::RunStatus::running; }
 };
 
 // Runs the code of `journal.name` from `registry` against the journal, with `now_us` as the
-// clock for timers and now(), and `inbox` for receives. Throws UnknownWorkflow when the registry
-// does not know it.
+// clock for timers and now(), `inbox` for receives and `ids` for children's starts. Throws
+// UnknownWorkflow when the registry does not know it.
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
-                 std::int64_t now_us, const Inbox& inbox = Inbox::unread());
+                 std::int64_t now_us, const Inbox& inbox = Inbox::unread(), const ChildIds& ids = ChildIds::unread());
 
 }  // namespace durable::detail

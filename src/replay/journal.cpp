@@ -14,6 +14,7 @@ std::string describe(StepKind kind, const std::string& name) {
     case StepKind::receive: return fmt::format("receive('{}')", name);
     case StepKind::publish: return fmt::format("set_event('{}')", name);
     case StepKind::wait: return fmt::format("wait_any over steps {}", name);
+    case StepKind::child: return fmt::format("child workflow '{}'", name);
   }
   return "?";
 }
@@ -47,6 +48,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     case pg::EventKind::workflow_started:
       input = e.data.at("input");
       schedule = e.data.value("schedule", Json());
+      depth = e.data.value("depth", 0);
       break;
     case pg::EventKind::activity_scheduled: open(StepKind::activity); break;
     case pg::EventKind::activity_completed: {
@@ -93,6 +95,29 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       StepRecord& r = open(StepKind::wait);
       r.done = true;
       r.value = e.data.at("index");
+      break;
+    }
+    case pg::EventKind::child_started: open(StepKind::child).child_id = e.data.at("workflow_id"); break;
+    case pg::EventKind::child_start_failed: {
+      StepRecord& r = open(StepKind::child);
+      r.child_id = e.data.at("workflow_id");
+      r.done = r.failed = true;
+      r.status = "taken";
+      r.value = e.data;
+      break;
+    }
+    case pg::EventKind::child_completed: {
+      StepRecord& r = at();
+      r.done = true;
+      r.value = e.data.at("result");
+      break;
+    }
+    case pg::EventKind::child_failed: {
+      StepRecord& r = at();
+      r.done = r.failed = true;
+      r.status = e.data.value("status", "failed");
+      r.error_type = e.data.value("error_type", "");
+      r.error_message = e.data.value("error_message", "");
       break;
     }
     case pg::EventKind::workflow_completed:

@@ -11,18 +11,24 @@
 
 namespace durable::detail {
 
-enum class StepKind { activity, timer, side_effect, receive, publish, wait };
+enum class StepKind { activity, timer, side_effect, receive, publish, wait, child };
 
 struct StepRecord {
   StepKind kind = StepKind::activity;
   // The activity's name; "now" or "uuid" for side effects; empty for timers; a receive's topic; a
-  // published event's key; the steps a wait_any waited on ("2,5").
+  // published event's key; the steps a wait_any waited on ("2,5"); a child's workflow name.
   std::string name;
-  bool done = false;   // the activity finished, the timer fired, the receive returned (side effects are done at once)
+  std::string child_id;  // a child's workflow id
+  // The activity or child finished, the timer fired, the receive returned (side effects are done
+  // at once). A child whose id was taken is done and failed at once, with its status "taken".
+  bool done = false;
   bool empty = false;  // a receive that returned nothing: its time ran out
   bool failed = false;
-  Json value;  // activity result, side-effect value, message payload, or the index a wait_any chose
+  // Activity or child result, side-effect value, message payload, the index a wait_any chose; for
+  // a child whose id was taken, the run holding it: {"run_id", "status"}.
+  Json value;
   std::string error_type, error_message;
+  std::string status;  // a child that failed: "failed" or "cancelled"; "taken" when it never started
   int attempts = 0;
   std::int64_t fire_at_us = 0;  // timers; a receive's deadline (-1: none)
 };
@@ -35,6 +41,7 @@ struct JournalCache {
   int next_seq = 0;  // events [0, next_seq) are applied
   Json input;
   Json schedule;  // the schedule fire that started the run, or null
+  int depth = 0;  // 0 for a run started by a call, schedule or trigger; its parent's + 1 for a child
   std::vector<StepRecord> steps;
 
   void apply(const pg::JournalEvent& event);

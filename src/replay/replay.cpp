@@ -3,20 +3,24 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "base/checks.hpp"
 #include "pg/records.hpp"
 #include "base/uuid.hpp"
+#include "durable/start_options.hpp"
 
 namespace durable::detail {
 
 Replay::Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
-               const Registry& registry, const Inbox& inbox)
+               const Registry& registry, const Inbox& inbox, const ChildIds& ids)
     : workflow_id_(std::move(workflow_id)),
       workflow_name_(std::move(workflow_name)),
       journal_(journal),
       now_us_(now_us),
       registry_(registry),
-      inbox_(inbox) {}
+      inbox_(inbox),
+      ids_(ids) {}
 
 void Replay::suspend() {
   suspended_ = true;
@@ -315,6 +319,88 @@ void Replay::set_event(const std::string& key, Json value) {
   add_step(StepKind::publish, key).done = true;
   add_event(pg::EventKind::event_set, step, key, {{"value", value}});
   published[key] = {std::move(value), step};
+}
+
+namespace {
+
+std::vector<std::string> replaceable_statuses(IdReusePolicy policy) {
+  switch (policy) {
+    case IdReusePolicy::reject_duplicate: return {};
+    case IdReusePolicy::allow_if_failed: return {"failed", "cancelled"};
+    case IdReusePolicy::allow_if_ended: return {"completed", "failed", "cancelled"};
+  }
+  return {};
+}
+
+}  // namespace
+
+int Replay::start_child(const std::string& name, const std::string& child_id, Json input, const ChildOptions& options) {
+  check_workflow_id(child_id);
+  check_payload(input, fmt::format("the input of child workflow '{}'", child_id));
+  const int step = next_step_++;
+  if (const StepRecord* r = replayed(step, StepKind::child, name)) {
+    if (r->child_id != child_id) {
+      nondeterminism_.emplace(fmt::format(
+          "workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds a child '{}' under id "
+          "'{}' but the code asked for one under id '{}'; version the change or start new runs under a new "
+          "workflow name",
+          workflow_id_, workflow_name_, step, name, r->child_id, child_id));
+      throw *nondeterminism_;
+    }
+    if (r->status == "taken") {
+      throw WorkflowAlreadyStarted(child_id, r->value.value("run_id", ""), r->value.value("status", ""));
+    }
+    return step;
+  }
+  // New ground: checked before the start exists, so bad input starts nothing.
+  if (journal_.depth >= max_child_depth) {
+    throw ChildDepthExceeded(
+        fmt::format("workflow '{}' ({}) cannot start child '{}': it is nested {} deep already, the most durable allows "
+                    "(max_child_depth); look for a workflow that starts itself without end",
+                    workflow_id_, workflow_name_, child_id, journal_.depth));
+  }
+  registry_.workflow(name).check_input(input);
+  StepRecord& r = add_step(StepKind::child, name);
+  r.child_id = child_id;
+  std::vector<std::string> replaceable = replaceable_statuses(options.id_reuse);
+  std::optional<pg::TakenId> holder;
+  for (const pg::NewChild& c : children) {
+    if (c.workflow_id == child_id) holder = pg::TakenId{c.run_id, pg::RunStatus::running};  // started just now
+  }
+  if (!holder) {
+    const auto read = ids_.latest.find(child_id);
+    if (read == ids_.latest.end()) {
+      // Not read yet: go on as if it were free, to learn every id this replay starts children under.
+      wanted_ids.insert(child_id);
+      return step;
+    }
+    holder = read->second;
+  }
+  const bool free =
+      !holder || std::find(replaceable.begin(), replaceable.end(), pg::to_text(holder->status)) != replaceable.end();
+  if (!free) {
+    const std::string status(pg::to_text(holder->status));
+    r.done = r.failed = true;
+    r.status = "taken";
+    r.value = {{"workflow_id", child_id}, {"run_id", holder->run_id}, {"status", status}};
+    add_event(pg::EventKind::child_start_failed, step, name, r.value);
+    throw WorkflowAlreadyStarted(child_id, holder->run_id, status);
+  }
+  const std::string parent_close = options.parent_close == ParentClosePolicy::abandon ? "abandon" : "cancel";
+  pg::NewChild child{step,  child_id,     time_ordered_uuid(), name,
+                     input, parent_close, journal_.depth + 1,  std::move(replaceable)};
+  add_event(pg::EventKind::child_started, step, name,
+            {{"workflow_id", child_id}, {"run_id", child.run_id}, {"parent_close", parent_close}, {"input", input}});
+  children.push_back(std::move(child));
+  return step;
+}
+
+Json Replay::await_child(int step) {
+  if (suspended_) suspend();
+  const StepRecord& r = record(step);
+  if (!r.done) suspend();
+  if (r.failed) throw ChildWorkflowFailed(r.child_id, r.name, r.status, r.error_type, r.error_message);
+  return r.value;
 }
 
 std::int64_t Replay::wake_at_us() const {

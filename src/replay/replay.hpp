@@ -12,6 +12,7 @@
 #include "durable/workflow.hpp"
 #include "base/registry.hpp"
 #include "pg/records.hpp"
+#include "replay/child_ids.hpp"
 #include "replay/inbox.hpp"
 #include "replay/journal.hpp"
 
@@ -24,7 +25,7 @@ struct Suspend {};
 class Replay {
  public:
   Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
-         const Registry& registry, const Inbox& inbox = Inbox::unread());
+         const Registry& registry, const Inbox& inbox = Inbox::unread(), const ChildIds& ids = ChildIds::unread());
 
   const std::string& workflow_id() const { return workflow_id_; }
   const Json& schedule_context() const { return journal_.schedule; }
@@ -43,6 +44,11 @@ class Replay {
   std::size_t wait_any(const std::vector<int>& steps);
   std::string send(const std::string& workflow_id, const std::string& topic, Json payload, const SendOptions& options);
   void set_event(const std::string& key, Json value);
+  // Starts child workflow `name` under `child_id`, or journals that the id is taken and throws
+  // WorkflowAlreadyStarted (again on every replay).
+  int start_child(const std::string& name, const std::string& child_id, Json input, const ChildOptions& options);
+  // The child's result; throws ChildWorkflowFailed when it failed or was cancelled.
+  Json await_child(int step);
 
   // After the workflow function returned or threw: what to commit.
   std::vector<pg::NewEvent> events;           // new journal events, in step order
@@ -52,6 +58,10 @@ class Replay {
   // read them and replay again. Nothing of this replay may be committed while any remain.
   std::set<std::string> wanted_topics;
   std::map<std::string, std::pair<Json, int>> published;  // events set: key -> (latest value, its step)
+  std::vector<pg::NewChild> children;                     // children started
+  // Child ids the code started children under before they were read: read them and replay again.
+  // This replay went on as if they were free; nothing of it may be committed while any remain.
+  std::set<std::string> wanted_ids;
   bool suspended() const { return suspended_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
@@ -82,6 +92,7 @@ class Replay {
   std::int64_t now_us_;
   const Registry& registry_;
   const Inbox& inbox_;
+  const ChildIds& ids_;
   std::map<std::string, std::size_t> taken_;  // per topic: messages of inbox_ taken
   int next_step_ = 0;
   std::vector<StepRecord> new_steps_;  // steps this replay added beyond the journal

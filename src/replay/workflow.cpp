@@ -56,4 +56,11 @@ std::string WorkflowContext::send_payload(const std::string& workflow_id, const 
   return replay_.send(workflow_id, topic, std::move(payload), options);
 }
 
+int WorkflowContext::start_child_step(const std::string& name, const std::string& child_id, Json input,
+                                      const ChildOptions& options) {
+  return replay_.start_child(name, child_id, std::move(input), options);
+}
+
+Json WorkflowContext::await_child(int step) { return replay_.await_child(step); }
+
 }  // namespace durable

@@ -7,6 +7,7 @@
 #include "support/process.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
+#include "support/workers.hpp"
 
 using namespace durable;
 using namespace durable::test;
@@ -21,27 +22,6 @@ long long messages(const TestDb& db, const std::string& workflow_id, const std::
 }
 
 #ifdef DURABLE_TEST_WORKER
-// The worker's exit code once it exits on its own within `limit`; else it is killed and -1.
-int exit_within(pid_t pid, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(20ms);
-  }
-  kill(pid, SIGKILL);
-  wait_for(pid);
-  return -1;
-}
-
-// A worker serving every test definition with these failpoints.
-pid_t worker_with(const TestDb& db, const std::string& failpoints) {
-  return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_FAILPOINTS=" + failpoints});
-}
-
-// Past every lease a killed worker held, by the database clock.
-void past_its_leases(const TestDb& db) { testing::advance_clock(db.url(), db.schema(), std::chrono::minutes{2}); }
-
 // The run's result once a first worker died at its fourth inbox read (a message taken, not
 // committed), a second at its third, and a third finished it.
 template <typename Handle>
@@ -89,9 +69,6 @@ std::unique_ptr<Engine> after_a_late_message(const TestDb& db, const std::string
   return engine;
 }
 
-struct FailpointsOff {
-  ~FailpointsOff() { detail::configure_failpoints(""); }
-};
 }  // namespace
 
 TEST_CASE("messages sent while every engine is down are received, in send order, when one starts", "[pg][messages]") {

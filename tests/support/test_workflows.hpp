@@ -256,6 +256,78 @@ struct ProgressWorkflow {
   }
 };
 
+// The child of the fan-out tests: n + n, computed in an activity.
+struct DoubleWorkflow {
+  static constexpr auto name = "double";
+  int operator()(WorkflowContext& ctx, const int& n) { return ctx.call<AddActivity>(Pair{n, n}); }
+};
+
+// Starts `count` children "<own id>/<i>" (DoubleWorkflow of i, i = 1..count) before awaiting
+// any, and returns the sum of their results: count * (count + 1).
+struct FanOutWorkflow {
+  static constexpr auto name = "fan_out";
+  int operator()(WorkflowContext& ctx, const int& count) {
+    std::vector<ChildFuture<int>> children;
+    for (int i = 1; i <= count; ++i) {
+      children.push_back(ctx.start_child<DoubleWorkflow>(ctx.workflow_id() + "/" + std::to_string(i), i));
+    }
+    int sum = 0;
+    for (auto& child : children) sum += child.get();
+    return sum;
+  }
+};
+
+// Calls a child of workflow `name` ("double", "failing", "sleeper", ...) under `child_id` with
+// `input`, and says how it went: "result <json>", "taken <status of the run holding the id>" or
+// "failed <status> <error type>: <message>".
+struct CallChildInput {
+  std::string child_id;
+  std::string name = "double";
+  nlohmann::json input = 1;
+  bool reuse_if_ended = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CallChildInput, child_id, name, input, reuse_if_ended)
+
+struct CallChildWorkflow {
+  static constexpr auto name = "call_child";
+  std::string operator()(WorkflowContext& ctx, const CallChildInput& in) {
+    ChildOptions options;
+    if (in.reuse_if_ended) options.id_reuse = IdReusePolicy::allow_if_ended;
+    try {
+      return "result " +
+             ctx.call_child(WorkflowRef<nlohmann::json, nlohmann::json>{in.name}, in.child_id, in.input, options)
+                 .dump();
+    } catch (const WorkflowAlreadyStarted& e) {
+      // An activity after it: its completion replays the start, which must throw the same.
+      return "taken " + ctx.call<EchoActivity>(e.existing_status());
+    } catch (const ChildWorkflowFailed& e) {
+      return "failed " + e.status() + " " + e.error_type() + ": " + e.error_message();
+    }
+  }
+};
+
+// Starts a chain of `depth` more levels of itself ("<id>/c"), the last of which waits for a "go"
+// message; each level returns what the level below returned.
+struct NestInput {
+  int depth = 0;
+  bool abandon = false;  // the children's parent-close policy: abandon instead of cancel
+  bool wait = true;      // false: start the child and end at once, without awaiting it
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NestInput, depth, abandon, wait)
+
+struct NestWorkflow {
+  static constexpr auto name = "nest";
+  std::string operator()(WorkflowContext& ctx, const NestInput& in) {
+    if (in.depth == 0) return ctx.receive<std::string>("go");
+    ChildOptions options;
+    if (in.abandon) options.parent_close = ParentClosePolicy::abandon;
+    auto child =
+        ctx.start_child<NestWorkflow>(ctx.workflow_id() + "/c", NestInput{in.depth - 1, in.abandon, true}, options);
+    if (!in.wait) return "left";
+    return child.get();
+  }
+};
+
 inline void register_all(Engine& engine) {
   engine.add<AddActivity>()
       .add<EchoActivity>()
@@ -276,7 +348,11 @@ inline void register_all(Engine& engine) {
       .add<FirstOfWorkflow>()
       .add<RaceWorkflow>()
       .add<RelayWorkflow>()
-      .add<ProgressWorkflow>();
+      .add<ProgressWorkflow>()
+      .add<DoubleWorkflow>()
+      .add<FanOutWorkflow>()
+      .add<CallChildWorkflow>()
+      .add<NestWorkflow>();
 }
 
 }  // namespace durable::test

@@ -290,3 +290,120 @@ TEST_CASE("wait_any over no futures is refused", "[unit][replay][wait_any]") {
   expect_throw<InvalidArgument>([&] { (void)ctx.wait_any(std::vector<TimerFuture>{}); }, "wf-3", "no futures");
   CHECK(replay.events.empty());
 }
+
+namespace {
+Registry child_registry() {
+  Registry r = test_registry();
+  r.workflows.emplace("double", make_workflow<int>("double", [] { return test::DoubleWorkflow{}; }));
+  return r;
+}
+void start(JournalCache& journal, int depth = 0) {
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}, {"depth", depth}}));
+}
+}  // namespace
+
+TEST_CASE("children's starts go on past ids not read yet, to learn them all in one round", "[unit][replay][children]") {
+  Registry registry = child_registry();
+  JournalCache journal;
+  start(journal);
+  Replay replay("parent", "p", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  auto a = ctx.start_child<test::DoubleWorkflow>("a", 1);
+  auto b = ctx.start_child<test::DoubleWorkflow>("b", 2);
+  CHECK_THROWS_AS(a.get(), Suspend);
+  CHECK(replay.wanted_ids == std::set<std::string>{"a", "b"});
+  CHECK(replay.children.empty());  // nothing to commit from this replay
+  CHECK(replay.events.empty());
+}
+
+TEST_CASE("a child under a free id is started and journaled; a taken one throws and is journaled",
+          "[unit][replay][children]") {
+  Registry registry = child_registry();
+  JournalCache journal;
+  start(journal, 2);
+  ChildIds ids;
+  ids.latest["free"] = std::nullopt;
+  ids.latest["busy"] = pg::TakenId{"run-busy", pg::RunStatus::running};
+  ids.latest["done"] = pg::TakenId{"run-done", pg::RunStatus::completed};
+  Replay replay("parent", "p", journal, 1000, registry, Inbox::unread(), ids);
+  WorkflowContext ctx(replay);
+  auto free = ctx.start_child<test::DoubleWorkflow>("free", 1, {.parent_close = ParentClosePolicy::abandon});
+  REQUIRE(replay.children.size() == 1);
+  CHECK(replay.children[0].workflow_id == "free");
+  CHECK(replay.children[0].depth == 3);
+  CHECK(replay.children[0].parent_close == "abandon");
+  CHECK(replay.events.back().kind == pg::EventKind::child_started);
+  CHECK(free.workflow_id() == "free");
+
+  auto busy = expect_throw<WorkflowAlreadyStarted>([&] { ctx.start_child<test::DoubleWorkflow>("busy", 1); });
+  CHECK(busy.existing_run_id() == "run-busy");
+  CHECK(busy.existing_status() == "running");
+  CHECK(replay.events.back().kind == pg::EventKind::child_start_failed);
+  // Ended: taken under the default policy, room under allow_if_ended.
+  CHECK_THROWS_AS(ctx.start_child<test::DoubleWorkflow>("done", 1), WorkflowAlreadyStarted);
+  ctx.start_child<test::DoubleWorkflow>("done", 1, {.id_reuse = IdReusePolicy::allow_if_ended});
+  CHECK(replay.children.back().replaceable == std::vector<std::string>{"completed", "failed", "cancelled"});
+  // A second start under an id this replay started a child under finds it taken.
+  CHECK_THROWS_AS(ctx.start_child<test::DoubleWorkflow>("free", 1), WorkflowAlreadyStarted);
+  CHECK(replay.children.size() == 2);
+  CHECK(replay.wanted_ids.empty());
+}
+
+TEST_CASE("journaled children replay: their results, their failures, and a taken id throws again",
+          "[unit][replay][children]") {
+  Registry registry = child_registry();
+  JournalCache journal;
+  start(journal);
+  journal.apply(
+      event(1, "child_start_failed", 0, "double", {{"workflow_id", "x"}, {"run_id", "r0"}, {"status", "failed"}}));
+  journal.apply(event(2, "child_started", 1, "double", {{"workflow_id", "y"}, {"run_id", "r1"}}));
+  journal.apply(event(3, "child_started", 2, "double", {{"workflow_id", "z"}, {"run_id", "r2"}}));
+  journal.apply(event(4, "child_completed", 1, "double", {{"result", 14}}));
+  journal.apply(
+      event(5, "child_failed", 2, "double",
+            {{"status", "cancelled"}, {"error_type", "durable::WorkflowCancelled"}, {"error_message", "gone"}}));
+  Replay replay("parent", "p", journal, 1000, registry);  // no ids read: none are needed
+  WorkflowContext ctx(replay);
+  auto taken = expect_throw<WorkflowAlreadyStarted>([&] { ctx.start_child<test::DoubleWorkflow>("x", 1); });
+  CHECK(taken.existing_run_id() == "r0");
+  CHECK(ctx.call_child<test::DoubleWorkflow>("y", 7) == 14);
+  auto failed = expect_throw<ChildWorkflowFailed>([&] { ctx.call_child<test::DoubleWorkflow>("z", 1); });
+  CHECK(failed.workflow_id() == "z");
+  CHECK(failed.status() == "cancelled");
+  CHECK(failed.error_type() == "durable::WorkflowCancelled");
+  CHECK(replay.events.empty());
+  CHECK(replay.children.empty());
+  CHECK(replay.wanted_ids.empty());
+}
+
+TEST_CASE("a child under another id than the journal holds is a non-determinism error", "[unit][replay][children]") {
+  Registry registry = child_registry();
+  JournalCache journal;
+  start(journal);
+  journal.apply(event(1, "child_started", 0, "double", {{"workflow_id", "y"}, {"run_id", "r1"}}));
+  Replay replay("parent", "p", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  expect_throw<NonDeterminismError>([&] { ctx.start_child<test::DoubleWorkflow>("other", 1); },
+                                    "journal holds a child 'double' under id 'y'");
+}
+
+TEST_CASE("starting a child at the depth limit, or with bad input, throws and starts nothing",
+          "[unit][replay][children][bad_input]") {
+  Registry registry = child_registry();
+  JournalCache deep;
+  start(deep, max_child_depth);
+  Replay replay("deep", "p", deep, 1000, registry);
+  WorkflowContext ctx(replay);
+  expect_throw<ChildDepthExceeded>([&] { ctx.start_child<test::DoubleWorkflow>("a", 1); }, "nested 32 deep");
+  CHECK(replay.events.empty());
+
+  JournalCache journal;
+  start(journal);
+  Replay other("p", "p", journal, 1000, registry);
+  WorkflowContext ctx2(other);
+  CHECK_THROWS_AS(ctx2.start_child<test::DoubleWorkflow>("", 1), InvalidWorkflowId);
+  CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<int, int>{"nope"}, "a", 1), UnknownWorkflow);
+  CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<std::string, int>{"double"}, "a", "not a number"), PayloadError);
+  CHECK(other.events.empty());
+  CHECK(other.wanted_ids.empty());
+}

@@ -1,0 +1,47 @@
+// Failpoints for crash tests: in this process, or in worker processes started with them and
+// waited for, with the database clock moved past the leases of those killed.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "base/failpoint.hpp"
+#include "support/process.hpp"
+#include "support/test_db.hpp"
+
+namespace durable::test {
+
+using namespace std::chrono_literals;
+
+// Turns this process's failpoints off when it goes out of scope.
+struct FailpointsOff {
+  ~FailpointsOff() { detail::configure_failpoints(""); }
+};
+
+#ifdef DURABLE_TEST_WORKER
+
+// The worker's exit code once it exits on its own within `limit`; else it is killed and -1.
+inline int exit_within(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(20ms);
+  }
+  kill(pid, SIGKILL);
+  wait_for(pid);
+  return -1;
+}
+
+// A worker serving every test definition with these failpoints.
+inline pid_t worker_with(const TestDb& db, const std::string& failpoints) {
+  return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_FAILPOINTS=" + failpoints});
+}
+
+// Past every lease a killed worker held, by the database clock.
+inline void past_its_leases(const TestDb& db) { testing::advance_clock(db.url(), db.schema(), std::chrono::minutes{2}); }
+
+#endif
+
+}  // namespace durable::test
