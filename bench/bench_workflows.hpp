@@ -36,6 +36,20 @@ struct PingReceiver {
   }
 };
 
+// Starts `count` one-step NoopChain children at once, awaits them all and sums their results (0).
+struct NoopFanOut {
+  static constexpr auto name = "noop_fan_out";
+  int operator()(durable::WorkflowContext& ctx, const int& count) {
+    std::vector<durable::ChildFuture<int>> children;
+    for (int i = 0; i < count; ++i) {
+      children.push_back(ctx.start_child<NoopChain>(ctx.workflow_id() + "/" + std::to_string(i), 1));
+    }
+    int sum = 0;
+    for (auto& child : children) sum += child.get();
+    return sum;
+  }
+};
+
 using ChainHandle = durable::WorkflowHandle<int>;
 
 void register_definitions(durable::Engine& engine);

@@ -3,7 +3,7 @@
 // and write transactions it costs PostgreSQL per step, and the management API with a million
 // runs in the tables.
 //
-//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages]
+//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children]
 //
 // The database is durable::testing::database_url(): $DURABLE_DATABASE_URL, or a throwaway
 // cluster. Every measurement works in a fresh schema and drops it afterwards. Results go to
@@ -58,8 +58,8 @@ double parse_scale(const std::string& text) {
   return scale;
 }
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency", "scaling",
-                                                    "replay",    "runs",       "messages"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling",
+                                                    "replay",    "runs",       "messages", "children"};
 
 struct Config {
   double scale = 1.0;  // multiplies every workflow, job and loaded row count (not the 1000 steps of the long run)
@@ -238,6 +238,10 @@ void print_aims(const std::vector<Result>& results) {
                        fmt::format("<= {:.1f}x", aim_replay_ratio)});
     } else if (bench == "runs") {
       lines.push_back(runs_aim(r));
+    } else if (bench == "children") {
+      lines.push_back(
+          {fmt::format("children/s vs top-level runs/s, {} children of one parent", r["fan_out"].get<int>()),
+           ratio_text(r, "ratio"), fmt::format(">= {:.1f}x", aim_children_ratio)});
     } else if (bench == "send_to_receive") {
       lines.push_back({"idle send-to-receive p50, receiver in another process",
                        fmt::format("{:.1f} ms", r["p50_ms"].get<double>()),
@@ -268,6 +272,11 @@ void print_table(const std::vector<Result>& results) {
         "max {:.1f} ms\n",
         r["messages"].get<int>(), r["p50_ms"].get<double>(), r["p99_ms"].get<double>(), r["max_ms"].get<double>());
   }
+  for (const auto& r : of_kind(results, "children")) {
+    fmt::print("\nchildren: {} rounds of {}: {:.0f} children/s, {:.0f} top-level 1-step runs/s\n",
+               r["rounds"].get<int>(), r["fan_out"].get<int>(), r["children_per_s"].get<double>(),
+               r["top_level_runs_per_s"].get<double>());
+  }
   print_aims(results);
   std::fflush(stdout);
 }
@@ -282,6 +291,7 @@ constexpr int raw_queue_jobs = 10'000;
 constexpr int one_step_workflows = 1000;
 constexpr int ten_step_workflows = 400;  // also each scaling run, and each of the runs measurement
 constexpr int latency_runs = 200;
+constexpr int children_rounds = 10;  // of 100 children, and 100 top-level runs
 constexpr int replay_short_runs = 20;
 constexpr int queued_tasks = 100'000;
 constexpr int completed_workflows = 1'000'000;
@@ -343,6 +353,7 @@ int run_benchmarks(const Config& config) {
   }
   if (config.wants("replay")) report(measure_replay(url, config.scaled(replay_short_runs)));
   if (config.wants("messages")) report(measure_send_to_receive(url, config.scaled(latency_runs)));
+  if (config.wants("children")) report(measure_children(url, config.scaled(children_rounds), 100));
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
                  report);

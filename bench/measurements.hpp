@@ -113,6 +113,15 @@ inline constexpr double aim_send_to_receive_p50_ms = 5.0;  // idle
 // statement of the replay commit that received it.
 Result measure_send_to_receive(const std::string& url, int messages);
 
+// ---- children.cpp: child workflows (issue 17) -----------------------------------------------
+
+inline constexpr double aim_children_ratio = 0.8;  // children/s to top-level runs/s
+
+// `rounds` rounds on one in-process engine, each: a parent that starts `fan_out` 1-step children
+// at once and awaits them all, and `fan_out` 1-step top-level runs started and awaited from
+// outside (which goes first alternates). Reports both rates, summed over the rounds.
+Result measure_children(const std::string& url, int rounds, int fan_out);
+
 // ---- replay.cpp ------------------------------------------------------------------------------
 
 inline constexpr double aim_replay_ratio = 1.2;
