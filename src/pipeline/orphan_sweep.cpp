@@ -19,7 +19,8 @@ void OrphanSweep::loop() {
     }
     const auto until = std::chrono::steady_clock::now() + every_;
     while (!stopping_.load() && std::chrono::steady_clock::now() < until) {
-      signals_.schedule_work.wait_for(seen, std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()));
+      signals_.schedule_work.wait_for(seen,
+                                      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()));
       seen = signals_.schedule_work.generation();
     }
   }

@@ -103,7 +103,8 @@ TEST_CASE_METHOD(RunningEngine, "children whose parent ended while they were mis
   auto root = engine.start_workflow<NestWorkflow>("swept", NestInput{2});
   REQUIRE(wait_until([&] { return waiting_for_go(db, "swept/c/c"); }));
   // Ended behind the engine's back, as by an engine that died before cancelling its children.
-  db.query("UPDATE {s}.workflows SET status = 'failed', error_type = 'x', ended_at = now() WHERE workflow_id = 'swept'");
+  db.query(
+      "UPDATE {s}.workflows SET status = 'failed', error_type = 'x', ended_at = now() WHERE workflow_id = 'swept'");
   CHECK(wait_until([&] { return status_of(db, "swept/c/c") == "cancelled"; }, 20s));
   CHECK(status_of(db, "swept/c") == "cancelled");
 }
@@ -120,7 +121,8 @@ TEST_CASE("a child id taken after the parent's replay read it refuses the commit
   // for it for good.
   CHECK(parent.result(30s) == "taken running");
   CHECK(runs_of(env.db, "contested") == 1);
-  CHECK(env.db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'contested' AND started_by = 'call'") == 1);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'contested' AND started_by = 'call'") ==
+        1);
 }
 
 #ifdef DURABLE_TEST_WORKER

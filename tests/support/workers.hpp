@@ -40,7 +40,9 @@ inline pid_t worker_with(const TestDb& db, const std::string& failpoints) {
 }
 
 // Past every lease a killed worker held, by the database clock.
-inline void past_its_leases(const TestDb& db) { testing::advance_clock(db.url(), db.schema(), std::chrono::minutes{2}); }
+inline void past_its_leases(const TestDb& db) {
+  testing::advance_clock(db.url(), db.schema(), std::chrono::minutes{2});
+}
 
 #endif
 
