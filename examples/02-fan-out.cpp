@@ -62,7 +62,12 @@ int main() {
   auto r = engine.start_workflow(reminder, "remind-ada", "ada");
   std::this_thread::sleep_for(200ms);
   fmt::print("reminder is {}\n", durable::to_string(r.status()));  // running: sleeping for a day
-  r.cancel();
+  r.cancel("ada has been reminded already");                       // its code sees WorkflowCancelled in its sleep
+  try {
+    r.result(30s);
+  } catch (const durable::WorkflowCancelled& e) {
+    fmt::print("reminder: {}\n", e.what());
+  }
   const durable::WorkflowStatus status = r.status();
   fmt::print("reminder is {}\n", durable::to_string(status));  // cancelled
   // [run]

@@ -31,7 +31,7 @@
 //       ├── ChildWorkflowFailed        seen inside a workflow: a child run failed or was cancelled
 //       ├── NonDeterminismError        workflow code asked for something else than its journal holds
 //       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
-//       ├── WorkflowCancelled          from result(): the run was cancelled
+//       ├── WorkflowCancelled          in a workflow: its run is being cancelled; from result(): it was
 //       ├── Timeout                    from result(): the wait ran out; the run goes on
 //       └── DatabaseError              PostgreSQL could not be reached or refused a statement
 //           ├── DatabaseUnavailable    connection lost, server down or restarting, after retrying: try later
@@ -240,9 +240,16 @@ class WorkflowFailed : public Error {
   std::string workflow_id_, error_type_;
 };
 
+// Thrown inside a workflow at its current await (or next durable call) once a cancel of its run
+// was requested: catch it to clean up (activities still run), then rethrow to end the run as
+// cancelled. Thrown by result() of a run that ended cancelled.
 class WorkflowCancelled : public Error {
  public:
-  explicit WorkflowCancelled(const std::string& workflow_id);
+  explicit WorkflowCancelled(const std::string& workflow_id, std::string reason = {});
+  const std::string& reason() const noexcept { return reason_; }  // as given to cancel(); may be empty
+
+ private:
+  std::string reason_;
 };
 
 class Timeout : public Error {

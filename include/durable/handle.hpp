@@ -37,9 +37,13 @@ class UntypedWorkflowHandle {
   // setting one. Throws InvalidTopic for a bad key.
   std::optional<Json> get_event_json(const std::string& key, Duration timeout = Duration{0}) const;
 
-  // Cancels a running workflow: it is not run again and its pending activities are dropped.
-  // Returns false when the run had already ended.
-  bool cancel() const;
+  // Asks the run to cancel, for `reason`. Its code sees WorkflowCancelled thrown from its current
+  // await (or next durable call), soon, on whichever engine runs it; its activities still
+  // unfinished are dropped (running bodies see ActivityContext::cancelled() within a second). The
+  // code may catch it and clean up with more activities; the run ends cancelled when the error
+  // escapes. Returns false when the run had already ended; true when it runs (asked now, or before:
+  // a second ask changes nothing). Runs::terminate ends a run at once, without its code.
+  bool cancel(const std::string& reason = {}) const;
 
  private:
   std::shared_ptr<detail::EngineCore> core_;

@@ -169,8 +169,13 @@ class Runs {
   // the same input) up to the number of steps the source journaled.
   UntypedWorkflowHandle fork(const std::string& run_id, int from_step, const OperatorAction& action,
                              const ForkOptions& options = {});
-  // False when the run had ended already (nothing is recorded then).
+  // Asks a running run to cancel, as UntypedWorkflowHandle::cancel does, for action.reason. False
+  // when the run had ended already; true when it runs (recorded only when this call asked).
   bool cancel(const std::string& run_id, const OperatorAction& action);
+  // Ends a running run as cancelled at once: its code is not told and runs no cleanup, its tasks
+  // are dropped, and its children are asked to cancel (per their parent-close policy). For a run
+  // no engine runs any more. False when the run had ended already (nothing is recorded then).
+  bool terminate(const std::string& run_id, const OperatorAction& action);
   // Deletes an ended run and its history. If it was its id's latest run, the newest one left is.
   void remove(const std::string& run_id, const OperatorAction& action);
   // Deletes ended runs that ended before `ended_before`, with their history, in transactions of at

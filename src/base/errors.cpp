@@ -61,7 +61,9 @@ ChildWorkflowFailed::ChildWorkflowFailed(std::string workflow_id, std::string wo
 WorkflowFailed::WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message)
     : Error(error_message), workflow_id_(std::move(workflow_id)), error_type_(std::move(error_type)) {}
 
-WorkflowCancelled::WorkflowCancelled(const std::string& workflow_id)
-    : Error(fmt::format("workflow '{}' was cancelled", workflow_id)) {}
+WorkflowCancelled::WorkflowCancelled(const std::string& workflow_id, std::string reason)
+    : Error(reason.empty() ? fmt::format("workflow '{}' was cancelled", workflow_id)
+                           : fmt::format("workflow '{}' was cancelled: {}", workflow_id, reason)),
+      reason_(std::move(reason)) {}
 
 }  // namespace durable

@@ -54,7 +54,7 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
           throw NonDeterminismError(row->error_message);
         }
         throw WorkflowFailed(id_, row->error_type, row->error_message);
-      case WorkflowStatus::cancelled: throw WorkflowCancelled(id_);
+      case WorkflowStatus::cancelled: throw WorkflowCancelled(id_, row->error_message);  // the reason, if one was given
       case WorkflowStatus::running: break;
     }
     const auto now = std::chrono::steady_clock::now();
@@ -89,10 +89,9 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
   }
 }
 
-bool UntypedWorkflowHandle::cancel() const {
-  const bool cancelled = core_->store().cancel_run(run_id_);
-  if (cancelled) core_->run_cancelled(run_id_);
-  return cancelled;
+bool UntypedWorkflowHandle::cancel(const std::string& reason) const {
+  // Its end, when its code has cleaned up, wakes result() as any other end does.
+  return core_->store().request_cancel(run_id_, reason);
 }
 
 }  // namespace durable

@@ -211,6 +211,16 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
                     "over) to {} (after its last step)",
                     run_id, from_step, steps - 1, steps));
   }
+  // A child that had not ended belongs to the source run: the copy would wait for it for good.
+  for (int step = 0; step < from_step; ++step) {
+    const auto& s = journal.steps[static_cast<std::size_t>(step)];
+    if (s.kind == detail::StepKind::child && !s.done) {
+      throw InvalidRunState(fmt::format(
+          "cannot fork run {} from step {}: its child '{}' (step {}) had not ended, and it belongs to the source "
+          "run; fork from step {} or earlier",
+          run_id, from_step, s.child_id, step, step));
+    }
+  }
   // Failures that a resume voided are not copied (the steps after them ran again).
   std::vector<int> voided_before(static_cast<std::size_t>(steps), -1);  // per step: seq of the last resume retrying it
   for (const auto& e : events) {
@@ -271,9 +281,15 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
 bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
   check_action(action);
   get(run_id);  // WorkflowNotFound
-  const bool cancelled = core_->run_store().cancel(run_id, action);
-  if (cancelled) core_->run_cancelled(run_id);
-  return cancelled;
+  return core_->run_store().request_cancel(run_id, action);
+}
+
+bool Runs::terminate(const std::string& run_id, const OperatorAction& action) {
+  check_action(action);
+  get(run_id);  // WorkflowNotFound
+  const bool terminated = core_->run_store().terminate(run_id, action);
+  if (terminated) core_->run_cancelled(run_id);
+  return terminated;
 }
 
 void Runs::remove(const std::string& run_id, const OperatorAction& action) {

@@ -374,7 +374,8 @@ CREATE TABLE {s}.events (
   PRIMARY KEY (run_id, key)
 );
 )",
-    // 13: child workflows. A child is a run with its parent's run and the step that started it
+    // 13: child workflows and cancel requests. A cancel of a run is asked for (cancel_requested_at, and
+    // a cancel_requested event in its journal, which its code sees). A child is a run with its parent's run and the step that started it
     // (inserted by the parent's replay commit), and what becomes of it when the parent ends. When a
     // child ends, the database itself journals that in its parent, once (`parent_told`), under
     // the parent's row lock, and makes the parent runnable: every way a run ends (a replay, a
@@ -385,9 +386,10 @@ CREATE TABLE {s}.events (
 ALTER TABLE {s}.workflows
   ADD COLUMN parent_step integer,
   ADD COLUMN parent_close text CHECK (parent_close IN ('cancel', 'abandon')),
-  ADD COLUMN parent_told boolean NOT NULL DEFAULT false;
+  ADD COLUMN parent_told boolean NOT NULL DEFAULT false,
+  ADD COLUMN cancel_requested_at timestamptz;
 CREATE INDEX workflows_running_children ON {s}.workflows (parent_run_id)
-  WHERE status = 'running' AND parent_close = 'cancel';
+  WHERE status = 'running' AND parent_close = 'cancel' AND cancel_requested_at IS NULL;
 
 CREATE FUNCTION {s}.refuse_commit(reason text) RETURNS integer LANGUAGE plpgsql AS $$
 BEGIN

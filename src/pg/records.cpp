@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 20> event_kinds{{
+constexpr Texts<EventKind, 22> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -35,6 +35,8 @@ constexpr Texts<EventKind, 20> event_kinds{{
     {EventKind::child_start_failed, "child_start_failed"},
     {EventKind::child_completed, "child_completed"},
     {EventKind::child_failed, "child_failed"},
+    {EventKind::cancel_requested, "cancel_requested"},
+    {EventKind::cancel_delivered, "cancel_delivered"},
 }};
 constexpr Texts<RunStatus, 4> run_statuses{{
     {RunStatus::running, "running"},

@@ -43,6 +43,11 @@ enum class EventKind {
   child_start_failed,
   child_completed,
   child_failed,  // failed or cancelled: its data has the child's status and error
+  // A cancel of the run was asked for (its data the reason), then seen by the code: thrown as
+  // WorkflowCancelled at the call or await its data names, the activities it had not seen finish
+  // dropped (failed with durable::WorkflowCancelled: the steps its data lists).
+  cancel_requested,
+  cancel_delivered,
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind
@@ -161,6 +166,8 @@ struct ReplayCommit {
   // The children it starts. Their ids were read free (or replaceable): if one was taken since,
   // the statement refuses the whole commit (ChildIdTaken) and the replay is decided again.
   std::vector<NewChild> children;
+  std::vector<int> dropped;      // steps whose tasks it drops: the cancel it delivered dropped them
+  bool delivers_cancel = false;  // it delivered a cancel: its children under the cancel policy are asked
 };
 
 // An unreceived message of a run's inbox.

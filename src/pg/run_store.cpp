@@ -368,22 +368,41 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
   return entries;
 }
 
-bool RunStore::cancel(const std::string& run_id, const OperatorAction& action) {
-  bool cancelled = false;
+bool RunStore::request_cancel(const std::string& run_id, const OperatorAction& action) {
+  bool running = false;
   const std::string action_id = detail::random_uuid();
-  pool_.write("cancel_run_audited", [&](pqxx::connection& conn, bool maybe_committed) {
+  pool_.write("request_cancel_audited", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
-    cancelled = row["cancelled"].as<int>() == 1;
-    if (!cancelled) {
-      cancelled = maybe_committed && audited(tx, s_, action_id).has_value();
+    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, action.reason, workflows_channel_);
+    running = !row["status"].is_null() && row["status"].as<std::string>() == to_text(RunStatus::running);
+    if (row["requested"].as<int>() == 0) {
+      // Asked before (by an earlier try whose answer was lost, perhaps), or ended since.
+      running = running || (maybe_committed && audited(tx, s_, action_id).has_value());
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
     insert_audit(tx, s_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
     tx.commit();
   });
-  return cancelled;
+  return running;
+}
+
+bool RunStore::terminate(const std::string& run_id, const OperatorAction& action) {
+  bool terminated = false;
+  const std::string action_id = detail::random_uuid();
+  pool_.write("terminate_run_audited", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
+    terminated = row["cancelled"].as<int>() == 1;
+    if (!terminated) {
+      terminated = maybe_committed && audited(tx, s_, action_id).has_value();
+      return;
+    }
+    auto wf = tx.exec_prepared1(stmt::read_run, run_id);
+    insert_audit(tx, s_, action, action_id, "terminate", wf["workflow_id"].as<std::string>(), run_id, Json::object());
+    tx.commit();
+  });
+  return terminated;
 }
 
 bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {

@@ -38,7 +38,11 @@ class RunStore {
   History history(const std::string& run_id, int from_seq, int limit);
   std::vector<AuditEntry> audit(int limit, std::optional<std::int64_t> before);
 
-  bool cancel(const std::string& run_id, const OperatorAction& action);
+  // Asks a running run to cancel (its code sees WorkflowCancelled), audited when this call asked.
+  // False when the run has ended; true when it runs, asked now or before.
+  bool request_cancel(const std::string& run_id, const OperatorAction& action);
+  // Ends a running run as cancelled at once, its code not told; false when it had ended.
+  bool terminate(const std::string& run_id, const OperatorAction& action);
   // Deletes the run if it has ended; false if it is running (nothing written).
   bool remove(const std::string& run_id, const OperatorAction& action);
   // `exclusive`: each batch first takes the schema's retention lock, and the prune stops when

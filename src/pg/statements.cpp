@@ -71,9 +71,24 @@ t AS (
   FROM w WHERE k.run_id = w.run_id AND k.status IN ('pending', 'running')),
 n AS (SELECT pg_notify({channel}, '') WHERE EXISTS (SELECT 1 FROM w)))";
 
-// In children's cancellation: a running child `c` with the cancel policy whose parent is not
-// running (ended, or deleted), locked unless someone holds it (the next sweep gets it then).
-const char* const orphan_sql = R"(c.status = 'running' AND c.parent_close = 'cancel'
+// Asks the running runs of CTE `{from}` (a run_id column) to cancel, unless they were asked
+// already: each gets a cancel_requested event with reason `{reason}` (its code sees it at its
+// next replay) and is made runnable; `{channel}` (workflows) is notified. CTEs {p}w, {p}e and
+// {p}n: the statement's SELECT reads {p}w (workflow_id, run_id of each run asked) and {p}n.
+const char* const request_cancel_sql = R"({p}w AS (
+  UPDATE {s}.workflows o
+  SET next_seq = o.next_seq + 1, cancel_requested_at = now(), runnable = true,
+      runnable_since = CASE WHEN o.runnable THEN o.runnable_since ELSE now() END, updated_at = now()
+  FROM {from} f WHERE o.run_id = f.run_id AND (o.status = 'running') IS TRUE AND o.cancel_requested_at IS NULL
+  RETURNING o.workflow_id, o.next_seq - 1 AS seq, o.run_id),
+{p}e AS (
+  INSERT INTO {s}.journal (run_id, seq, kind, data)
+  SELECT run_id, seq, 'cancel_requested', jsonb_build_object('reason', {reason}) FROM {p}w),
+{p}n AS (SELECT pg_notify({channel}, '') WHERE EXISTS (SELECT 1 FROM {p}w)))";
+
+// In children's cancellation: a running child `c` with the cancel policy, not asked to cancel
+// yet, whose parent is not running (ended, or deleted).
+const char* const orphan_sql = R"(c.status = 'running' AND c.parent_close = 'cancel' AND c.cancel_requested_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM {s}.workflows p WHERE p.run_id = c.parent_run_id AND p.status = 'running'))";
 
 // The events of json array `{events}` after its first `{skip}`, as a journal row's `more` column
@@ -231,7 +246,9 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // $16 the run's messages_sent when the replay read its inbox (-1: it did not), $17 the messages
     // it received (json array of [seq, step]), $18 the events it published (json array of
     // [key, value, step], one per key), $19 events channel, $20 the children it starts (json array
-    // of NewChild), $21 workflows channel. A child id taken since the replay read it refuses the
+    // of NewChild), $21 workflows channel, $22 the steps whose tasks a cancel it delivered drops
+    // (json array), $23 whether it delivered a cancel: its running children under the cancel
+    // policy are asked too (those busy in a commit of their own are asked when it ends). A child id taken since the replay read it refuses the
     // whole commit (SQLSTATE DUR01, from the final SELECT).
     {stmt::commit_replay, R"(
 WITH w AS (
@@ -284,11 +301,21 @@ chj AS (
                             jsonb_build_object('workflow_id', w.workflow_id, 'run_id', w.run_id,
                                                'step', (kids.v->>'step')::int))
   FROM w, ch JOIN kids ON (kids.v->>'run_id')::uuid = ch.run_id),
-chn AS (SELECT pg_notify($21, '') WHERE EXISTS (SELECT 1 FROM ch))
+chn AS (SELECT pg_notify($21, '') WHERE EXISTS (SELECT 1 FROM ch)),
+dr AS (
+  UPDATE {s}.tasks k SET status = 'cancelled', updated_at = now()
+  FROM w, jsonb_array_elements_text($22::jsonb) AS x(step)
+  WHERE k.run_id = w.run_id AND k.step = x.step::int AND k.status IN ('pending', 'running')),
+asked AS (
+  SELECT c.run_id FROM {s}.workflows c, w
+  WHERE $23::boolean AND c.parent_run_id = w.run_id AND c.status = 'running' AND c.parent_close = 'cancel'
+    AND c.cancel_requested_at IS NULL
+  FOR UPDATE OF c SKIP LOCKED),
+{request_own_children}
 SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {claimed_json} AS claimed,
        {s}.epoch_us({now}) AS now_us,
        (SELECT count(*) FROM n) + (SELECT count(*) FROM d) + (SELECT count(*) FROM pn) + (SELECT count(*) FROM chn)
-         AS notified,
+         + (SELECT count(*) FROM asked_n) AS notified,
        CASE WHEN (SELECT count(*) FROM ch) < (SELECT count(*) FROM kids)
             THEN {s}.refuse_commit('a child workflow id was taken after the replay read it') END AS refused)"},
 
@@ -332,28 +359,36 @@ FROM {s}.workflows w LEFT JOIN LATERAL (
   WHERE run_id = w.run_id AND topic = $2 AND seq > $3 AND received_step IS NULL ORDER BY seq LIMIT $4) m ON true
 WHERE w.run_id = $1::uuid ORDER BY m.seq)"},
 
-    // $1 run id, $2 channel
+    // Asks run $1 to cancel, with reason $2: $3 workflows channel. `status` is the run's (NULL when
+    // there is none); `requested` 1 when this call asked, 0 when the run had been asked already or ended.
+    {stmt::request_cancel, R"(
+WITH r AS (SELECT $1::uuid AS run_id),
+{request_one}
+SELECT (SELECT status FROM {s}.workflows WHERE run_id = $1::uuid) AS status, (SELECT count(*) FROM w) AS requested,
+       (SELECT count(*) FROM n) AS notified)"},
+
+    // Terminates run $1 at once, its code not told: $2 ended channel.
     {stmt::cancel_workflow, R"(
 WITH r AS (SELECT $1::uuid AS run_id),
 {cancel_one}
 SELECT (SELECT count(*) FROM w) AS cancelled, (SELECT count(*) FROM n) AS notified)"},
 
-    // The running children of run $1 (ended) with the cancel policy, cancelled at most 1000 at a
-    // time: $2 ended channel. Returns their run ids (their own children are next).
+    // Asks the running children of run $1 (ended) with the cancel policy to cancel, at most 1000 at
+    // a time: $2 workflows channel. Returns their run ids.
     {stmt::cancel_children, R"(
 WITH r AS (
   SELECT c.run_id FROM {s}.workflows c WHERE c.parent_run_id = $1::uuid AND {orphan}
   LIMIT 1000 FOR UPDATE OF c SKIP LOCKED),
-{cancel_orphans}
+{request_children}
 SELECT w.run_id::text, (SELECT count(*) FROM n) AS notified FROM w)"},
 
-    // Any running children with the cancel policy whose parent is not running, at most 1000:
-    // those a crash kept from being cancelled with their parent. $1 ended channel.
+    // Asks any running children with the cancel policy whose parent is not running to cancel, at
+    // most 1000: those a crash kept from being asked when their parent ended. $1 workflows channel.
     {stmt::cancel_orphans, R"(
 WITH r AS (
   SELECT c.run_id FROM {s}.workflows c WHERE {orphan}
   LIMIT 1000 FOR UPDATE OF c SKIP LOCKED),
-{cancel_all_orphans}
+{request_orphans}
 SELECT w.run_id::text, (SELECT count(*) FROM n) AS notified FROM w)"},
 
     // The latest run of each child id of $1 (json array): no row for an id without one.
@@ -744,7 +779,11 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
     return fmt::format(fmt::runtime(cancel_runs_sql), fmt::arg("s", s), fmt::arg("from", from), fmt::arg("data", data),
                        fmt::arg("channel", channel));
   };
-  const std::string orphans_data = "jsonb_build_object('reason', 'its parent run ended (parent-close policy: cancel)')";
+  auto request_cancel = [&](const char* from, const char* reason, const char* channel, const char* prefix = "") {
+    return fmt::format(fmt::runtime(request_cancel_sql), fmt::arg("s", s), fmt::arg("from", from),
+                       fmt::arg("reason", reason), fmt::arg("channel", channel), fmt::arg("p", prefix));
+  };
+  const char* const orphans_reason = "'its parent run ended (parent-close policy: cancel)'";
   const std::string fast = with_names(fast_sql);
   // In commit_replay: the journal grew, or a message came, since the replay read them.
   const std::string replay_outdated = "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))";
@@ -773,9 +812,13 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg("more_of_steps", more_events("w.events", "0")),
         fmt::arg("default_timeout_ms", stored_default_timeout_ms),
         fmt::arg("default_retry_horizon_ms", stored_default_retry_horizon_ms),
-        fmt::arg("cancel_one", cancel_runs("r", "'{}'", "$2")),
-        fmt::arg("cancel_orphans", cancel_runs("r", orphans_data.c_str(), "$2")),
-        fmt::arg("cancel_all_orphans", cancel_runs("r", orphans_data.c_str(), "$1")),
+        fmt::arg("cancel_one", cancel_runs("r", "jsonb_build_object('terminated', true)", "$2")),
+        fmt::arg("request_one", request_cancel("r", "$2::text", "$3")),
+        fmt::arg("request_children", request_cancel("r", orphans_reason, "$2")),
+        fmt::arg("request_orphans", request_cancel("r", orphans_reason, "$1")),
+        fmt::arg(
+            "request_own_children",
+            request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_")),
         fmt::arg("orphan", with_names(orphan_sql)));
     conn.prepare(name, with_clock(text));
   }

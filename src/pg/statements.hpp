@@ -20,6 +20,7 @@ inline constexpr const char* reclaim_workflows = "reclaim_workflows";
 inline constexpr const char* read_journal = "read_journal";
 inline constexpr const char* commit_replay = "commit_replay";
 inline constexpr const char* cancel_workflow = "cancel_workflow";
+inline constexpr const char* request_cancel = "request_cancel";
 inline constexpr const char* cancel_children = "cancel_children";
 inline constexpr const char* cancel_orphans = "cancel_orphans";
 inline constexpr const char* read_child_ids = "read_child_ids";

@@ -281,40 +281,32 @@ std::optional<WorkflowRow> Store::read_run(const std::string& run_id) {
   return read_one_run(stmt::read_run, run_id);
 }
 
-bool Store::cancel_run(const std::string& run_id) {
-  bool cancelled = false;
-  pool_.write("cancel_run", [&](pqxx::connection& conn, bool maybe_committed) {
+bool Store::request_cancel(const std::string& run_id, const std::string& reason) {
+  bool running = false;
+  pool_.write("request_cancel", [&](pqxx::connection& conn, bool) {
+    // Safe to repeat: a run asked already is not asked again.
     pqxx::nontransaction tx(conn);
-    cancelled = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_)["cancelled"].as<int>() == 1;
-    if (!cancelled && maybe_committed) {
-      // The earlier try may have cancelled it: a cancelled run now is taken as ours.
-      auto r = tx.exec_prepared(stmt::read_run, run_id);
-      cancelled = !r.empty() && rows::workflow(r[0]).status == RunStatus::cancelled;
-    }
+    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, reason, workflows_channel_);
+    running = !row["status"].is_null() && row["status"].as<std::string>() == to_text(RunStatus::running);
   });
-  return cancelled;
+  return running;
 }
 
 std::vector<std::string> Store::cancel_children(const std::string& run_id) {
-  std::vector<std::string> cancelled, parents{run_id};
-  while (!parents.empty()) {
-    const std::string parent = parents.back();
-    parents.pop_back();
-    std::vector<std::string> children;
+  std::vector<std::string> asked;
+  for (;;) {
+    std::vector<std::string> batch;
     pool_.write("cancel_children", [&](pqxx::connection& conn, bool) {
-      // Safe to repeat: a child cancelled by an earlier try is no longer running (its own
-      // children are then left to the sweep).
+      // Safe to repeat: a child asked by an earlier try is not asked again.
       pqxx::nontransaction tx(conn);
-      children.clear();
-      for (const auto& row : tx.exec_prepared(stmt::cancel_children, parent, ended_channel_)) {
-        children.push_back(row["run_id"].as<std::string>());
+      batch.clear();
+      for (const auto& row : tx.exec_prepared(stmt::cancel_children, run_id, workflows_channel_)) {
+        batch.push_back(row["run_id"].as<std::string>());
       }
     });
-    if (children.size() == 1000) parents.push_back(parent);  // more of them
-    cancelled.insert(cancelled.end(), children.begin(), children.end());
-    parents.insert(parents.end(), children.begin(), children.end());
+    asked.insert(asked.end(), batch.begin(), batch.end());
+    if (batch.size() < 1000) return asked;
   }
-  return cancelled;
 }
 
 std::vector<std::string> Store::cancel_orphans() {
@@ -322,7 +314,7 @@ std::vector<std::string> Store::cancel_orphans() {
   pool_.write("cancel_orphans", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
     cancelled.clear();
-    for (const auto& row : tx.exec_prepared(stmt::cancel_orphans, ended_channel_)) {
+    for (const auto& row : tx.exec_prepared(stmt::cancel_orphans, workflows_channel_)) {
       cancelled.push_back(row["run_id"].as<std::string>());
     }
   });
@@ -410,7 +402,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
                               c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
                               tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
                               c.seen_messages, received, c.published.dump(), events_channel_, children,
-                              workflows_channel_);
+                              workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != child_id_taken_state) throw;
       outcome.child_id_taken = true;  // nothing was written

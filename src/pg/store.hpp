@@ -42,14 +42,14 @@ class Store {
   std::optional<WorkflowRow> read_workflow(const std::string& id);
   // A run by its run id (nullopt also for a run id that is not a uuid).
   std::optional<WorkflowRow> read_run(const std::string& run_id);
-  // Cancels the run if it is still running.
-  bool cancel_run(const std::string& run_id);
-  // Cancels the running children of an ended run that have the cancel policy, and theirs, down
-  // the tree; returns their run ids. Children locked by a commit in progress are skipped: the
-  // sweep (cancel_orphans) gets them.
+  // Asks a running run to cancel with `reason`: false when it has ended (or there is none).
+  bool request_cancel(const std::string& run_id, const std::string& reason);
+  // Asks the running children of an ended run that have the cancel policy to cancel; returns
+  // their run ids (their own children are asked when they end). Children locked by a commit in
+  // progress are skipped: the sweep (cancel_orphans) gets them.
   std::vector<std::string> cancel_children(const std::string& run_id);
-  // Cancels up to 1000 running children with the cancel policy whose parent is not running
-  // (a crash kept them from being cancelled with it); returns their run ids.
+  // Asks up to 1000 running children with the cancel policy whose parent is not running to cancel
+  // (a crash kept them from being asked when it ended); returns their run ids.
   std::vector<std::string> cancel_orphans();
   // The latest run of each of these child ids that has one.
   std::map<std::string, TakenId> read_child_ids(const std::set<std::string>& ids);

@@ -1,5 +1,6 @@
 #include "pipeline/runner.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <random>
 
@@ -151,7 +152,11 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   ChildIds ids;
   Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids);
   Planned planned;
-  if (!may_read_inbox && (!decided.published.empty() || !decided.children.empty())) {
+  auto delivers_cancel = [&] {
+    return std::any_of(decided.events.begin(), decided.events.end(),
+                       [](const pg::NewEvent& e) { return e.kind == pg::EventKind::cancel_delivered; });
+  };
+  if (!may_read_inbox && (!decided.published.empty() || !decided.children.empty() || delivers_cancel())) {
     planned.needs_claim = true;
     return planned;
   }
@@ -182,6 +187,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   // Unique per commit: marks the tasks it leases at once and a workflow continued in place, so a
   // retry after a lost answer can tell what went in.
   commit.claim_token = random_token();
+  commit.delivers_cancel = delivers_cancel();
   commit.events = std::move(decided.events);
   commit.tasks = std::move(decided.tasks);
   commit.status = decided.status;
@@ -193,8 +199,11 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.received = std::move(decided.received);
   commit.published = std::move(decided.published);
   commit.children = std::move(decided.children);
+  commit.dropped = std::move(decided.dropped);
   if (commit.status == pg::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
+  } else if (commit.status == pg::RunStatus::cancelled) {
+    detail::logger().info("workflow '{}' ended cancelled: {}", workflow_id, commit.error_message);
   }
   if (slots_ && !parts_.stopping.load() && !commit.tasks.empty()) planned.slots = lease_at_once(commit, hold);
   return planned;
@@ -222,8 +231,8 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   ++parts_.metrics.replays;
   parts_.metrics.replay_latency.observe(std::chrono::steady_clock::now() - started);
   if (planned.ended) {
-    ++(planned.commit.status == pg::RunStatus::completed ? parts_.metrics.workflows_completed
-                                                         : parts_.metrics.workflows_failed);
+    if (planned.commit.status == pg::RunStatus::completed) ++parts_.metrics.workflows_completed;
+    if (planned.commit.status == pg::RunStatus::failed) ++parts_.metrics.workflows_failed;
     if (has_running_children(journal, planned.commit)) cancel_children(planned.commit.run_id);
     forget(planned.commit.run_id);
     parts_.signals.run_ended();

@@ -26,6 +26,12 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
       d.result = std::move(result);
     }
   } catch (const Suspend&) {
+  } catch (const WorkflowCancelled& e) {
+    if (!replay.suspended() && !replay.nondeterminism()) {
+      fail(error_info(e).type, replay.cancel_thrown() ? e.reason() : e.what());
+      // The cancel it was told of escaped the code: the run ends cancelled (its message the reason).
+      if (replay.cancel_thrown()) d.status = pg::RunStatus::cancelled;
+    }
   } catch (...) {
     if (!replay.suspended() && !replay.nondeterminism()) {
       ErrorInfo error = current_error();
@@ -40,6 +46,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   d.wanted_topics = std::move(replay.wanted_topics);
   d.wanted_ids = std::move(replay.wanted_ids);
   d.children = std::move(replay.children);
+  d.dropped = std::move(replay.dropped);
   for (auto& [key, set] : replay.published) d.published.push_back({key, std::move(set.first), set.second});
   if (!d.complete()) {
     d.status = pg::RunStatus::running;  // not to be committed: the caller reads what it wants and decides again
@@ -54,6 +61,11 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   std::erase_if(d.events, [](const pg::NewEvent& e) { return e.kind == pg::EventKind::activity_scheduled; });
   if (d.status == pg::RunStatus::completed) {
     d.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", d.result}}});
+  } else if (d.status == pg::RunStatus::cancelled) {
+    d.events.push_back({pg::EventKind::workflow_cancelled,
+                        -1,
+                        "",
+                        {{"error_type", d.error_type}, {"error_message", d.error_message}}});
   } else {
     d.events.push_back(
         {pg::EventKind::workflow_failed, -1, "", {{"error_type", d.error_type}, {"error_message", d.error_message}}});

@@ -35,6 +35,7 @@ struct Decisions {
   // Non-empty: the code started children under these ids before they were read. Read them and
   // decide again; these decisions are not to be committed.
   std::set<std::string> wanted_ids;
+  std::vector<int> dropped;  // activity steps a cancel delivered by this replay dropped (their tasks go)
   bool complete() const { return wanted_topics.empty() && wanted_ids.empty(); }
   bool ended() const { return status != pg::RunStatus::running; }
 };

@@ -19,6 +19,14 @@ std::string describe(StepKind kind, const std::string& name) {
   return "?";
 }
 
+void drop(StepRecord& step) {
+  // Whatever it got before the cancel was seen, the code was told it was cancelled.
+  step.done = step.failed = step.dropped = true;
+  step.value = Json();
+  step.error_type = "durable::WorkflowCancelled";
+  step.error_message = "the run was cancelled before this activity finished; it was dropped";
+}
+
 void JournalCache::apply(const std::vector<pg::JournalEvent>& events) {
   for (const auto& event : events) apply(event);
 }
@@ -53,6 +61,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     case pg::EventKind::activity_scheduled: open(StepKind::activity); break;
     case pg::EventKind::activity_completed: {
       StepRecord& r = at();
+      if (r.dropped) break;  // a late outcome: the run had given up on it
       r.done = true;
       r.value = e.data.at("result");
       r.attempts = e.data.value("attempts", 1);
@@ -60,6 +69,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     }
     case pg::EventKind::activity_failed: {
       StepRecord& r = at();
+      if (r.dropped) break;
       r.done = r.failed = true;
       r.error_type = e.data.value("error_type", "");
       r.error_message = e.data.value("error_message", "");
@@ -120,6 +130,11 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       r.error_message = e.data.value("error_message", "");
       break;
     }
+    case pg::EventKind::cancel_requested: cancel_reason = e.data.value("reason", ""); break;
+    case pg::EventKind::cancel_delivered:
+      cancel_delivered = CancelDelivery{e.data.at("at_step").get<int>(), e.data.at("awaited").get<int>()};
+      for (const auto& step : e.data.value("dropped", Json::array())) drop(steps.at(step.get<std::size_t>()));
+      break;
     case pg::EventKind::workflow_completed:
     case pg::EventKind::workflow_failed:
     case pg::EventKind::workflow_cancelled: break;

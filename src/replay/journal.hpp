@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct StepRecord {
   // a child whose id was taken, the run holding it: {"run_id", "status"}.
   Json value;
   std::string error_type, error_message;
-  std::string status;  // a child that failed: "failed" or "cancelled"; "taken" when it never started
+  std::string status;    // a child that failed: "failed" or "cancelled"; "taken" when it never started
+  bool dropped = false;  // an activity a delivered cancel failed: later outcomes of it do not count
   int attempts = 0;
   std::int64_t fire_at_us = 0;  // timers; a receive's deadline (-1: none)
 };
@@ -42,11 +44,22 @@ struct JournalCache {
   Json input;
   Json schedule;  // the schedule fire that started the run, or null
   int depth = 0;  // 0 for a run started by a call, schedule or trigger; its parent's + 1 for a child
+  std::optional<std::string> cancel_reason;  // a cancel was requested (cancel_requested)
+  // Where the code saw it (cancel_delivered): at the call that would open `at_step`, or at the
+  // await of step `awaited` (-1: at a call) while the code had opened `at_step` steps.
+  struct CancelDelivery {
+    int at_step = 0;
+    int awaited = -1;
+  };
+  std::optional<CancelDelivery> cancel_delivered;
   std::vector<StepRecord> steps;
 
   void apply(const pg::JournalEvent& event);
   void apply(const std::vector<pg::JournalEvent>& events);  // in order
 };
+
+// Marks an activity step dropped by a delivered cancel: failed with durable::WorkflowCancelled.
+void drop(StepRecord& step);
 
 // Describes a step for error messages: "activity 'charge_card'", "a timer", "now()".
 std::string describe(StepKind kind, const std::string& name);

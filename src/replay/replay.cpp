@@ -27,6 +27,39 @@ void Replay::suspend() {
   throw Suspend{};
 }
 
+bool Replay::new_ground() const { return next_step_ >= static_cast<int>(journal_.steps.size() + new_steps_.size()); }
+
+void Replay::cancel_point(int awaited, bool blocks) {
+  if (cancel_thrown_ || suspended_) return;
+  const std::string reason = journal_.cancel_reason.value_or("");
+  if (const auto& delivered = journal_.cancel_delivered) {
+    if (delivered->at_step == next_step_ && delivered->awaited == awaited) {
+      cancel_thrown_ = true;
+      throw WorkflowCancelled(workflow_id_, reason);
+    }
+    return;
+  }
+  if (!journal_.cancel_reason || !blocks) return;
+  // Delivered here. The activities the code has not seen finish are dropped: their tasks go with
+  // this commit (those not committed yet are never written), and awaiting them throws.
+  Json dropped_steps = Json::array();
+  const auto steps = static_cast<int>(journal_.steps.size() + new_steps_.size());
+  for (int step = 0; step < steps; ++step) {
+    const StepRecord& r = record(step);
+    if (r.kind != StepKind::activity || r.done) continue;
+    const auto journaled = static_cast<int>(journal_.steps.size());
+    drop(step < journaled ? settled_.emplace(step, r).first->second
+                          : new_steps_[static_cast<std::size_t>(step - journaled)]);
+    dropped.push_back(step);
+    dropped_steps.push_back(step);
+  }
+  std::erase_if(tasks, [&](const pg::NewTask& t) { return record(t.step).dropped; });
+  add_event(pg::EventKind::cancel_delivered, -1, "",
+            {{"at_step", next_step_}, {"awaited", awaited}, {"dropped", std::move(dropped_steps)}});
+  cancel_thrown_ = true;
+  throw WorkflowCancelled(workflow_id_, reason);
+}
+
 const StepRecord* Replay::replayed(int step, StepKind kind, const std::string& name) {
   if (suspended_) suspend();  // code that swallowed a Suspend must not make progress
   const auto& steps = journal_.steps;
@@ -59,6 +92,7 @@ void Replay::add_event(pg::EventKind kind, int step, const std::string& name, Js
 }
 
 int Replay::schedule_activity(const std::string& name, Json input, const ActivityOptions& options) {
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (replayed(step, StepKind::activity, name)) return step;
   // New ground: everything is checked before the command exists, so bad input writes no task.
@@ -115,13 +149,18 @@ bool Replay::settle(int step) {
 
 Json Replay::await_activity(int step) {
   if (suspended_) suspend();
+  cancel_point(step, false);
   const StepRecord& r = record(step);
-  if (!r.done) suspend();
+  if (!r.done) {
+    cancel_point(step, true);
+    suspend();
+  }
   if (r.failed) throw ActivityFailed(r.name, r.error_type, r.error_message, r.attempts);
   return r.value;
 }
 
 int Replay::start_timer(Duration duration) {
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (replayed(step, StepKind::timer, "")) return step;
   StepRecord& r = add_step(StepKind::timer, "");
@@ -132,12 +171,17 @@ int Replay::start_timer(Duration duration) {
 
 void Replay::await_timer(int step) {
   if (suspended_) suspend();
-  if (!settle(step)) suspend();
+  cancel_point(step, false);
+  if (!settle(step)) {
+    cancel_point(step, true);
+    suspend();
+  }
 }
 
 void Replay::sleep(Duration duration) { await_timer(start_timer(duration)); }
 
 std::int64_t Replay::now_us() {
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::side_effect, "now")) return r->value.get<std::int64_t>();
   StepRecord& r = add_step(StepKind::side_effect, "now");
@@ -148,6 +192,7 @@ std::int64_t Replay::now_us() {
 }
 
 std::string Replay::uuid() {
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::side_effect, "uuid")) return r->value.get<std::string>();
   StepRecord& r = add_step(StepKind::side_effect, "uuid");
@@ -177,6 +222,7 @@ Json Replay::take_message(const std::string& topic, const pg::InboxMessage& m, i
 
 std::optional<Json> Replay::receive(const std::string& topic, std::optional<Duration> timeout) {
   check_topic(topic);
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::receive, topic)) {
     if (!timeout && (r->empty || r->fire_at_us >= 0)) {
@@ -188,7 +234,11 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
           workflow_id_, workflow_name_, step, topic));
       throw *nondeterminism_;
     }
-    if (!settle(step)) suspend();  // still waiting since an earlier replay
+    cancel_point(step, false);
+    if (!settle(step)) {  // still waiting since an earlier replay
+      cancel_point(step, true);
+      suspend();
+    }
     const StepRecord& settled = record(step);
     return settled.empty ? std::nullopt : std::optional<Json>(settled.value);
   }
@@ -215,6 +265,7 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
 
 int Replay::start_receive(const std::string& topic) {
   check_topic(topic);
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (replayed(step, StepKind::receive, topic)) return step;
   // Waiting starts here; the inbox is read only when the code awaits it.
@@ -225,8 +276,12 @@ int Replay::start_receive(const std::string& topic) {
 
 Json Replay::await_receive(int step) {
   if (suspended_) suspend();
+  cancel_point(step, false);
   want_inboxes({step});
-  if (!settle(step)) suspend();
+  if (!settle(step)) {
+    cancel_point(step, true);
+    suspend();
+  }
   return record(step).value;
 }
 
@@ -247,6 +302,7 @@ std::size_t Replay::wait_any(const std::vector<int>& steps) {
         fmt::format("workflow '{}' called wait_any with no futures: pass at least one", workflow_id_));
   }
   const std::string name = fmt::format("{}", fmt::join(steps, ","));
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::wait, name)) return r->value.get<std::size_t>();
   // First time here. Outcomes already journaled came before this replay; then what is due now,
@@ -314,6 +370,7 @@ std::string Replay::send(const std::string& workflow_id, const std::string& topi
 void Replay::set_event(const std::string& key, Json value) {
   check_event_key(key);
   check_payload(value, fmt::format("the value of event '{}'", key));
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (replayed(step, StepKind::publish, key)) return;  // published when it was first journaled
   add_step(StepKind::publish, key).done = true;
@@ -337,6 +394,7 @@ std::vector<std::string> replaceable_statuses(IdReusePolicy policy) {
 int Replay::start_child(const std::string& name, const std::string& child_id, Json input, const ChildOptions& options) {
   check_workflow_id(child_id);
   check_payload(input, fmt::format("the input of child workflow '{}'", child_id));
+  cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::child, name)) {
     if (r->child_id != child_id) {
@@ -397,8 +455,12 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
 
 Json Replay::await_child(int step) {
   if (suspended_) suspend();
+  cancel_point(step, false);
   const StepRecord& r = record(step);
-  if (!r.done) suspend();
+  if (!r.done) {
+    cancel_point(step, true);
+    suspend();
+  }
   if (r.failed) throw ChildWorkflowFailed(r.child_id, r.name, r.status, r.error_type, r.error_message);
   return r.value;
 }

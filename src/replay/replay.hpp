@@ -62,7 +62,11 @@ class Replay {
   // Child ids the code started children under before they were read: read them and replay again.
   // This replay went on as if they were free; nothing of it may be committed while any remain.
   std::set<std::string> wanted_ids;
+  std::vector<int> dropped;  // activity steps the cancel this replay delivered dropped
   bool suspended() const { return suspended_; }
+  // WorkflowCancelled was thrown into the code (delivered now or replayed), so one escaping the
+  // code ends the run as cancelled.
+  bool cancel_thrown() const { return cancel_thrown_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
   std::int64_t wake_at_us() const;  // earliest unfired timer or receive deadline, -1 if none
@@ -79,6 +83,12 @@ class Replay {
   // Suspends, wanting their topics, when receives among `steps` have an inbox not read yet.
   void want_inboxes(const std::vector<int>& steps);
   [[noreturn]] void suspend();
+  // A place where a requested cancel is seen: a new call (`awaited` -1) or an await of step
+  // `awaited`. Throws WorkflowCancelled where the journal says it was delivered; else, when a
+  // cancel is requested and not yet delivered and `blocks` (the call is new ground, or the
+  // await would wait), delivers it here: journaled, the unfinished activities dropped.
+  void cancel_point(int awaited, bool blocks);
+  bool new_ground() const;  // the next call opens a step the journal does not have
   StepRecord& add_step(StepKind kind, const std::string& name);
   void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
   // The oldest message of `topic` this replay has not taken yet; nullptr when there is none.
@@ -98,6 +108,7 @@ class Replay {
   std::vector<StepRecord> new_steps_;  // steps this replay added beyond the journal
   std::map<int, StepRecord> settled_;  // journaled steps whose outcome this replay journaled
   bool suspended_ = false;
+  bool cancel_thrown_ = false;
   std::optional<NonDeterminismError> nondeterminism_;
 };
 

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "base/failpoint.hpp"
+#include "support/expect.hpp"
 #include "support/process.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
@@ -79,7 +80,7 @@ TEST_CASE_METHOD(RunningEngine, "a child left running when its parent ends is ca
                  "[pg][children][cancel]") {
   CHECK(engine.start_workflow<NestWorkflow>("leaver", NestInput{1, false, false}).result(30s) == "left");
   CHECK(wait_until([&] { return status_of(db, "leaver/c") == "cancelled"; }));
-  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'leaver/c' AND kind = 'workflow_cancelled' "
+  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'leaver/c' AND kind = 'cancel_requested' "
                  "AND data->>'reason' LIKE '%parent run ended%'") == 1);
 
   CHECK(engine.start_workflow<NestWorkflow>("abandoner", NestInput{1, true, false}).result(30s) == "left");
@@ -147,3 +148,15 @@ TEST_CASE("engines killed while starting children start each child once", "[pg][
   CHECK(events_of(db, "crash-fan", "child_completed") == 8);
 }
 #endif
+
+TEST_CASE_METHOD(RunningEngine, "a fork that would copy a child still running is refused", "[pg][children][runs]") {
+  auto root = engine.start_workflow<NestWorkflow>("fork-parent", NestInput{1});
+  REQUIRE(wait_until([&] { return waiting_for_go(db, "fork-parent/c"); }));
+  const OperatorAction ops{"ops", "try it again"};
+  expect_throw<InvalidRunState>([&] { engine.runs().fork(root.run_id(), 1, ops, {.workflow_id = "fork-copy"}); },
+                                "its child 'fork-parent/c' (step 0) had not ended");
+  CHECK(runs_of(db, "fork-copy") == 0);
+  // From step 0 nothing of the child is copied: the copy starts its own.
+  engine.runs().fork(root.run_id(), 0, ops, {.workflow_id = "fork-copy"});
+  CHECK(wait_until([&] { return waiting_for_go(db, "fork-copy/c"); }));
+}

@@ -62,7 +62,9 @@ TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's
   CHECK_FALSE(failed.cancel());  // an old handle's cancel acts on its ended run, not on the new one
   CHECK(retried.status() == WorkflowStatus::completed);
   running.cancel();
-  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'napping' AND status = 'cancelled'") == 1);
+  CHECK(wait_until([&] {
+    return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'napping' AND status = 'cancelled'") == 1;
+  }));
 }
 
 TEST_CASE_METHOD(RunningEngine, "a run id that names no run is WorkflowNotFound", "[pg][idempotency]") {

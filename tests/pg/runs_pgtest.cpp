@@ -279,6 +279,7 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   CHECK(audit[1].action == "delete");
   CHECK(runs().audit({.limit = 1, .before = audit[0].id}).at(0).id == audit[1].id);
   CHECK(runs().cancel(nap.run_id(), ops));
+  CHECK_THROWS_AS(nap.result(10s), WorkflowCancelled);
   CHECK_FALSE(runs().cancel(nap.run_id(), ops));  // ended already: nothing recorded
   CHECK(runs().audit().size() == 3);
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -150,9 +151,11 @@ TEST_CASE_METHOD(RunningEngine, "result() gives up with Timeout while the run go
   auto run = engine.start_workflow<SleepWorkflow>("long-nap", 3600 * 1000);
   CHECK_THROWS_AS(run.result(300ms), Timeout);
   CHECK(run.status() == WorkflowStatus::running);
-  CHECK(run.cancel());
+  CHECK(run.cancel("no time to nap"));
+  CHECK(run.cancel("asked twice"));  // running still, or just ended: the first reason stands
+  auto cancelled = expect_throw<WorkflowCancelled>([&] { run.result(10s); }, "no time to nap");
+  CHECK(cancelled.reason() == "no time to nap");
   CHECK(run.status() == WorkflowStatus::cancelled);
-  CHECK_THROWS_AS(run.result(1s), WorkflowCancelled);
   CHECK_FALSE(run.cancel());
 }
 

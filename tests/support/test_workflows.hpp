@@ -328,6 +328,63 @@ struct NestWorkflow {
   }
 };
 
+// Waits up to `ms`, giving up early once its run no longer wants it (ActivityContext::cancelled).
+struct StallActivity {
+  static constexpr auto name = "stall";
+  int operator()(ActivityContext& ctx, const int& ms) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds{ms};
+    while (!ctx.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(20ms);
+    return ms;
+  }
+};
+
+// Charges (an activity of `charge_ms`: the stall one, or with `plain_charge` the slow one, which
+// does not notice a cancel); when cancelled meanwhile, refunds (a line "step 99" in `log`, per
+// attempt) and ends cancelled, or with `swallow` returns "refunded: <reason>".
+struct RefundInput {
+  int charge_ms = 30'000;
+  std::string log;
+  bool swallow = false;
+  bool plain_charge = false;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RefundInput, charge_ms, log, swallow, plain_charge)
+
+struct RefundingWorkflow {
+  static constexpr auto name = "refunding";
+  std::string operator()(WorkflowContext& ctx, const RefundInput& in) {
+    try {
+      if (in.plain_charge) {
+        ctx.call<SlowActivity>(in.charge_ms);
+      } else {
+        ctx.call<StallActivity>(in.charge_ms);
+      }
+      return "charged";
+    } catch (const WorkflowCancelled& e) {
+      ctx.call<RecordStepActivity>(StepInput{in.log, "", 99, -1});
+      if (in.swallow) return "refunded: " + e.reason();
+      throw;
+    }
+  }
+};
+
+// Awaits a child that waits for "go" ("<id>/c"); when cancelled meanwhile, awaits it again and
+// says how the child ended.
+struct GuardianWorkflow {
+  static constexpr auto name = "guardian";
+  std::string operator()(WorkflowContext& ctx, const int&) {
+    auto child = ctx.start_child<NestWorkflow>(ctx.workflow_id() + "/c", NestInput{0});
+    try {
+      return child.get();
+    } catch (const WorkflowCancelled&) {
+      try {
+        return "child finished: " + child.get();
+      } catch (const ChildWorkflowFailed& e) {
+        return "child " + e.status() + ": " + e.error_message();
+      }
+    }
+  }
+};
+
 inline void register_all(Engine& engine) {
   engine.add<AddActivity>()
       .add<EchoActivity>()
@@ -352,7 +409,10 @@ inline void register_all(Engine& engine) {
       .add<DoubleWorkflow>()
       .add<FanOutWorkflow>()
       .add<CallChildWorkflow>()
-      .add<NestWorkflow>();
+      .add<NestWorkflow>()
+      .add<StallActivity>()
+      .add<RefundingWorkflow>()
+      .add<GuardianWorkflow>();
 }
 
 }  // namespace durable::test

@@ -3,6 +3,7 @@
 #include "support/expect.hpp"
 
 #include "base/registry.hpp"
+#include "replay/decide.hpp"
 #include "replay/replay.hpp"
 #include "support/test_workflows.hpp"
 
@@ -316,7 +317,7 @@ TEST_CASE("children's starts go on past ids not read yet, to learn them all in o
   CHECK(replay.events.empty());
 }
 
-TEST_CASE("a child under a free id is started and journaled; a taken one throws and is journaled",
+TEST_CASE("a child under a free id is started and journaled, and one under a taken id throws and is journaled",
           "[unit][replay][children]") {
   Registry registry = child_registry();
   JournalCache journal;
@@ -406,4 +407,84 @@ TEST_CASE("starting a child at the depth limit, or with bad input, throws and st
   CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<std::string, int>{"double"}, "a", "not a number"), PayloadError);
   CHECK(other.events.empty());
   CHECK(other.wanted_ids.empty());
+}
+
+namespace {
+// The refund workflow of the cancellation tests, in short: an activity, and on a cancel another.
+std::string refunding(WorkflowContext& ctx, bool swallow) {
+  try {
+    return ctx.call<test::EchoActivity>("charge");
+  } catch (const WorkflowCancelled& e) {
+    ctx.call<test::EchoActivity>("refund");
+    if (swallow) return "refunded: " + e.reason();
+    throw;
+  }
+}
+Registry registry_with_refunding(const Registry& base, bool swallow) {
+  Registry r = base;
+  WorkflowDefinition def;
+  def.name = "refunding";
+  def.run = [swallow](WorkflowContext& ctx, const Json&) -> Json { return refunding(ctx, swallow); };
+  def.check_input = [](const Json&) {};
+  r.workflows.emplace("refunding", std::move(def));
+  return r;
+}
+}  // namespace
+
+TEST_CASE("a requested cancel is thrown at the current await, journaled, and replayed at the same place",
+          "[unit][replay][cancel]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.name = "refunding";
+  start(journal);
+  journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
+  journal.apply(event(2, "cancel_requested", -1, "", {{"reason", "why not"}}));
+  {
+    Replay replay("wf", "refunding", journal, 1000, registry);
+    WorkflowContext ctx(replay);
+    CHECK_THROWS_AS(refunding(ctx, false), Suspend);  // waits for the refund
+    CHECK(replay.cancel_thrown());
+    CHECK(replay.dropped == std::vector<int>{0});
+    REQUIRE(replay.events.size() == 2);
+    CHECK(replay.events[0].kind == pg::EventKind::cancel_delivered);
+    CHECK(replay.events[0].data == Json{{"at_step", 1}, {"awaited", 0}, {"dropped", {0}}});
+    CHECK(replay.events[1].kind == pg::EventKind::activity_scheduled);  // the refund, at step 1
+    REQUIRE(replay.tasks.size() == 1);
+    CHECK(replay.tasks[0].step == 1);
+    journal.apply(event(3, "cancel_delivered", -1, "", replay.events[0].data));
+    journal.apply(event(4, "activity_scheduled", 1, "echo", Json::object()));
+  }
+  // The charge's outcome came in late: the run gave up on it, so it does not count.
+  journal.apply(event(5, "activity_completed", 0, "echo", {{"result", "charged after all"}}));
+  journal.apply(event(6, "activity_completed", 1, "echo", {{"result", "refund"}}));
+  Replay replay("wf", "refunding", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  auto e = expect_throw<WorkflowCancelled>([&] { refunding(ctx, false); }, "why not");
+  CHECK(e.reason() == "why not");
+  CHECK(replay.events.empty());
+  CHECK(replay.tasks.empty());
+
+  // Decided as a whole: the cancel escaped, so the run ends cancelled with the reason.
+  Decisions d = decide(registry_with_refunding(registry, false), journal, "wf", 1000);
+  CHECK(d.status == pg::RunStatus::cancelled);
+  CHECK(d.error_message == "why not");
+  CHECK(d.events.back().kind == pg::EventKind::workflow_cancelled);
+  Decisions swallowed = decide(registry_with_refunding(registry, true), journal, "wf", 1000);
+  CHECK(swallowed.status == pg::RunStatus::completed);
+  CHECK(swallowed.result == "refunded: why not");
+}
+
+TEST_CASE("a cancel requested before the code began is thrown at its first call", "[unit][replay][cancel]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  start(journal);
+  journal.apply(event(1, "cancel_requested", -1, "", {{"reason", ""}}));
+  Replay replay("wf", "refunding", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  CHECK_THROWS_AS(refunding(ctx, false), Suspend);
+  CHECK(replay.dropped.empty());
+  REQUIRE(replay.events.size() == 2);
+  CHECK(replay.events[0].data == Json{{"at_step", 0}, {"awaited", -1}, {"dropped", Json::array()}});
+  CHECK(replay.tasks.size() == 1);  // the refund only: the charge was never scheduled
+  CHECK(replay.tasks[0].input == "refund");
 }
