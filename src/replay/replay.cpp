@@ -147,14 +147,18 @@ bool Replay::settle(int step) {
   return true;
 }
 
-Json Replay::await_activity(int step) {
+const StepRecord& Replay::wait_for(int step) {
   if (suspended_) suspend();
   cancel_point(step, false);
-  const StepRecord& r = record(step);
-  if (!r.done) {
+  if (!settle(step)) {
     cancel_point(step, true);
     suspend();
   }
+  return record(step);
+}
+
+Json Replay::await_activity(int step) {
+  const StepRecord& r = wait_for(step);
   if (r.failed) throw ActivityFailed(r.name, r.error_type, r.error_message, r.attempts);
   return r.value;
 }
@@ -169,14 +173,7 @@ int Replay::start_timer(Duration duration) {
   return step;
 }
 
-void Replay::await_timer(int step) {
-  if (suspended_) suspend();
-  cancel_point(step, false);
-  if (!settle(step)) {
-    cancel_point(step, true);
-    suspend();
-  }
-}
+void Replay::await_timer(int step) { wait_for(step); }
 
 void Replay::sleep(Duration duration) { await_timer(start_timer(duration)); }
 
@@ -234,12 +231,7 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
           workflow_id_, workflow_name_, step, topic));
       throw *nondeterminism_;
     }
-    cancel_point(step, false);
-    if (!settle(step)) {  // still waiting since an earlier replay
-      cancel_point(step, true);
-      suspend();
-    }
-    const StepRecord& settled = record(step);
+    const StepRecord& settled = wait_for(step);  // still waiting since an earlier replay, perhaps
     return settled.empty ? std::nullopt : std::optional<Json>(settled.value);
   }
   const pg::InboxMessage* m = next_message(topic);
@@ -276,13 +268,8 @@ int Replay::start_receive(const std::string& topic) {
 
 Json Replay::await_receive(int step) {
   if (suspended_) suspend();
-  cancel_point(step, false);
   want_inboxes({step});
-  if (!settle(step)) {
-    cancel_point(step, true);
-    suspend();
-  }
-  return record(step).value;
+  return wait_for(step).value;
 }
 
 void Replay::want_inboxes(const std::vector<int>& steps) {
@@ -454,13 +441,7 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
 }
 
 Json Replay::await_child(int step) {
-  if (suspended_) suspend();
-  cancel_point(step, false);
-  const StepRecord& r = record(step);
-  if (!r.done) {
-    cancel_point(step, true);
-    suspend();
-  }
+  const StepRecord& r = wait_for(step);
   if (r.failed) throw ChildWorkflowFailed(r.child_id, r.name, r.status, r.error_type, r.error_message);
   return r.value;
 }

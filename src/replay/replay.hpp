@@ -80,6 +80,9 @@ class Replay {
   // Whether the step's outcome is there. A timer past its time, or a receive with a message or
   // past its deadline, is settled now: journaled by this replay. Activities finish elsewhere.
   bool settle(int step);
+  // The step once its outcome is there (settling it if it can); suspends while it is not, and
+  // throws WorkflowCancelled when a cancel is seen at this await.
+  const StepRecord& wait_for(int step);
   // Suspends, wanting their topics, when receives among `steps` have an inbox not read yet.
   void want_inboxes(const std::vector<int>& steps);
   [[noreturn]] void suspend();

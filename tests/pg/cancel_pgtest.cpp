@@ -20,11 +20,14 @@ long long events_of(const TestDb& db, const std::string& workflow_id, const std:
                   "'");
 }
 
+std::string unique_log_path() {
+  const std::string name = "durable-refund-" + std::to_string(getpid()) + "-" + std::to_string(std::rand()) + ".log";
+  return (std::filesystem::temp_directory_path() / name).string();
+}
+
 // The refund's log: a file of its own per test, gone at the end.
 struct RefundLog {
-  std::string path = (std::filesystem::temp_directory_path() / ("durable-refund-" + std::to_string(getpid()) + "-" +
-                                                                 std::to_string(std::rand()) + ".log"))
-                         .string();
+  std::string path = unique_log_path();
   ~RefundLog() { std::filesystem::remove(path); }
   int refunds() const {  // attempts of the refund's body
     std::ifstream in(path);
