@@ -248,8 +248,9 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // [key, value, step], one per key), $19 events channel, $20 the children it starts (json array
     // of NewChild), $21 workflows channel, $22 the steps whose tasks a cancel it delivered drops
     // (json array), $23 whether it delivered a cancel: its running children under the cancel
-    // policy are asked too (those busy in a commit of their own are asked when it ends). A child id taken since the replay read it refuses the
-    // whole commit (SQLSTATE DUR01, from the final SELECT).
+    // policy are asked too (those busy in a commit of their own are asked when it ends). A child
+    // id taken since the replay read it refuses the whole commit (SQLSTATE DUR01, from the final
+    // SELECT).
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
