@@ -12,7 +12,8 @@
 
 namespace durable {
 
-enum class WorkflowStatus { running, completed, failed, cancelled };
+// `continued`: the run ended with continue_as_new, and the next run of its id goes on from there.
+enum class WorkflowStatus { running, completed, failed, cancelled, continued };
 
 std::string_view to_string(WorkflowStatus status);
 
@@ -30,11 +31,13 @@ class UntypedWorkflowHandle {
 
   // Waits until the run ends. Returns the result JSON when it completed; throws WorkflowFailed
   // (or NonDeterminismError) when it failed, WorkflowCancelled, or Timeout when `timeout` runs out.
+  // A run that continued as new is followed to the next run, and so on to the last of the chain.
   Json result_json(Duration timeout = std::chrono::hours{24}) const;
 
   // The latest value the run published under `key` (WorkflowContext::set_event), waiting up to
   // `timeout` for a first one. Empty when none was set in that time, or the run ended without
-  // setting one. Throws InvalidTopic for a bad key.
+  // setting one. A run that continued as new passed its events on: the chain's latest run is read.
+  // Throws InvalidTopic for a bad key.
   std::optional<Json> get_event_json(const std::string& key, Duration timeout = Duration{0}) const;
 
   // Asks the run to cancel, for `reason`. Its code sees WorkflowCancelled thrown from its current
@@ -42,7 +45,8 @@ class UntypedWorkflowHandle {
   // unfinished are dropped (running bodies see ActivityContext::cancelled() within a second). The
   // code may catch it and clean up with more activities; the run ends cancelled when the error
   // escapes. Returns false when the run had already ended; true when it runs (asked now, or before:
-  // a second ask changes nothing). Runs::terminate ends a run at once, without its code.
+  // a second ask changes nothing). A run that continued as new passes it on: the chain's running
+  // run is asked. Runs::terminate ends a run at once, without its code.
   bool cancel(const std::string& reason = {}) const;
 
  private:

@@ -85,6 +85,9 @@ struct RunInfo : RunSummary {
   int failed_attempts = 0;  // attempts that failed, timed out or lost their lease
   std::string parent_run_id, forked_from_run;
   int forked_from_step = -1;
+  // The chain of continue-as-new: the run this one continued, and the run that continued it
+  // (status continued). Empty when there is none.
+  std::string continued_from_run, continued_as_run;
 };
 
 // A journal event.
@@ -170,11 +173,13 @@ class Runs {
   UntypedWorkflowHandle fork(const std::string& run_id, int from_step, const OperatorAction& action,
                              const ForkOptions& options = {});
   // Asks a running run to cancel, as UntypedWorkflowHandle::cancel does, for action.reason. False
-  // when the run had ended already; true when it runs (recorded only when this call asked).
+  // when the run had ended already; true when it runs (recorded only when this call asked). A run
+  // that continued as new passes it on to the chain's running run.
   bool cancel(const std::string& run_id, const OperatorAction& action);
   // Ends a running run as cancelled at once: its code is not told and runs no cleanup, its tasks
   // are dropped, and its children are asked to cancel (per their parent-close policy). For a run
-  // no engine runs any more. False when the run had ended already (nothing is recorded then).
+  // no engine runs any more. False when the run had ended already, continued as new included
+  // (nothing is recorded then).
   bool terminate(const std::string& run_id, const OperatorAction& action);
   // Deletes an ended run and its history. If it was its id's latest run, the newest one left is.
   void remove(const std::string& run_id, const OperatorAction& action);

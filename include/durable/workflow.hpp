@@ -242,6 +242,19 @@ class WorkflowContext {
     return send_payload(workflow_id, topic, detail::to_payload(payload, "a message payload"), options);
   }
 
+  // Ends this run and starts the next run of the same workflow id with `input` and an empty
+  // journal, in one transaction: a workflow that loops without end keeps a bounded history. The
+  // run ends `continued`; handles' result() follow the chain to the last run's result. The next
+  // run keeps this one's parent and takes over the messages it never received (in send order) and
+  // the events it published. Activities not awaited are dropped, and children still running are
+  // cancelled or abandoned as when the run ends. Never returns: it unwinds the code as a pending
+  // step does (do not swallow it with `catch (...)`). Throws PayloadError, into the code, when
+  // `input` is not an input of this workflow; WorkflowCancelled when a cancel is asked for.
+  template <typename T>
+  [[noreturn]] void continue_as_new(const T& input) {
+    continue_as_new_payload(detail::to_payload(input, "the input of the next run"));
+  }
+
  private:
   template <typename R>
   friend class Future;
@@ -273,6 +286,7 @@ class WorkflowContext {
   Json await_child(int step);
   std::string send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
                            const SendOptions& options);
+  [[noreturn]] void continue_as_new_payload(Json input);
   detail::Replay& replay_;
 };
 

@@ -15,6 +15,7 @@ std::string_view to_string(WorkflowStatus status) {
     case WorkflowStatus::completed: return "completed";
     case WorkflowStatus::failed: return "failed";
     case WorkflowStatus::cancelled: return "cancelled";
+    case WorkflowStatus::continued: return "continued";
   }
   return "unknown";
 }
@@ -26,9 +27,13 @@ WorkflowStatus public_status(pg::RunStatus status) {
     case pg::RunStatus::completed: return WorkflowStatus::completed;
     case pg::RunStatus::failed: return WorkflowStatus::failed;
     case pg::RunStatus::cancelled: return WorkflowStatus::cancelled;
+    case pg::RunStatus::continued: return WorkflowStatus::continued;
   }
   return WorkflowStatus::running;
 }
+
+// The run that continued run `row` (the commit that ended it started the next).
+std::string next_in_chain(const pg::WorkflowRow& row) { return row.result.at("continued_as").get<std::string>(); }
 }  // namespace
 
 UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id,
@@ -43,10 +48,11 @@ WorkflowStatus UntypedWorkflowHandle::status() const {
 
 Json UntypedWorkflowHandle::result_json(Duration timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string run_id = run_id_;
   for (;;) {
     const auto seen = core_->signals().ended.generation();  // before the read, so no local end is missed
-    auto row = core_->store().read_run(run_id_);
-    if (!row) throw WorkflowNotFound::run(run_id_);
+    auto row = core_->store().read_run(run_id);
+    if (!row) throw WorkflowNotFound::run(run_id);
     switch (public_status(row->status)) {
       case WorkflowStatus::completed: return row->result;
       case WorkflowStatus::failed:
@@ -55,6 +61,7 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
         }
         throw WorkflowFailed(id_, row->error_type, row->error_message);
       case WorkflowStatus::cancelled: throw WorkflowCancelled(id_, row->error_message);  // the reason, if one was given
+      case WorkflowStatus::continued: run_id = next_in_chain(*row); continue;
       case WorkflowStatus::running: break;
     }
     const auto now = std::chrono::steady_clock::now();
@@ -75,10 +82,17 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
 std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key, Duration timeout) const {
   detail::check_event_key(key);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string run_id = run_id_;
   for (;;) {
     const auto seen = core_->signals().events.generation();  // before the read, so no publish is missed
-    const pg::EventRead read = core_->store().read_event(run_id_, key);
-    if (!read.status) throw WorkflowNotFound::run(run_id_);
+    const pg::EventRead read = core_->store().read_event(run_id, key);
+    if (!read.status) throw WorkflowNotFound::run(run_id);
+    if (*read.status == pg::RunStatus::continued) {  // the next run has its events, and newer ones
+      auto row = core_->store().read_run(run_id);
+      if (!row) throw WorkflowNotFound::run(run_id);
+      run_id = next_in_chain(*row);
+      continue;
+    }
     if (read.value) return read.value;
     const auto now = std::chrono::steady_clock::now();
     if (*read.status != pg::RunStatus::running || now >= deadline) return std::nullopt;
@@ -91,7 +105,13 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
 
 bool UntypedWorkflowHandle::cancel(const std::string& reason) const {
   // Its end, when its code has cleaned up, wakes result() as any other end does.
-  return core_->store().request_cancel(run_id_, reason);
+  std::string run_id = run_id_;
+  for (;;) {
+    if (core_->store().request_cancel(run_id, reason)) return true;
+    auto row = core_->store().read_run(run_id);
+    if (!row || row->status != pg::RunStatus::continued) return false;
+    run_id = next_in_chain(*row);  // asked of the run that goes on
+  }
 }
 
 }  // namespace durable

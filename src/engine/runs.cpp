@@ -280,8 +280,14 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
 
 bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
   check_action(action);
-  get(run_id);  // WorkflowNotFound
-  return core_->run_store().request_cancel(run_id, action);
+  std::string asked = run_id;
+  get(asked);  // WorkflowNotFound
+  for (;;) {
+    if (core_->run_store().request_cancel(asked, action)) return true;
+    const RunInfo run = get(asked);
+    if (run.status != WorkflowStatus::continued) return false;
+    asked = run.continued_as_run;  // the chain goes on there
+  }
 }
 
 bool Runs::terminate(const std::string& run_id, const OperatorAction& action) {

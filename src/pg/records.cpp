@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 22> event_kinds{{
+constexpr Texts<EventKind, 23> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -37,12 +37,14 @@ constexpr Texts<EventKind, 22> event_kinds{{
     {EventKind::child_failed, "child_failed"},
     {EventKind::cancel_requested, "cancel_requested"},
     {EventKind::cancel_delivered, "cancel_delivered"},
+    {EventKind::workflow_continued, "workflow_continued"},
 }};
-constexpr Texts<RunStatus, 4> run_statuses{{
+constexpr Texts<RunStatus, 5> run_statuses{{
     {RunStatus::running, "running"},
     {RunStatus::completed, "completed"},
     {RunStatus::failed, "failed"},
     {RunStatus::cancelled, "cancelled"},
+    {RunStatus::continued, "continued"},
 }};
 constexpr Texts<TaskStatus, 5> task_statuses{{
     {TaskStatus::pending, "pending"},

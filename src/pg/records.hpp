@@ -48,12 +48,15 @@ enum class EventKind {
   // dropped (failed with durable::WorkflowCancelled: the steps its data lists).
   cancel_requested,
   cancel_delivered,
+  // continue_as_new(input): the run ended, and the next run of its id started with this input
+  // (its data: the input and the next run's id).
+  workflow_continued,
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind
 
-// A workflow run's status (workflows.status, runs.status).
-enum class RunStatus { running, completed, failed, cancelled };
+// A workflow run's status (workflows.status). `continued`: ended by continue_as_new.
+enum class RunStatus { running, completed, failed, cancelled, continued };
 std::string_view to_text(RunStatus status);
 RunStatus run_status_from_text(std::string_view text);
 
@@ -168,6 +171,9 @@ struct ReplayCommit {
   std::vector<NewChild> children;
   std::vector<int> dropped;      // steps whose tasks it drops: the cancel it delivered dropped them
   bool delivers_cancel = false;  // it delivered a cancel: its children under the cancel policy are asked
+  // When it continues as new (status continued): the next run, inserted in the same transaction.
+  std::string next_run_id;
+  Json next_input;
 };
 
 // An unreceived message of a run's inbox.
@@ -219,7 +225,9 @@ struct ReplayOutcome {
   std::optional<int> base;           // seq of its first event; nullopt when its lease was lost (nothing written)
   std::vector<ClaimedTask> claimed;  // its tasks leased to this engine in the same commit
   std::int64_t now_us = 0;           // the database clock at the commit
-  bool child_id_taken = false;       // refused, nothing written: a child's id was taken since it was read
+  // Refused, nothing written: a child's id was taken since it was read, or the journal of a run
+  // continuing as new grew. Read again and decide again.
+  bool refused = false;
 };
 
 // What finishing a task together with the replay it unblocks wrote.

@@ -30,6 +30,7 @@ WorkflowStatus public_status(const std::string& text) {
     case RunStatus::completed: return WorkflowStatus::completed;
     case RunStatus::failed: return WorkflowStatus::failed;
     case RunStatus::cancelled: return WorkflowStatus::cancelled;
+    case RunStatus::continued: return WorkflowStatus::continued;
   }
   return WorkflowStatus::running;
 }
@@ -59,6 +60,8 @@ const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.
 const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
   coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
   coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
+  coalesce(w.continued_from::text, '') AS continued_from,
+  CASE WHEN w.status = 'continued' THEN w.result->>'continued_as' ELSE '' END AS continued_as,
   (SELECT count(*) FROM {s}.journal_events j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
   -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone),
   -- not those of the events a fork copied (the source's; written with the run, at its created_at)
@@ -95,6 +98,8 @@ RunInfo read_info(const pqxx::row& row) {
   r.parent_run_id = row["parent_run_id"].as<std::string>();
   r.forked_from_run = row["forked_from_run"].as<std::string>();
   r.forked_from_step = row["forked_from_step"].as<int>();
+  r.continued_from_run = row["continued_from"].as<std::string>();
+  r.continued_as_run = row["continued_as"].as<std::string>();
   return r;
 }
 

@@ -250,7 +250,9 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // (json array), $23 whether it delivered a cancel: its running children under the cancel
     // policy are asked too (those busy in a commit of their own are asked when it ends). A child
     // id taken since the replay read it refuses the whole commit (SQLSTATE DUR01, from the final
-    // SELECT).
+    // SELECT), and so does a journal grown since, when the run continues as new (status
+    // 'continued': what came, a cancel request say, would be lost with the run). Such a run is no
+    // longer its id's latest: continue_run inserts the next in the same transaction.
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
@@ -259,7 +261,7 @@ WITH w AS (
       runnable = {replay_outdated}, runnable_since = CASE WHEN {replay_outdated} THEN now() ELSE runnable_since END,
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
-      ended_at = CASE WHEN $4 <> 'running' THEN now() END
+      ended_at = CASE WHEN $4 <> 'running' THEN now() END, latest = latest AND $4 <> 'continued'
   WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
@@ -318,7 +320,39 @@ SELECT (SELECT count(*) FROM w) AS committed, (SELECT base FROM w) AS base, {cla
        (SELECT count(*) FROM n) + (SELECT count(*) FROM d) + (SELECT count(*) FROM pn) + (SELECT count(*) FROM chn)
          + (SELECT count(*) FROM asked_n) AS notified,
        CASE WHEN (SELECT count(*) FROM ch) < (SELECT count(*) FROM kids)
-            THEN {s}.refuse_commit('a child workflow id was taken after the replay read it') END AS refused)"},
+              OR ($4 = 'continued' AND (SELECT base FROM w) <> $8)
+            THEN {s}.refuse_commit('a child workflow id was taken, or the journal grew, after the replay read them')
+       END AS refused)"},
+
+    // The run after run $1, which commit_replay (in this transaction) has just ended as continued:
+    // run $2 of the same id, the latest now, with input $3 and the rest of how $1 was started (its
+    // parent, depth, schedule). It takes over the messages $1 never received, renumbered in send
+    // order (read now, with $1's row locked: every send that committed before is here, and every
+    // later one finds $2), and $1's published events. $4 workflows channel.
+    {stmt::continue_run, R"(
+WITH o AS (SELECT * FROM {s}.workflows WHERE run_id = $1::uuid AND status = 'continued'),
+m AS (
+  SELECT seq, row_number() OVER (ORDER BY seq) AS rn FROM {s}.messages
+  WHERE run_id = $1::uuid AND received_step IS NULL),
+nw AS (
+  INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, origin,
+                             parent_run_id, parent_step, parent_close, continued_from, messages_sent)
+  SELECT o.workflow_id, $2::uuid, o.name, 'running', $3::jsonb, 1, true, 'continued', o.origin, o.parent_run_id,
+         o.parent_step, o.parent_close, o.run_id, (SELECT count(*) FROM m)
+  FROM o RETURNING run_id),
+e AS (
+  INSERT INTO {s}.journal (run_id, seq, kind, data)
+  SELECT nw.run_id, 0, 'workflow_started',
+         (j.data - 'input') || jsonb_build_object('input', $3::jsonb, 'continued_from', $1::text)
+  FROM nw, {s}.journal j WHERE j.run_id = $1::uuid AND j.seq = 0),
+mv AS (
+  UPDATE {s}.messages x SET run_id = nw.run_id, seq = m.rn
+  FROM nw, m WHERE x.run_id = $1::uuid AND x.seq = m.seq),
+ev AS (
+  INSERT INTO {s}.events (run_id, key, value, step, set_at)
+  SELECT nw.run_id, v.key, v.value, -1, v.set_at FROM nw, {s}.events v WHERE v.run_id = $1::uuid),
+n AS (SELECT pg_notify($4, '') FROM nw)
+SELECT (SELECT count(*) FROM nw) AS inserted, (SELECT count(*) FROM n) AS notified)"},
 
     // A message into the inbox of id $1's latest run, unless that run has one with idempotency
     // key $5 already (then its id is returned and nothing written). $2 topic, $3 payload, $4 message

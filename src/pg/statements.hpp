@@ -19,6 +19,7 @@ inline constexpr const char* claim_workflows = "claim_workflows";
 inline constexpr const char* reclaim_workflows = "reclaim_workflows";
 inline constexpr const char* read_journal = "read_journal";
 inline constexpr const char* commit_replay = "commit_replay";
+inline constexpr const char* continue_run = "continue_run";
 inline constexpr const char* cancel_workflow = "cancel_workflow";
 inline constexpr const char* request_cancel = "request_cancel";
 inline constexpr const char* cancel_children = "cancel_children";

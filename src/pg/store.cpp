@@ -75,8 +75,8 @@ Json children_json(const std::vector<NewChild>& children) {
   return out;
 }
 
-// The SQLSTATE of refuse_commit: a replay commit that found a child id taken since it was read.
-constexpr const char* child_id_taken_state = "DUR01";
+// The SQLSTATE of refuse_commit: a replay commit that found what it read outdated.
+constexpr const char* refused_commit_state = "DUR01";
 
 Json events_json(const std::vector<NewEvent>& events) {
   Json out = Json::array();
@@ -393,9 +393,15 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   for (const auto& [seq, step] : c.received) received_json.push_back({seq, step});
   const std::string received = received_json.dump();
   const std::string children = children_json(c.children).dump();
+  const bool continues = c.status == RunStatus::continued;
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
-    pqxx::nontransaction tx(conn);
+    // One statement in its own implicit transaction, but for a run that continues as new: the next
+    // run goes in with it, read in a second statement (see continue_run).
+    std::optional<pqxx::nontransaction> single;
+    std::optional<pqxx::work> pair;
+    pqxx::transaction_base& tx = continues ? static_cast<pqxx::transaction_base&>(pair.emplace(conn))
+                                           : static_cast<pqxx::transaction_base&>(single.emplace(conn));
     pqxx::row row;
     try {
       row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
@@ -404,9 +410,14 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
                               c.seen_messages, received, c.published.dump(), events_channel_, children,
                               workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel);
     } catch (const pqxx::sql_error& e) {
-      if (e.sqlstate() != child_id_taken_state) throw;
-      outcome.child_id_taken = true;  // nothing was written
+      if (e.sqlstate() != refused_commit_state) throw;
+      outcome.refused = true;  // nothing was written
       return;
+    }
+    if (continues && !row["base"].is_null()) {
+      tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, c.next_input.dump(), workflows_channel_);
+      detail::failpoint("replay.before_continue_commit");  // dying here commits neither the end nor the next run
+      pair->commit();
     }
     outcome.now_us = row["now_us"].as<std::int64_t>();
     if (!row["base"].is_null()) {

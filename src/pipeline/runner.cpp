@@ -156,7 +156,8 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
     return std::any_of(decided.events.begin(), decided.events.end(),
                        [](const pg::NewEvent& e) { return e.kind == pg::EventKind::cancel_delivered; });
   };
-  if (!may_read_inbox && (!decided.published.empty() || !decided.children.empty() || delivers_cancel())) {
+  const bool continues = decided.status == pg::RunStatus::continued;  // commits in a transaction of two statements
+  if (!may_read_inbox && (!decided.published.empty() || !decided.children.empty() || delivers_cancel() || continues)) {
     planned.needs_claim = true;
     return planned;
   }
@@ -200,6 +201,8 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.published = std::move(decided.published);
   commit.children = std::move(decided.children);
   commit.dropped = std::move(decided.dropped);
+  commit.next_run_id = std::move(decided.next_run_id);
+  commit.next_input = std::move(decided.next_input);
   if (commit.status == pg::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
   } else if (commit.status == pg::RunStatus::cancelled) {
@@ -285,13 +288,16 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   for (int tries = 1;; ++tries) {
     planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr, true);
     planned.commit.lease_token = claim.lease_token;
+    failpoint("replay.before_commit");  // what comes from here on was not read: a cancel request, say
     outcome = parts_.store.commit_replay(planned.commit);  // a throw frees the slots
-    // Refused: a child id the replay read as free was taken before the commit. Decided again
-    // with the ids read anew, the start journals WorkflowAlreadyStarted instead.
-    if (!outcome.child_id_taken) break;
-    if (tries == 10) throw Error("child ids kept being taken between the read and the commit; retrying later");
-    detail::logger().debug("replay of '{}' started a child under an id taken meanwhile: deciding again",
+    // Refused: a child id the replay read as free was taken before the commit (decided again with
+    // the ids read anew, the start journals WorkflowAlreadyStarted instead), or the journal of a
+    // run continuing as new grew (decided again with what came).
+    if (!outcome.refused) break;
+    if (tries == 10) throw Error("what the replay read kept changing before its commit; retrying later");
+    detail::logger().debug("replay of '{}' read ids or a journal that changed before its commit: deciding again",
                            claim.workflow_id);
+    journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
   }
   failpoint("replay.after_commit");  // what went in stays in: no child starts again, say
   if (outcome.base) {

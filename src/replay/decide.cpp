@@ -26,6 +26,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
       d.result = std::move(result);
     }
   } catch (const Suspend&) {
+  } catch (const ContinueAsNew&) {
   } catch (const WorkflowCancelled& e) {
     if (!replay.suspended() && !replay.nondeterminism()) {
       fail(error_info(e).type, replay.cancel_thrown() ? e.reason() : e.what());
@@ -37,6 +38,14 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
       ErrorInfo error = current_error();
       fail(error.type, error.message);
     }
+  }
+  if (replay.next_run && !replay.suspended() && !replay.nondeterminism()) {
+    d.status = pg::RunStatus::continued;  // however the code went on after continue_as_new
+    d.error_type.clear();
+    d.error_message.clear();
+    d.next_run_id = replay.next_run->first;
+    d.next_input = std::move(replay.next_run->second);
+    d.result = {{"continued_as", d.next_run_id}};
   }
   // Kept by the replay even when the code swallowed the exception.
   if (replay.nondeterminism()) fail(error_info(*replay.nondeterminism()).type, replay.nondeterminism()->what());
@@ -61,6 +70,9 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   std::erase_if(d.events, [](const pg::NewEvent& e) { return e.kind == pg::EventKind::activity_scheduled; });
   if (d.status == pg::RunStatus::completed) {
     d.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", d.result}}});
+  } else if (d.status == pg::RunStatus::continued) {
+    d.events.push_back(
+        {pg::EventKind::workflow_continued, -1, "", {{"input", d.next_input}, {"run_id", d.next_run_id}}});
   } else if (d.status == pg::RunStatus::cancelled) {
     d.events.push_back({pg::EventKind::workflow_cancelled,
                         -1,

@@ -36,6 +36,8 @@ struct Decisions {
   // decide again; these decisions are not to be committed.
   std::set<std::string> wanted_ids;
   std::vector<int> dropped;  // activity steps a cancel delivered by this replay dropped (their tasks go)
+  std::string next_run_id;   // continued: the next run's id and input
+  Json next_input;
   bool complete() const { return wanted_topics.empty() && wanted_ids.empty(); }
   bool ended() const { return status != pg::RunStatus::running; }
 };

@@ -137,7 +137,8 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       break;
     case pg::EventKind::workflow_completed:
     case pg::EventKind::workflow_failed:
-    case pg::EventKind::workflow_cancelled: break;
+    case pg::EventKind::workflow_cancelled:
+    case pg::EventKind::workflow_continued: break;
     case pg::EventKind::workflow_resumed:
       // The failures of these steps no longer count: they run again (Runs::resume).
       for (const auto& step : e.data.value("retry_steps", Json::array())) {
@@ -149,7 +150,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       }
       break;
   }
-  // workflow_completed / workflow_failed / workflow_cancelled end the run: nothing to replay.
+  // workflow_completed / _failed / _cancelled / _continued end the run: nothing to replay.
 }
 
 }  // namespace durable::detail

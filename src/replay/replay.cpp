@@ -61,7 +61,8 @@ void Replay::cancel_point(int awaited, bool blocks) {
 }
 
 const StepRecord* Replay::replayed(int step, StepKind kind, const std::string& name) {
-  if (suspended_) suspend();  // code that swallowed a Suspend must not make progress
+  if (suspended_) suspend();            // code that swallowed a Suspend must not make progress
+  if (next_run) throw ContinueAsNew{};  // nor code that swallowed a ContinueAsNew
   const auto& steps = journal_.steps;
   const StepRecord* record = nullptr;
   if (step < static_cast<int>(steps.size())) {
@@ -149,6 +150,7 @@ bool Replay::settle(int step) {
 
 const StepRecord& Replay::wait_for(int step) {
   if (suspended_) suspend();
+  if (next_run) throw ContinueAsNew{};
   cancel_point(step, false);
   if (!settle(step)) {
     cancel_point(step, true);
@@ -444,6 +446,16 @@ Json Replay::await_child(int step) {
   const StepRecord& r = wait_for(step);
   if (r.failed) throw ChildWorkflowFailed(r.child_id, r.name, r.status, r.error_type, r.error_message);
   return r.value;
+}
+
+void Replay::continue_as_new(Json input) {
+  if (suspended_) suspend();
+  if (next_run) throw ContinueAsNew{};
+  check_payload(input, fmt::format("the input of the run after '{}' (continue_as_new)", workflow_id_));
+  registry_.workflow(workflow_name_).check_input(input);
+  cancel_point(-1, true);
+  next_run.emplace(time_ordered_uuid(), std::move(input));
+  throw ContinueAsNew{};
 }
 
 std::int64_t Replay::wake_at_us() const {

@@ -21,6 +21,8 @@ namespace durable::detail {
 // Unwinds workflow code when it waits on something not journaled yet. Deliberately not a
 // std::exception, so `catch (const std::exception&)` in workflow code lets it pass.
 struct Suspend {};
+// Unwinds workflow code that called continue_as_new, the same way: the run ends there.
+struct ContinueAsNew {};
 
 class Replay {
  public:
@@ -49,6 +51,10 @@ class Replay {
   int start_child(const std::string& name, const std::string& child_id, Json input, const ChildOptions& options);
   // The child's result; throws ChildWorkflowFailed when it failed or was cancelled.
   Json await_child(int step);
+  // Ends the run as continued, the next run to start with `input` (checked first: bad input
+  // throws into the code, and nothing happens). Throws ContinueAsNew, or WorkflowCancelled when a
+  // cancel is asked for and not seen yet.
+  [[noreturn]] void continue_as_new(Json input);
 
   // After the workflow function returned or threw: what to commit.
   std::vector<pg::NewEvent> events;           // new journal events, in step order
@@ -63,6 +69,9 @@ class Replay {
   // This replay went on as if they were free; nothing of it may be committed while any remain.
   std::set<std::string> wanted_ids;
   std::vector<int> dropped;  // activity steps the cancel this replay delivered dropped
+  // The code called continue_as_new: the next run's id and input. Whatever the code did after
+  // (it cannot make a durable call), the run continues as new.
+  std::optional<std::pair<std::string, Json>> next_run;
   bool suspended() const { return suspended_; }
   // WorkflowCancelled was thrown into the code (delivered now or replayed), so one escaping the
   // code ends the run as cancelled.

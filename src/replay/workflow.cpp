@@ -63,4 +63,6 @@ int WorkflowContext::start_child_step(const std::string& name, const std::string
 
 Json WorkflowContext::await_child(int step) { return replay_.await_child(step); }
 
+void WorkflowContext::continue_as_new_payload(Json input) { replay_.continue_as_new(std::move(input)); }
+
 }  // namespace durable

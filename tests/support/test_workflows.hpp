@@ -385,6 +385,47 @@ struct GuardianWorkflow {
   }
 };
 
+// Counts to `total`, an activity per count, continuing as new every `every` counts. Before each
+// continue it takes the "tick" messages sent so far; the last run waits until it has `ticks`.
+struct LoopState {
+  int done = 0;
+  int total = 0;
+  int every = 100;
+  int ticks = 0;
+  long long sum = 0;
+  std::vector<std::string> got;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LoopState, done, total, every, ticks, sum, got)
+
+struct LoopWorkflow {
+  static constexpr auto name = "loop";
+  LoopState operator()(WorkflowContext& ctx, LoopState s) {
+    for (int i = 0; i < s.every && s.done < s.total; ++i) s.sum += ctx.call<AddActivity>(Pair{s.done++, 0});
+    while (auto tick = ctx.receive<std::string>("tick", 0ms)) s.got.push_back(*tick);
+    if (s.done < s.total) ctx.continue_as_new(s);
+    while (static_cast<int>(s.got.size()) < s.ticks) s.got.push_back(ctx.receive<std::string>("tick"));
+    return s;
+  }
+};
+
+// Run n waits for a "go" message and continues as new with n + 1; run 2 returns the "done"
+// message. A `bad` input continues with a string instead (and returns what it caught).
+struct HopWorkflow {
+  static constexpr auto name = "hop";
+  std::string operator()(WorkflowContext& ctx, const int& n) {
+    if (n < 0) {
+      try {
+        ctx.continue_as_new(std::string("not a number"));
+      } catch (const PayloadError& e) {
+        return std::string("refused: ") + e.what();
+      }
+    }
+    if (n >= 2) return ctx.receive<std::string>("done");
+    ctx.receive<std::string>("go");
+    ctx.continue_as_new(n + 1);
+  }
+};
+
 inline void register_all(Engine& engine) {
   engine.add<AddActivity>()
       .add<EchoActivity>()
@@ -412,7 +453,9 @@ inline void register_all(Engine& engine) {
       .add<NestWorkflow>()
       .add<StallActivity>()
       .add<RefundingWorkflow>()
-      .add<GuardianWorkflow>();
+      .add<GuardianWorkflow>()
+      .add<LoopWorkflow>()
+      .add<HopWorkflow>();
 }
 
 }  // namespace durable::test

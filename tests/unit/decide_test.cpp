@@ -31,6 +31,21 @@ struct SwallowingWorkflow {
   }
 };
 
+// Starts an echo it never awaits, then continues as new with n + 1; with n < 0 it swallows the
+// unwinding (as `catch (...)` would) and returns: the run must continue as new all the same.
+struct RestartingWorkflow {
+  static constexpr auto name = "restarting";
+  std::string operator()(WorkflowContext& ctx, const int& n) {
+    (void)ctx.start<test::EchoActivity>("x");
+    try {
+      ctx.continue_as_new(n + 1);
+    } catch (...) {
+      if (n >= 0) throw;
+    }
+    return "swallowed";
+  }
+};
+
 template <typename W>
 void add_workflow(Registry& r) {
   r.workflows.emplace(W::name, make_workflow<detail::input_of<W>>(W::name, [] { return W{}; }));
@@ -45,6 +60,7 @@ Registry registry() {
   add_workflow<test::SleepWorkflow>(r);
   add_workflow<ForgetfulWorkflow>(r);
   add_workflow<SwallowingWorkflow>(r);
+  add_workflow<RestartingWorkflow>(r);
   return r;
 }
 
@@ -166,4 +182,22 @@ TEST_CASE("deciding for a workflow the registry does not know throws UnknownWork
   JournalCache journal;
   start(journal, "retired", "x");
   CHECK_THROWS_AS(decide(r, journal, "wf-8", 1000), UnknownWorkflow);
+}
+
+TEST_CASE("continue_as_new ends the run continued, naming the next run, its unawaited activities dropped",
+          "[unit][decide][continue]") {
+  const Registry r = registry();
+  for (int n : {4, -1}) {
+    JournalCache journal;
+    start(journal, "restarting", n);
+    const Decisions d = decide(r, journal, "wf-c", 1000);
+    CHECK(d.status == pg::RunStatus::continued);
+    CHECK(d.ended());
+    CHECK(d.tasks.empty());
+    CHECK(d.next_input == n + 1);
+    REQUIRE_FALSE(d.next_run_id.empty());
+    CHECK(d.result == Json{{"continued_as", d.next_run_id}});
+    CHECK(kinds(d) == std::vector{pg::EventKind::workflow_continued});
+    CHECK(d.events.back().data == Json{{"input", n + 1}, {"run_id", d.next_run_id}});
+  }
 }
