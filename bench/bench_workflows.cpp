@@ -15,7 +15,7 @@ constexpr auto default_task_options = R"('{}'::jsonb)";  // every option at its 
 }  // namespace
 
 void register_definitions(durable::Engine& engine) {
-  engine.add<Noop>().add<NoopChain>().add<PingReceiver>().add<NoopFanOut>();
+  engine.add<Noop>().add<NoopChain>().add<PingReceiver>().add<NoopFanOut>().add<NoopLoop>();
 }
 
 durable::EngineOptions engine_options(const std::string& url, const std::string& schema) {

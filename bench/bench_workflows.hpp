@@ -50,6 +50,24 @@ struct NoopFanOut {
   }
 };
 
+// Calls Noop `total` times in sequence, continuing as new every `every` calls; returns the sum.
+struct LoopProgress {
+  int done = 0;
+  int total = 0;
+  int every = 100;
+  long long sum = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LoopProgress, done, total, every, sum)
+
+struct NoopLoop {
+  static constexpr auto name = "noop_loop";
+  long long operator()(durable::WorkflowContext& ctx, LoopProgress p) {
+    for (int i = 0; i < p.every && p.done < p.total; ++i) p.sum += ctx.call<Noop>(p.done++);
+    if (p.done < p.total) ctx.continue_as_new(p);
+    return p.sum;
+  }
+};
+
 using ChainHandle = durable::WorkflowHandle<int>;
 
 void register_definitions(durable::Engine& engine);

@@ -3,7 +3,7 @@
 // and write transactions it costs PostgreSQL per step, and the management API with a million
 // runs in the tables.
 //
-//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children]
+//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children|continue]
 //
 // The database is durable::testing::database_url(): $DURABLE_DATABASE_URL, or a throwaway
 // cluster. Every measurement works in a fresh schema and drops it afterwards. Results go to
@@ -58,8 +58,8 @@ double parse_scale(const std::string& text) {
   return scale;
 }
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling",
-                                                    "replay",    "runs",       "messages", "children"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling", "replay",
+                                                    "runs",      "messages",   "children", "continue"};
 
 struct Config {
   double scale = 1.0;  // multiplies every workflow, job and loaded row count (not the 1000 steps of the long run)
@@ -242,6 +242,9 @@ void print_aims(const std::vector<Result>& results) {
       lines.push_back(
           {fmt::format("children/s vs top-level runs/s, {} children of one parent", r["fan_out"].get<int>()),
            ratio_text(r, "ratio"), fmt::format(">= {:.1f}x", aim_children_ratio)});
+    } else if (bench == "continue") {
+      lines.push_back({"per-step time, 10,000 vs 1,000 steps continuing as new every 100", ratio_text(r, "ratio"),
+                       fmt::format("<= {:.1f}x", aim_continue_ratio)});
     } else if (bench == "send_to_receive") {
       lines.push_back({"idle send-to-receive p50, receiver in another process",
                        fmt::format("{:.1f} ms", r["p50_ms"].get<double>()),
@@ -276,6 +279,11 @@ void print_table(const std::vector<Result>& results) {
     fmt::print("\nchildren: {} rounds of {}: {:.0f} children/s, {:.0f} top-level 1-step runs/s\n",
                r["rounds"].get<int>(), r["fan_out"].get<int>(), r["children_per_s"].get<double>(),
                r["top_level_runs_per_s"].get<double>());
+  }
+  for (const auto& r : of_kind(results, "continue")) {
+    fmt::print("\ncontinue-as-new every {} steps: {:.2f} ms/step over {} steps, {:.2f} ms/step over {} steps\n",
+               r["every"].get<int>(), r["short_ms_per_step"].get<double>(), r["short_steps"].get<int>(),
+               r["long_ms_per_step"].get<double>(), r["long_steps"].get<int>());
   }
   print_aims(results);
   std::fflush(stdout);
@@ -354,6 +362,7 @@ int run_benchmarks(const Config& config) {
   if (config.wants("replay")) report(measure_replay(url, config.scaled(replay_short_runs)));
   if (config.wants("messages")) report(measure_send_to_receive(url, config.scaled(latency_runs)));
   if (config.wants("children")) report(measure_children(url, config.scaled(children_rounds), 100));
+  if (config.wants("continue")) report(measure_continue(url));
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
                  report);

@@ -122,6 +122,14 @@ inline constexpr double aim_children_ratio = 0.8;  // children/s to top-level ru
 // outside (which goes first alternates). Reports both rates, summed over the rounds.
 Result measure_children(const std::string& url, int rounds, int fan_out);
 
+// ---- continue.cpp: continue-as-new (issue 17) --------------------------------------------------
+
+inline constexpr double aim_continue_ratio = 1.2;  // per-step time, 10,000-step loop to 1,000-step loop
+
+// Per-step time of a loop of 10,000 steps against one of 1,000, both continuing as new every 100
+// steps, on one in-process engine: flat when each run replays only its own bounded journal.
+Result measure_continue(const std::string& url);
+
 // ---- replay.cpp ------------------------------------------------------------------------------
 
 inline constexpr double aim_replay_ratio = 1.2;

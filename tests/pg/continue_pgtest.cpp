@@ -65,7 +65,8 @@ TEST_CASE_METHOD(RunningEngine, "a loop of 10,000 steps continuing as new every 
   CHECK(runs_of(db, "loop-10k", "completed") == 1);
   // Bounded: no run's journal holds more than its 100 steps (two events each), its receives and
   // its start and end.
-  CHECK(db.count("SELECT max(next_seq) FROM {s}.workflows WHERE workflow_id = 'loop-10k'") <= 2 * every + 2 * ticks + 4);
+  CHECK(db.count("SELECT max(next_seq) FROM {s}.workflows WHERE workflow_id = 'loop-10k'") <=
+        2 * every + 2 * ticks + 4);
   CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'loop-10k' AND kind = 'activity_completed'") ==
         total);
   // The chain: each run but the first continued the one before it, which names it.
@@ -155,7 +156,8 @@ TEST_CASE("a cancel asked for after the replay read the journal is not lost with
   CHECK(first.status() == WorkflowStatus::cancelled);
 }
 
-TEST_CASE_METHOD(RunningEngine, "a handle of an earlier run cancels the chain's running run", "[pg][continue][cancel]") {
+TEST_CASE_METHOD(RunningEngine, "a handle of an earlier run cancels the chain's running run",
+                 "[pg][continue][cancel]") {
   auto first = engine.start_workflow<HopWorkflow>("hop-stop", 0);
   engine.send("hop-stop", "go", "first");
   REQUIRE(wait_until([&] { return runs_of(db, "hop-stop") == 2 && receiving(db, "hop-stop"); }));
@@ -210,7 +212,8 @@ TEST_CASE("engines killed while continuing as new leave one chain, each step onc
   wait_for(worker);
   CHECK(runs_of(db, "loop-crash") == 3);
   CHECK(runs_of(db, "loop-crash", "continued") == 2);
-  CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'loop-crash' AND kind = 'activity_completed'") ==
-        30);
+  CHECK(
+      db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'loop-crash' AND kind = 'activity_completed'") ==
+      30);
 }
 #endif
