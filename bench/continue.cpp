@@ -27,9 +27,15 @@ Result measure_continue(const std::string& url) {
   const double short_ms = ms_per_step("short", short_steps);
   const double long_ms = ms_per_step("long", long_steps);
   const double ratio = long_ms / short_ms;
-  return {{"bench", "continue"},         {"every", every},           {"short_steps", short_steps},
-          {"short_ms_per_step", short_ms}, {"long_steps", long_steps}, {"long_ms_per_step", long_ms},
-          {"ratio", ratio},              {"aim_ratio", aim_continue_ratio}, {"aim_met", ratio <= aim_continue_ratio}};
+  return {{"bench", "continue"},
+          {"every", every},
+          {"short_steps", short_steps},
+          {"short_ms_per_step", short_ms},
+          {"long_steps", long_steps},
+          {"long_ms_per_step", long_ms},
+          {"ratio", ratio},
+          {"aim_ratio", aim_continue_ratio},
+          {"aim_met", ratio <= aim_continue_ratio}};
 }
 
 }  // namespace bench

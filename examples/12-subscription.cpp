@@ -52,7 +52,7 @@ int main() {
   auto first = engine.start_workflow<Subscription>("subscription-ana", {"ana", 10});
   durable::Runs runs = engine.runs();
   auto bills = [&] { return first.get_event<int>("bills").value_or(0); };  // follows the chain
-  auto sleeping = [&] {  // the current run waits in its 30-day sleep
+  auto sleeping = [&] {                                                    // the current run waits in its 30-day sleep
     const auto history = runs.history(runs.latest("subscription-ana").run_id);
     return !history.events.empty() && history.events.back().kind == "timer_started";
   };

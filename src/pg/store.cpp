@@ -418,6 +418,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
       tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, c.next_input.dump(), workflows_channel_);
       detail::failpoint("replay.before_continue_commit");  // dying here commits neither the end nor the next run
       pair->commit();
+      detail::failpoint("replay.after_continue_commit");  // the next run is in: it must go on, once
     }
     outcome.now_us = row["now_us"].as<std::int64_t>();
     if (!row["base"].is_null()) {

@@ -199,12 +199,16 @@ TEST_CASE("engines killed while continuing as new leave one chain, each step onc
   Engine client(db.options());
   register_all(client);
   auto first = client.start_workflow<LoopWorkflow>("loop-crash", loop_of(30, 10));
-  // The first worker dies with the continue's transaction open, the second just after a commit.
+  // The first worker dies with the continue's transaction open: the run goes on as it was.
   CHECK(exit_within(worker_with(db, "replay.before_continue_commit=kill@1"), 60s) == 128 + SIGKILL);
   CHECK(runs_of(db, "loop-crash") == 1);
+  CHECK(runs_of(db, "loop-crash", "running") == 1);
   past_its_leases(db);
-  CHECK(exit_within(worker_with(db, "replay.before_continue_commit=kill@2"), 60s) == 128 + SIGKILL);
+  // The second dies just after the continue committed, before anything replayed the next run.
+  CHECK(exit_within(worker_with(db, "replay.after_continue_commit=kill@1"), 60s) == 128 + SIGKILL);
   CHECK(runs_of(db, "loop-crash") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'loop-crash' AND latest AND next_seq = 1 "
+                 "AND status = 'running'") == 1);
   past_its_leases(db);
   pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
   CHECK(first.result(120s).sum == expected_sum(30));
