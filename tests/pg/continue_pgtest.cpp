@@ -38,6 +38,16 @@ LoopState loop_of(int total, int every, int ticks = 0) {
   return s;
 }
 
+// A hop run that got its "go" while `failpoint` holds the replay that continues it (for a second).
+WorkflowHandle<std::string> hop_held_by(RunningEngine& env, const std::string& id, const std::string& failpoint) {
+  auto first = env.engine.start_workflow<HopWorkflow>(id, 0);
+  REQUIRE(wait_until([&] { return receiving(env.db, id); }));
+  detail::configure_failpoints(failpoint + "=sleep:1000");
+  env.engine.send(id, "go", "first");
+  std::this_thread::sleep_for(400ms);  // the replay decided to continue, and sleeps there
+  return first;
+}
+
 long long expected_sum(int n) { return static_cast<long long>(n) * (n - 1) / 2; }
 
 }  // namespace
@@ -127,13 +137,9 @@ TEST_CASE_METHOD(RunningEngine, "messages a run never received go to the next ru
 TEST_CASE("a message sent while a run commits its continue goes to the next run", "[pg][continue][messages]") {
   RunningEngine env;
   FailpointsOff off;
-  auto first = env.engine.start_workflow<HopWorkflow>("hop-race", 0);
-  REQUIRE(wait_until([&] { return receiving(env.db, "hop-race"); }));
-  detail::configure_failpoints("replay.before_continue_commit=sleep:1000");
-  env.engine.send("hop-race", "go", "first");
   // The commit holds the run's row and sleeps before it commits: these sends wait for it, then
   // find the run ended (continued) and go to the next.
-  std::this_thread::sleep_for(400ms);
+  auto first = hop_held_by(env, "hop-race", "replay.before_continue_commit");
   env.engine.send("hop-race", "go", "second");
   env.engine.send("hop-race", "done", "finished");
   CHECK(first.result(30s) == "finished");
@@ -144,11 +150,7 @@ TEST_CASE("a cancel asked for after the replay read the journal is not lost with
           "[pg][continue][cancel]") {
   RunningEngine env;
   FailpointsOff off;
-  auto first = env.engine.start_workflow<HopWorkflow>("hop-cancel", 0);
-  REQUIRE(wait_until([&] { return receiving(env.db, "hop-cancel"); }));
-  detail::configure_failpoints("replay.before_commit=sleep:1000");
-  env.engine.send("hop-cancel", "go", "first");
-  std::this_thread::sleep_for(400ms);  // the replay decided to continue, and sleeps before its commit
+  auto first = hop_held_by(env, "hop-cancel", "replay.before_commit");
   CHECK(first.cancel("stop the loop"));
   // Refused (the journal grew), decided again: the cancel is seen at continue_as_new.
   expect_throw<WorkflowCancelled>([&] { first.result(30s); }, "stop the loop");

@@ -302,3 +302,28 @@ INSERT INTO {s}.journal (run_id, seq, kind, data) VALUES
   client.send("v11-inbox", "item", std::string("two"));
   CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000b1").result_json(30s) == Json{"one", "two"});
 }
+
+TEST_CASE("a schema at version 13 with runs in flight upgrades to continue-as-new, and its runs continue",
+          "[pg][migrations][continue]") {
+  TestDb db;
+  build_schema_at(db, 13);
+  // As version 13 wrote it: a loop started and never replayed, a message already in its inbox.
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, messages_sent) VALUES
+  ('v13-loop', '018f0000-0000-7000-8000-0000000000c1', 'loop', 'running',
+   '{{"done": 0, "total": 6, "every": 2, "ticks": 2, "sum": 0, "got": []}}', 1, true, 1);
+INSERT INTO {s}.journal (run_id, seq, kind, data) VALUES
+  ('018f0000-0000-7000-8000-0000000000c1', 0, 'workflow_started',
+   '{{"input": {{"done": 0, "total": 6, "every": 2, "ticks": 2, "sum": 0, "got": []}}}}');
+INSERT INTO {s}.messages (run_id, seq, topic, message_id, payload) VALUES
+  ('018f0000-0000-7000-8000-0000000000c1', 1, 'tick', '018f0000-0000-7000-8000-0000000000c2', '"before"'))");
+  Engine engine(db.options());
+  register_all(engine);
+  engine.start();
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
+  engine.send("v13-loop", "tick", std::string("after"));
+  const Json last = engine.workflow_run("018f0000-0000-7000-8000-0000000000c1").result_json(30s);
+  CHECK(last.at("sum") == 15);
+  CHECK(last.at("got") == Json{"before", "after"});
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'v13-loop' AND status = 'continued'") == 2);
+}

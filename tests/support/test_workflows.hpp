@@ -259,7 +259,10 @@ struct ProgressWorkflow {
 // The child of the fan-out tests: n + n, computed in an activity.
 struct DoubleWorkflow {
   static constexpr auto name = "double";
-  int operator()(WorkflowContext& ctx, const int& n) { return ctx.call<AddActivity>(Pair{n, n}); }
+  // Retried: crash tests kill workers while children's activities run (a lost lease is an attempt).
+  int operator()(WorkflowContext& ctx, const int& n) {
+    return ctx.call<AddActivity>(Pair{n, n}, {.retry = RetryPolicy{.max_attempts = 3}});
+  }
 };
 
 // Starts `count` children "<own id>/<i>" (DoubleWorkflow of i, i = 1..count) before awaiting
