@@ -12,4 +12,5 @@
 #include "durable/runs.hpp"
 #include "durable/schedule.hpp"
 #include "durable/start_options.hpp"
+#include "durable/versioning.hpp"
 #include "durable/workflow.hpp"

@@ -15,6 +15,7 @@
 #include "durable/runs.hpp"
 #include "durable/schedule.hpp"
 #include "durable/start_options.hpp"
+#include "durable/versioning.hpp"
 #include "durable/workflow.hpp"
 
 namespace durable {
@@ -40,6 +41,13 @@ struct EngineOptions {
   // whichever started engine takes the turn (Runs::prune, audited as this engine). 0: kept until
   // pruned or deleted through Engine::runs().
   Duration retention{0};
+  // This build's version of the workflow code (say "2026-12-02.1" or a git hash): recorded on the
+  // runs it starts and replays, filterable in Engine::runs(). Engines of another version try the
+  // runs this one blocked at once (docs/versioning.md). Empty: unversioned.
+  std::string app_version{};
+  // Workflow code that no longer replays a run's journal: block the run (default) until a fixed
+  // build or an operator takes it on, or fail it for good.
+  OnNondeterminism on_nondeterminism = OnNondeterminism::block;
 };
 
 // The answer of Engine::start_or_find: the run under the id, and whether this call started it.
@@ -55,6 +63,12 @@ struct Event {
   std::string event_id{};
   Json payload{};  // the workflow's input
 };
+
+class Engine;
+namespace testing {
+struct ReplayResult;
+ReplayResult replay(const Json& history, const Engine& engine);
+}  // namespace testing
 
 class Engine {
  public:
@@ -188,6 +202,7 @@ class Engine {
   EngineMetrics metrics() const;
 
  private:
+  friend testing::ReplayResult testing::replay(const Json& history, const Engine& engine);  // reads the registry
   std::string send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
                            const SendOptions& options);
   Engine& add_definition(detail::ActivityDefinition definition);

@@ -14,6 +14,8 @@
 //       │   ├── UnknownTrigger         no trigger of that name is registered
 //       │   ├── InvalidEvent           an event without a stable id
 //       │   ├── InvalidTopic           a message topic or event key that is empty, too long or contains NUL
+//       │   ├── InvalidPatchId         a patch (change) id that is empty, too long or contains NUL
+//       │   ├── InvalidHistory         an exported history that is not JSON, or of an unknown format version
 //       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
 //       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
 //       │   ├── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
@@ -97,6 +99,14 @@ class InvalidEvent : public InvalidArgument {
 };
 
 class InvalidTopic : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidPatchId : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+class InvalidHistory : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
 };
@@ -224,9 +234,19 @@ class LeaseExpired : public Error {
   using Error::Error;
 };
 
+// Workflow code asked for something else than its journal holds at sequence number step(): the
+// journal's call and the code's, described ("activity 'charge_card'", "a timer (sleep)", ...).
 class NonDeterminismError : public Error {
  public:
-  using Error::Error;
+  using Error::Error;  // from a stored message: step() is -1, journaled() and asked() empty
+  NonDeterminismError(const std::string& message, int step, std::string journaled, std::string asked);
+  int step() const noexcept { return step_; }
+  const std::string& journaled() const noexcept { return journaled_; }
+  const std::string& asked() const noexcept { return asked_; }
+
+ private:
+  int step_ = -1;
+  std::string journaled_, asked_;
 };
 
 // The workflow run ended in failure; error_type() and what() are what the journal holds.

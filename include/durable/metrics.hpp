@@ -37,6 +37,9 @@ struct EngineMetrics {
   // runners could claim now (0 when none is waiting). Empty when the read failed.
   std::optional<double> queue_age_seconds{};
   std::optional<double> workflow_queue_age_seconds{};
+  // Running runs of this instance's workflows that are blocked by a non-determinism error
+  // (EngineOptions::on_nondeterminism), read from the database. Empty when the read failed.
+  std::optional<std::int64_t> workflows_blocked{};
 
   // Activity tasks.
   std::uint64_t claims = 0;           // tasks this instance took to run (claimed or run at once)

@@ -19,6 +19,7 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/handle.hpp"
+#include "durable/versioning.hpp"
 
 namespace durable {
 
@@ -49,6 +50,10 @@ struct RunFilter {
   std::string schedule_id{};                                 // runs this schedule started
   std::string trigger{};                                     // runs this trigger started
   std::string parent_run_id{};                               // children of this run
+  // Runs whose app version (EngineOptions::app_version of the engine that started it, then of
+  // the last that replayed it) is this; "" for unversioned runs. Empty optional: any.
+  std::optional<std::string> app_version{};
+  bool blocked_only = false;  // only running runs blocked by a non-determinism error
 };
 
 struct RunQuery {
@@ -63,7 +68,9 @@ struct RunSummary {
   WorkflowStatus status = WorkflowStatus::running;
   bool latest = true;  // the latest run of its workflow id
   StartedBy started_by = StartedBy::call;
-  std::string origin;  // the schedule id or trigger name that started it
+  std::string origin;       // the schedule id or trigger name that started it
+  std::string app_version;  // of the engine that started it, then of the last that replayed it ("" unversioned)
+  bool blocked = false;     // running, but blocked by a non-determinism error (RunInfo::blocked_by says why)
   TimePoint created_at{}, updated_at{};
   std::optional<TimePoint> ended_at{};
 };
@@ -88,6 +95,9 @@ struct RunInfo : RunSummary {
   // The chain of continue-as-new: the run this one continued, and the run that continued it
   // (status continued). Empty when there is none.
   std::string continued_from_run, continued_as_run;
+  // Why the run is blocked, while it is (EngineOptions::on_nondeterminism = block).
+  std::optional<BlockedRun> blocked_by;
+  std::optional<TimePoint> blocked_at;
 };
 
 // A journal event.
@@ -165,8 +175,12 @@ class Runs {
 
   // A failed run (its id's latest) runs again from its journal with the current code: the
   // activity whose failure failed it gets new attempts under its retry policy, and the ones it
-  // had not awaited are scheduled again. Journaled as a workflow_resumed event.
+  // had not awaited are scheduled again. Journaled as a workflow_resumed event. A blocked run is
+  // unblocked: the next engine free to take it replays it now, whatever its app version.
   UntypedWorkflowHandle resume(const std::string& run_id, const OperatorAction& action);
+  // The run's whole history as versioned JSON (durable/versioning.hpp: history_format), for
+  // durable::testing::replay and golden replay tests.
+  Json export_history(const std::string& run_id) const;
   // A new run whose journal is the source run's events of the steps before `from_step`, going on
   // with the current code; it records the source run and step. `from_step` is 0 (start over with
   // the same input) up to the number of steps the source journaled.

@@ -1,12 +1,18 @@
-// Test kit: a throwaway PostgreSQL cluster, per-test schemas and a time-skipping clock.
+// Test kit: a throwaway PostgreSQL cluster, per-test schemas, a time-skipping clock, and replay
+// checks of recorded histories against the current workflow code (a deploy gate).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
+#include "durable/runs.hpp"
+#include "durable/versioning.hpp"
 
 namespace durable {
 class Engine;
@@ -63,5 +69,39 @@ void drop_schema(const std::string& url, const std::string& schema);
 void advance_clock(const std::string& url, const std::string& schema, Duration by);
 // The same, to a given instant (earlier or later than the real time).
 void set_clock(const std::string& url, const std::string& schema, std::chrono::system_clock::time_point to);
+
+// Replay checks (docs/versioning.md): does this build's workflow code still replay recorded runs?
+
+// What replaying one history against the current code found.
+struct ReplayResult {
+  std::string workflow_id, run_id, workflow_name;
+  std::optional<Divergence> divergence;  // none: the code replays the whole journal
+  bool ok() const { return !divergence; }
+};
+
+// Replays an exported history (Runs::export_history) against the workflows registered on
+// `engine` (which need not be started), writing nothing anywhere. A divergence is a call the
+// journal does not hold at that sequence number, or, for a run that ended, a call past its end.
+// Throws InvalidHistory when `history` is not a history of a format version this build reads,
+// UnknownWorkflow when its workflow is not registered on `engine`.
+ReplayResult replay(const Json& history, const Engine& engine);
+// The same for a history file; InvalidHistory when it is not valid JSON (names the file).
+ReplayResult replay_file(const std::filesystem::path& file, const Engine& engine);
+
+struct ReplayCheckOptions {
+  RunFilter filter{.statuses = {WorkflowStatus::running}};  // which runs; by default the running ones
+  int sample = 100;                                         // at most this many, newest first (1 to 100,000)
+};
+struct ReplayReport {
+  int replayed = 0;                     // histories replayed
+  std::vector<ReplayResult> divergent;  // those the code does not replay
+  bool ok() const { return divergent.empty(); }
+};
+// Replays the histories of live runs of `schema` (those `options` picks) against the workflows
+// registered on `engine`, through a read-only session: nothing is written, and a schema at
+// another version than this build's is refused (DatabaseError) rather than migrated. Runs of
+// workflows `engine` does not register are left out.
+ReplayReport check_replay(const std::string& url, const std::string& schema, const Engine& engine,
+                          const ReplayCheckOptions& options = {});
 
 }  // namespace durable::testing

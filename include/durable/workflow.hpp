@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <spdlog/logger.h>
+
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
 #include "durable/messages.hpp"
@@ -241,6 +243,25 @@ class WorkflowContext {
                    const SendOptions& options = {}) {
     return send_payload(workflow_id, topic, detail::to_payload(payload, "a message payload"), options);
   }
+
+  // Versioning (docs/versioning.md). Whether this run takes the new path of change `change_id`:
+  // true for runs that reach this point under code with the patch (a marker is journaled, so
+  // their replays say true again), false for runs whose journal went past this point without the
+  // marker (they keep their old path). The first answer in a run holds for the rest of it. Throws
+  // InvalidPatchId for an empty id, one over 255 bytes, or one holding NUL.
+  //   if (ctx.patched("charge-before-reserve")) { charge; reserve; } else { reserve; charge; }
+  bool patched(const std::string& change_id);
+  // Once no run that went past this point without the marker is left: always the new path. Runs
+  // that journaled the marker replay as before; no marker is written. Remove the call once no
+  // run with the marker is left either.
+  void deprecate_patch(const std::string& change_id);
+
+  // True while the code re-runs calls its journal holds already (what it does now, it did before).
+  bool is_replaying() const;
+  // A logger for workflow code that writes each line once: what the code logs while replaying is
+  // dropped, and what it logs on new ground is written (to spdlog's default logger, prefixed with
+  // the workflow id) once the replay's commit went in.
+  spdlog::logger& logger();
 
   // Ends this run and starts the next run of the same workflow id with `input` and an empty
   // journal, in one transaction: a workflow that loops without end keeps a bounded history. The

@@ -53,4 +53,13 @@ void check_message_key(const std::string& key) {
   }
 }
 
+void check_patch_id(const std::string& change_id) {
+  if (change_id.empty()) {
+    throw InvalidPatchId("patch id is empty: name the change (e.g. \"charge-before-reserve\") and keep the name");
+  }
+  if (auto problem = text_problem(change_id, max_patch_id_bytes); !problem.empty()) {
+    throw InvalidPatchId(fmt::format("patch id '{}' {}", printable(change_id, 60), problem));
+  }
+}
+
 }  // namespace durable::detail

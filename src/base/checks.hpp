@@ -1,6 +1,7 @@
 // The checks caller-given ids and names pass before anything is written.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace durable::detail {
@@ -15,5 +16,10 @@ void check_event_key(const std::string& key);
 // Throws InvalidIdempotencyKey when the key is over max_message_key_bytes, or holds NUL or
 // invalid UTF-8 (empty means none).
 void check_message_key(const std::string& key);
+
+// Throws InvalidPatchId when a patch (change) id is empty, over max_patch_id_bytes, or holds NUL
+// or invalid UTF-8.
+void check_patch_id(const std::string& change_id);
+inline constexpr std::size_t max_patch_id_bytes = 255;
 
 }  // namespace durable::detail

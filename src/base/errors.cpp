@@ -25,6 +25,9 @@ WorkflowNotFound WorkflowNotFound::run(const std::string& run_id) {
       detail::printable(run_id))});
 }
 
+NonDeterminismError::NonDeterminismError(const std::string& message, int step, std::string journaled, std::string asked)
+    : Error(message), step_(step), journaled_(std::move(journaled)), asked_(std::move(asked)) {}
+
 WorkflowEnded::WorkflowEnded(std::string workflow_id, std::string status)
     : Error(fmt::format("workflow '{}' has ended (status: {}) and takes no more messages; send to a running "
                         "workflow, or start a new run under the id first",

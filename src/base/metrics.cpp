@@ -85,6 +85,12 @@ const Gauge gauges[] = {
        if (!m.workflow_queue_age_seconds) return std::nullopt;
        return number(*m.workflow_queue_age_seconds);
      }},
+    {"durable_workflows_blocked",
+     "Running workflow runs of this instance's workflows blocked by a non-determinism error (docs/versioning.md)",
+     [](const EngineMetrics& m) -> std::optional<std::string> {
+       if (!m.workflows_blocked) return std::nullopt;
+       return fmt::format("{}", *m.workflows_blocked);
+     }},
 };
 
 struct Counter {

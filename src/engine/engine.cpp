@@ -14,7 +14,7 @@
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
 #include "pipeline/runner.hpp"
-#include "pipeline/orphan_sweep.hpp"
+#include "pipeline/sweeps.hpp"
 #include "pipeline/retention.hpp"
 #include "pipeline/scheduler.hpp"
 #include "base/uuid.hpp"
@@ -75,6 +75,18 @@ EngineOptions checked(EngineOptions o) {
         o.retention.count()));
   }
   check_instance_name(o.instance);
+  bool utf8 = true;
+  try {
+    (void)Json(o.app_version).dump();  // throws on invalid UTF-8
+  } catch (const nlohmann::json::exception&) {
+    utf8 = false;
+  }
+  if (o.app_version.size() > 255 || o.app_version.find('\0') != std::string::npos || !utf8) {
+    throw InvalidOptions(
+        fmt::format("EngineOptions::app_version '{}' is invalid: use at most 255 bytes of UTF-8 and no NUL (e.g. a "
+                    "release tag or git hash)",
+                    detail::printable(o.app_version, 60)));
+  }
   return o;
 }
 
@@ -91,7 +103,7 @@ EngineCore::EngineCore(EngineOptions o)
     : options_(checked(std::move(o))),
       owner_(fmt::format("{}@{}:{}", options_.instance, host_name(), getpid())),
       database_(options_.database_url, options_.schema, options_.connection_pool_size,
-                fmt::format("durable/{}/{}", options_.schema, options_.instance)),
+                fmt::format("durable/{}/{}", options_.schema, options_.instance), options_.app_version),
       steps_([this](const std::vector<const pg::StepCommit*>& batch) {
         auto outcomes = store().complete_steps(batch, owner_, options_.lease_margin);
         ++metrics_.outcome_commits;
@@ -128,6 +140,7 @@ EngineMetrics EngineCore::snapshot() {
     m.queue_age_seconds = registry_.activities.empty() ? 0.0 : store().queue_age(registry_.activity_names_json());
     m.workflow_queue_age_seconds =
         registry_.workflows.empty() ? 0.0 : store().workflow_queue_age(registry_.workflow_names_json());
+    m.workflows_blocked = registry_.workflows.empty() ? 0 : store().blocked_count(registry_.workflow_names_json());
   } catch (const std::exception& e) {
     logger().debug("metrics: reading the queue ages failed: {}", e.what());
   }
@@ -189,8 +202,9 @@ void EngineCore::start() {
   if (runner_) {
     for (int i = 0; i < options_.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
     local_runner_ = runner_.get();
-    orphan_sweep_ = std::make_unique<OrphanSweep>(store(), 5 * options_.poll_interval, signals_, stopping_);
-    threads_.emplace_back([this] { orphan_sweep_->loop(); });
+    sweeps_ = std::make_unique<Sweeps>(store(), registry_.workflow_names_json(), 5 * options_.poll_interval, signals_,
+                                       stopping_);
+    threads_.emplace_back([this] { sweeps_->loop(); });
   }
   if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
@@ -244,7 +258,7 @@ void EngineCore::stop() {
   runner_.reset();
   scheduler_.reset();
   retention_.reset();
-  orphan_sweep_.reset();
+  sweeps_.reset();
   detail::logger().info("engine '{}' stopped", owner_);
 }
 

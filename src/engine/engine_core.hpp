@@ -25,7 +25,7 @@ class Dispatcher;
 class Runner;
 class Scheduler;
 class Retention;
-class OrphanSweep;
+class Sweeps;
 
 class EngineCore {
  public:
@@ -87,8 +87,8 @@ class EngineCore {
   std::unique_ptr<Runner> runner_;
   std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<Retention> retention_;       // when EngineOptions::retention is on
-  std::unique_ptr<OrphanSweep> orphan_sweep_;  // when it runs workflows
+  std::unique_ptr<Retention> retention_;  // when EngineOptions::retention is on
+  std::unique_ptr<Sweeps> sweeps_;        // when it runs workflows
   std::vector<std::thread> threads_;
   std::once_flag listener_once_;
   std::thread listener_;

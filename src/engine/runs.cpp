@@ -11,6 +11,7 @@
 #include "base/printable.hpp"
 #include "base/uuid.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/history_export.hpp"
 #include "replay/journal.hpp"
 
 namespace durable {
@@ -131,11 +132,24 @@ History Runs::history(const std::string& run_id, const HistoryQuery& query) cons
   return core_->run_store().history(run_id, query.from_seq, query.limit);
 }
 
+Json Runs::export_history(const std::string& run_id) const {
+  return detail::export_history(core_->run_store(), run_id);
+}
+
 UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorAction& action) {
   check_action(action);
   const RunInfo run = get(run_id);
+  if (run.blocked) {
+    if (!core_->run_store().unblock(run_id, action)) {
+      throw InvalidRunState(fmt::format("run {} changed while it was being resumed: read it again", run_id));
+    }
+    core_->signals().workflow_work.notify_one();
+    detail::logger().info("blocked run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
+                          action.reason);
+    return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
+  }
   if (run.status != WorkflowStatus::failed) {
-    throw InvalidRunState(fmt::format("{}: only a failed run can be resumed{}", describe(run),
+    throw InvalidRunState(fmt::format("{}: only a failed or blocked run can be resumed{}", describe(run),
                                       run.status == WorkflowStatus::running ? "" : "; fork it to run it again"));
   }
   if (!run.latest) {
@@ -156,7 +170,8 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
                        e.kind == pg::EventKind::side_effect || e.kind == pg::EventKind::receive_started ||
                        e.kind == pg::EventKind::message_received || e.kind == pg::EventKind::receive_timed_out ||
                        e.kind == pg::EventKind::event_set || e.kind == pg::EventKind::wait_chosen ||
-                       e.kind == pg::EventKind::child_started || e.kind == pg::EventKind::child_start_failed;
+                       e.kind == pg::EventKind::child_started || e.kind == pg::EventKind::child_start_failed ||
+                       e.kind == pg::EventKind::patched;
     if (opens) last_opened = e.seq;
   }
   Json retry = Json::array(), reopen = Json::array();

@@ -15,8 +15,13 @@ namespace durable::pg {
 
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
-ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name)
-    : url_(std::move(url)), schema_(std::move(schema)), application_name_(std::move(application_name)), size_(size) {}
+ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name,
+                               bool read_only)
+    : url_(std::move(url)),
+      schema_(std::move(schema)),
+      application_name_(std::move(application_name)),
+      size_(size),
+      read_only_(read_only) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -45,7 +50,12 @@ void ConnectionPool::ensure_schema() {
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   auto conn = open();
-  std::call_once(migrated_, [&] { migrate(*conn, schema_); });
+  if (read_only_) {
+    check_schema_version(*conn, schema_);
+    pqxx::nontransaction(*conn).exec0("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+  } else {
+    std::call_once(migrated_, [&] { migrate(*conn, schema_); });
+  }
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
   // Every statement finds its rows by key. Planned once while the tables are still small, a

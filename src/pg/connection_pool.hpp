@@ -17,7 +17,8 @@ namespace durable::pg {
 class ConnectionPool {
  public:
   // `application_name` names the sessions in pg_stat_activity (unless the URL names them).
-  ConnectionPool(std::string url, std::string schema, int size, std::string application_name);
+  // `read_only`: every session is read-only, and the schema is checked, never migrated.
+  ConnectionPool(std::string url, std::string schema, int size, std::string application_name, bool read_only = false);
   ~ConnectionPool();
 
   // Opens a connection with the schema's statements prepared on it; the pool's first one migrates
@@ -57,6 +58,7 @@ class ConnectionPool {
   std::string schema_;
   std::string application_name_;
   int size_;
+  bool read_only_;
   int open_ = 0;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   std::mutex mutex_;

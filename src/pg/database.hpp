@@ -28,8 +28,11 @@ enum class Wake {
 
 class Database {
  public:
-  // `pool_size` connections at most; `application_name` names them in pg_stat_activity.
-  Database(const std::string& url, const std::string& schema, int pool_size, const std::string& application_name);
+  // `pool_size` connections at most; `application_name` names them in pg_stat_activity;
+  // `app_version` is recorded on the runs the store starts and replays. `read_only`: nothing can be
+  // written through it, and the schema is checked, never migrated (replay checks).
+  Database(const std::string& url, const std::string& schema, int pool_size, const std::string& application_name,
+           const std::string& app_version = {}, bool read_only = false);
   ~Database();
 
   // Migrates the schema unless done already (the pool's first connection does it otherwise).

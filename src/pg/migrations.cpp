@@ -440,6 +440,17 @@ CREATE TRIGGER tell_parent BEFORE UPDATE OF status ON {s}.workflows FOR EACH ROW
         AND NOT OLD.parent_told)
   EXECUTE FUNCTION {s}.tell_parent();
 )",
+    // 15: versioning. A run records the app version of the engine that started it, then of each
+    // that committed a replay of it (NULL: unversioned). A run whose code no longer replays its
+    // journal is blocked, not failed (EngineOptions::on_nondeterminism): it stays running with
+    // `blocked_at` and `blocked` (the divergence, the versions that blocked it since it last made
+    // progress, how many times), due again later by `wake_at`; the next commit of a replay clears
+    // them. The index finds blocked runs for the sweep that wakes them for engines of another
+    // version, and for the gauge. Nullable columns rewrite nothing: runs in flight upgrade in place.
+    R"(
+ALTER TABLE {s}.workflows ADD COLUMN app_version text, ADD COLUMN blocked_at timestamptz, ADD COLUMN blocked jsonb;
+CREATE INDEX workflows_blocked ON {s}.workflows (name, blocked_at) WHERE status = 'running' AND blocked_at IS NOT NULL;
+)",
 };
 
 }  // namespace
@@ -453,6 +464,23 @@ void validate_schema_name(const std::string& schema) {
         fmt::format("schema name '{}' is not allowed: use 1 to 48 characters of lowercase letters, digits and "
                     "underscores, not starting with a digit (e.g. \"durable\" or \"orders_prod\")",
                     detail::printable(schema)));
+  }
+}
+
+void check_schema_version(pqxx::connection& conn, const std::string& schema) {
+  validate_schema_name(schema);
+  pqxx::nontransaction tx(conn);
+  const bool exists =
+      tx.exec_params1("SELECT to_regclass($1) IS NOT NULL", quoted(schema) + ".schema_version")[0].as<bool>();
+  const int version =
+      exists ? tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", quoted(schema)))[0]
+                   .as<int>()
+             : 0;
+  if (version != latest_schema_version()) {
+    throw DatabaseError(fmt::format(
+        "schema '{}' is at version {} but this build reads version {}: {}", schema, version, latest_schema_version(),
+        version < latest_schema_version() ? "start an engine of this build on it first (it migrates)"
+                                          : "use a build of durable as new as the engines on it"));
   }
 }
 

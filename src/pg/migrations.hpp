@@ -12,6 +12,10 @@ namespace durable::pg {
 // build older versions); returns the version reached.
 int migrate(pqxx::connection& conn, const std::string& schema, int up_to = -1);
 
+// Checks, writing nothing, that the schema is at the version this build knows; throws
+// DatabaseError naming what to do when it is missing, behind or ahead.
+void check_schema_version(pqxx::connection& conn, const std::string& schema);
+
 // The newest migration this build knows.
 int latest_schema_version();
 

@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 23> event_kinds{{
+constexpr Texts<EventKind, 24> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -38,6 +38,7 @@ constexpr Texts<EventKind, 23> event_kinds{{
     {EventKind::cancel_requested, "cancel_requested"},
     {EventKind::cancel_delivered, "cancel_delivered"},
     {EventKind::workflow_continued, "workflow_continued"},
+    {EventKind::patched, "patched"},
 }};
 constexpr Texts<RunStatus, 5> run_statuses{{
     {RunStatus::running, "running"},

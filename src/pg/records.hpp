@@ -51,6 +51,9 @@ enum class EventKind {
   // continue_as_new(input): the run ended, and the next run of its id started with this input
   // (its data: the input and the next run's id).
   workflow_continued,
+  // patched(change_id): code that took a patch's new path at this step (its name the change id),
+  // so replays of this run take it again; runs journaled past this point without it take the old.
+  patched,
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind

@@ -55,12 +55,14 @@ std::string prefix_pattern(const std::string& prefix) {
 
 // The columns of a run as lists show it, then those of a run in full.
 const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.status, w.latest, w.started_by,
-  coalesce(w.origin, '') AS origin, {s}.epoch_us(w.created_at) AS created_us, {s}.epoch_us(w.updated_at) AS updated_us,
+  coalesce(w.origin, '') AS origin, coalesce(w.app_version, '') AS app_version,
+  w.status = 'running' AND w.blocked_at IS NOT NULL AS blocked, {s}.epoch_us(w.created_at) AS created_us, {s}.epoch_us(w.updated_at) AS updated_us,
   {s}.epoch_us(w.ended_at) AS ended_us)";
 const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
   coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
   coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
-  coalesce(w.continued_from::text, '') AS continued_from,
+  coalesce(w.continued_from::text, '') AS continued_from, w.blocked::text AS blocked_by,
+  {s}.epoch_us(w.blocked_at) AS blocked_us,
   CASE WHEN w.status = 'continued' THEN w.result->>'continued_as' ELSE '' END AS continued_as,
   (SELECT count(*) FROM {s}.journal_events j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
   -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone),
@@ -79,6 +81,8 @@ void read_summary(const pqxx::row& row, RunSummary& r) {
   r.latest = row["latest"].as<bool>();
   r.started_by = started_by_from_text(row["started_by"].as<std::string>());
   r.origin = row["origin"].as<std::string>();
+  r.app_version = row["app_version"].as<std::string>();
+  r.blocked = row["blocked"].as<bool>();
   r.created_at = time_of(row["created_us"].as<std::int64_t>());
   r.updated_at = time_of(row["updated_us"].as<std::int64_t>());
   r.ended_at = time_or_none(row["ended_us"]);
@@ -100,6 +104,14 @@ RunInfo read_info(const pqxx::row& row) {
   r.forked_from_step = row["forked_from_step"].as<int>();
   r.continued_from_run = row["continued_from"].as<std::string>();
   r.continued_as_run = row["continued_as"].as<std::string>();
+  if (r.blocked) {
+    const Json b = rows::json_or_null(row, "blocked_by");
+    BlockedRun& blocked = r.blocked_by.emplace();
+    blocked.divergence = {b.value("step", -1), b.value("journaled", ""), b.value("asked", ""), b.value("message", "")};
+    blocked.app_version = b.value("app_version", "");
+    blocked.times = b.value("times", 0);
+    r.blocked_at = time_or_none(row["blocked_us"]);
+  }
   return r;
 }
 
@@ -123,6 +135,11 @@ std::string conditions(pqxx::transaction_base& tx, const std::string& s, const R
   if (!f.schedule_id.empty()) c.push_back("w.started_by = 'schedule' AND w.origin = " + tx.quote(f.schedule_id));
   if (!f.trigger.empty()) c.push_back("w.started_by = 'trigger' AND w.origin = " + tx.quote(f.trigger));
   if (!f.parent_run_id.empty()) c.push_back("w.parent_run_id = " + tx.quote(f.parent_run_id) + "::uuid");
+  if (f.app_version) {
+    c.push_back(f.app_version->empty() ? std::string("w.app_version IS NULL")
+                                       : "w.app_version = " + tx.quote(*f.app_version));
+  }
+  if (f.blocked_only) c.push_back("w.status = 'running' AND w.blocked_at IS NOT NULL");
   std::string out;
   for (const auto& one : c) out += (out.empty() ? "" : " AND ") + one;
   return out.empty() ? "true" : out;
@@ -513,6 +530,33 @@ std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us
     tx.commit();
   });
   return expired;
+}
+
+bool RunStore::unblock(const std::string& run_id, const OperatorAction& action) {
+  bool unblocked = false;
+  const std::string action_id = detail::random_uuid();
+  pool_.write("unblock_run", [&](pqxx::connection& conn, bool maybe_committed) {
+    pqxx::work tx(conn);
+    auto run = tx.exec_params(fmt::format(R"(
+WITH o AS (SELECT run_id, blocked FROM {0}.workflows WHERE run_id = $1::uuid FOR UPDATE)
+UPDATE {0}.workflows w
+SET blocked_at = NULL, blocked = NULL, runnable = true,
+    runnable_since = CASE WHEN w.runnable THEN w.runnable_since ELSE now() END, updated_at = now()
+FROM o WHERE w.run_id = o.run_id AND (w.status = 'running') IS TRUE AND w.blocked_at IS NOT NULL
+RETURNING w.workflow_id, o.blocked::text AS blocked)",
+                                          s_),
+                              run_id);
+    if (run.empty()) {
+      unblocked = maybe_committed && audited(tx, s_, action_id).has_value();
+      return;
+    }
+    insert_audit(tx, s_, action, action_id, "resume", run[0]["workflow_id"].as<std::string>(), run_id,
+                 {{"blocked", Json::parse(run[0]["blocked"].c_str())}});
+    tx.exec_params("SELECT pg_notify($1, '')", workflows_channel_);
+    unblocked = true;
+    tx.commit();
+  });
+  return unblocked;
 }
 
 bool RunStore::resume(const std::string& run_id, int seen_seq, const Json& retry_steps, const Json& reopen_steps,

@@ -55,6 +55,9 @@ class RunStore {
   // False too if its journal is no longer `seen_seq` events long (it changed since it was read).
   bool resume(const std::string& run_id, int seen_seq, const Json& retry_steps, const Json& reopen_steps,
               const OperatorAction& action);
+  // Makes a blocked running run runnable now and no longer blocked; false if it is not blocked
+  // (or not running).
+  bool unblock(const std::string& run_id, const OperatorAction& action);
   // Inserts the forked run; false if the id's latest run is running (or, for a new id, exists).
   bool fork(const ForkedRun& run, const OperatorAction& action);
 

@@ -156,14 +156,15 @@ const std::pair<const char*, const char*> statements[] = {
     // The latest run of id $1 unless the id has one already (retire_run first to replace it).
     // $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
     // $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms,
-    // $9 its lease token, $10 started by (call, schedule, trigger), $11 the schedule or trigger ('' none)
+    // $9 its lease token, $10 started by (call, schedule, trigger), $11 the schedule or trigger ('' none),
+    // $12 the starting engine's app version ('' none)
     {stmt::start_workflow, R"(
 WITH w AS (
   INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, lease_token, lease_owner,
-                             lease_until, started_by, origin)
+                             lease_until, started_by, origin, app_version)
   VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN $9::bigint END,
           nullif($7, ''), CASE WHEN $7 <> '' THEN {now} + $8::bigint * interval '1 millisecond' END, $10,
-          nullif($11, ''))
+          nullif($11, ''), nullif($12, ''))
   ON CONFLICT (workflow_id) WHERE latest DO NOTHING
   RETURNING workflow_id, run_id, lease_token),
 e AS (
@@ -252,7 +253,9 @@ WHERE w.run_id = $1::uuid ORDER BY j.seq)"},
     // id taken since the replay read it refuses the whole commit (SQLSTATE DUR01, from the final
     // SELECT), and so does a journal grown since, when the run continues as new (status
     // 'continued': what came, a cancel request say, would be lost with the run). Such a run is no
-    // longer its id's latest: continue_run inserts the next in the same transaction.
+    // longer its id's latest: continue_run inserts the next in the same transaction. $24 the
+    // engine's app version ('' none), recorded on the run and its new children; a blocked run is
+    // blocked no more.
     {stmt::commit_replay, R"(
 WITH w AS (
   UPDATE {s}.workflows
@@ -261,7 +264,8 @@ WITH w AS (
       runnable = {replay_outdated}, runnable_since = CASE WHEN {replay_outdated} THEN now() ELSE runnable_since END,
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
-      ended_at = CASE WHEN $4 <> 'running' THEN now() END, latest = latest AND $4 <> 'continued'
+      ended_at = CASE WHEN $4 <> 'running' THEN now() END, latest = latest AND $4 <> 'continued',
+      app_version = nullif($24, ''), blocked_at = NULL, blocked = NULL
   WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
@@ -291,9 +295,9 @@ retired AS (
   RETURNING o.run_id),
 ch AS (
   INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, parent_run_id,
-                             parent_step, parent_close)
+                             parent_step, parent_close, app_version)
   SELECT kids.v->>'workflow_id', (kids.v->>'run_id')::uuid, kids.v->>'name', 'running', kids.v->'input', 1, true,
-         'child', $1::uuid, (kids.v->>'step')::int, kids.v->>'parent_close'
+         'child', $1::uuid, (kids.v->>'step')::int, kids.v->>'parent_close', nullif($24, '')
   FROM kids, (SELECT count(*) FROM retired) AS after_retiring  -- so the ids retired have room first
   ON CONFLICT (workflow_id) WHERE latest DO NOTHING
   RETURNING run_id),
@@ -336,9 +340,9 @@ m AS (
   WHERE run_id = $1::uuid AND received_step IS NULL),
 nw AS (
   INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, origin,
-                             parent_run_id, parent_step, parent_close, continued_from, messages_sent)
+                             parent_run_id, parent_step, parent_close, continued_from, messages_sent, app_version)
   SELECT o.workflow_id, $2::uuid, o.name, 'running', $3::jsonb, 1, true, 'continued', o.origin, o.parent_run_id,
-         o.parent_step, o.parent_close, o.run_id, (SELECT count(*) FROM m)
+         o.parent_step, o.parent_close, o.run_id, (SELECT count(*) FROM m), o.app_version
   FROM o RETURNING run_id),
 e AS (
   INSERT INTO {s}.journal (run_id, seq, kind, data)
@@ -495,7 +499,8 @@ WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
     // run `run_id`) and the workflow is still as that replay saw it ({fast}), the replay's events,
     // tasks and status are committed with it and the workflow goes on without a claim. A continued
     // workflow gets the row's claim token, so a retry after a lost answer can tell.
-    // $1 rows, $2 owner, $3 lease margin ms, $4 workflows channel, $5 tasks channel, $6 ended channel.
+    // $1 rows, $2 owner, $3 lease margin ms, $4 workflows channel, $5 tasks channel, $6 ended channel,
+    // $7 the owner's app version ('' none), recorded on a run continued (and so no longer blocked).
     // One row per input row: task id, finished, continued, base seq, tasks leased at once, now.
     {stmt::complete_steps, R"(
 WITH i AS MATERIALIZED (
@@ -544,6 +549,9 @@ w AS (
       lease_owner = CASE WHEN {fast} THEN NULL ELSE wf.lease_owner END,
       lease_until = CASE WHEN {fast} THEN NULL ELSE wf.lease_until END,
       claim_token = CASE WHEN {fast} THEN t.claim_token ELSE wf.claim_token END,
+      app_version = CASE WHEN {fast} THEN nullif($7, '') ELSE wf.app_version END,
+      blocked_at = CASE WHEN {fast} THEN NULL ELSE wf.blocked_at END,
+      blocked = CASE WHEN {fast} THEN NULL ELSE wf.blocked END,
       runnable = NOT {fast}, updated_at = now(),
       runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
   FROM t WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
@@ -709,6 +717,40 @@ LATERAL (
                   ORDER BY runnable_since LIMIT 1) AS age
   UNION ALL
   SELECT {now} - (SELECT wake_at FROM {s}.workflows WHERE {waking_workflow} ORDER BY wake_at LIMIT 1)) AS oldest)"},
+
+    // A replay of run $1 under lease $2 diverged from its journal: the run stays running, blocked
+    // with the divergence $3 (json: step, journaled, asked, message) by an engine of app version $4,
+    // and nothing else is written. It is due again after $5 ms doubled for each time it was blocked
+    // since it last made progress (at most 64 times), unless something makes it runnable before;
+    // `versions` lists the app versions that blocked it, which wake_blocked leaves alone. Returns
+    // how many times it was blocked (1: the first, which is logged).
+    {stmt::block_run, R"(
+UPDATE {s}.workflows
+SET blocked_at = coalesce(blocked_at, now()),
+    blocked = $3::jsonb || jsonb_build_object(
+      'app_version', $4::text, 'times', coalesce((blocked->>'times')::int, 0) + 1,
+      'versions', (coalesce(blocked->'versions', '[]'::jsonb) - $4::text) || to_jsonb($4::text)),
+    app_version = nullif($4::text, ''), runnable = false,
+    wake_at = {now} + $5::bigint * power(2, least(coalesce((blocked->>'times')::int, 0), 6)) * interval '1 millisecond',
+    lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now()
+WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
+RETURNING (blocked->>'times')::int AS times)"},
+
+    // Blocked runs of workflow names $1 (json array) that no engine of app version $2 tried since
+    // they last made progress: due now, for this engine's code to try. $3 workflows channel.
+    {stmt::wake_blocked, R"(
+WITH w AS (
+  UPDATE {s}.workflows SET wake_at = {now}, updated_at = now()
+  WHERE status = 'running' AND blocked_at IS NOT NULL AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
+    AND NOT (blocked->'versions' ? $2) AND wake_at > {now}
+  RETURNING 1),
+n AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM w))
+SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM n) AS notified)"},
+
+    // How many running runs of workflow names $1 (json array) are blocked.
+    {stmt::blocked_count, R"(
+SELECT count(*) AS blocked FROM {s}.workflows
+WHERE status = 'running' AND blocked_at IS NOT NULL AND name IN (SELECT jsonb_array_elements_text($1::jsonb)))"},
 
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
     {stmt::db_now_us, "SELECT {s}.epoch_us({now}) AS now_us"},

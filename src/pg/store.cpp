@@ -130,8 +130,9 @@ double read_age(ConnectionPool& pool, const char* statement, const std::string& 
 
 }  // namespace
 
-Store::Store(ConnectionPool& pool)
+Store::Store(ConnectionPool& pool, std::string app_version)
     : pool_(pool),
+      app_version_(std::move(app_version)),
       tokens_(pool),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
@@ -170,7 +171,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
     started = {};
     auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}", owner,
-                                 lease.count(), token, origin.started_by, origin.origin);
+                                 lease.count(), token, origin.started_by, origin.origin, app_version_);
     started.inserted = row["inserted"].as<int>() == 1;
     if (started.inserted) {
       if (!row["lease_token"].is_null())
@@ -408,7 +409,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
                               c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
                               tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
                               c.seen_messages, received, c.published.dump(), events_channel_, children,
-                              workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel);
+                              workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel, app_version_);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != refused_commit_state) throw;
       outcome.refused = true;  // nothing was written
@@ -482,7 +483,7 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
     key_waited = Json::array();
     pqxx::nontransaction tx(conn);
     const auto answer = tx.exec_prepared(stmt::complete_steps, rows_text, owner, lease_margin.count(),
-                                         workflows_channel_, tasks_channel_, ended_channel_);
+                                         workflows_channel_, tasks_channel_, ended_channel_, app_version_);
     for (const auto& row : answer) {
       const std::size_t i = index.at(row["task_id"].as<std::int64_t>());
       const StepCommit& c = *steps[i];
@@ -600,6 +601,34 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
                            rows[0]["workflow_id"].as<std::string>()};
   });
   return found;
+}
+
+int Store::block_run(const std::string& run_id, std::int64_t lease_token, const Json& divergence, Duration retry) {
+  int times = 0;
+  pool_.write("block_run", [&](pqxx::connection& conn, bool) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_prepared(stmt::block_run, run_id, lease_token, divergence.dump(), app_version_, retry.count());
+    times = rows.empty() ? 0 : rows[0]["times"].as<int>();  // 0: the lease was lost (or a lost answer's retry)
+  });
+  return times;
+}
+
+int Store::wake_blocked(const std::string& names_json) {
+  int woken = 0;
+  pool_.write("wake_blocked", [&](pqxx::connection& conn, bool) {
+    pqxx::nontransaction tx(conn);
+    woken = tx.exec_prepared1(stmt::wake_blocked, names_json, app_version_, workflows_channel_)["woken"].as<int>();
+  });
+  return woken;
+}
+
+std::int64_t Store::blocked_count(const std::string& names_json) {
+  std::int64_t count = 0;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    count = tx.exec_prepared1(stmt::blocked_count, names_json)["blocked"].as<std::int64_t>();
+  });
+  return count;
 }
 
 double Store::queue_age(const std::string& names_json) { return read_age(pool_, stmt::queue_age, names_json); }

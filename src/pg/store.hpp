@@ -23,7 +23,8 @@ namespace durable::pg {
 
 class Store {
  public:
-  explicit Store(ConnectionPool& pool);
+  // `app_version`: the engine's, recorded on the runs it starts and replays.
+  Store(ConnectionPool& pool, std::string app_version = {});
 
   struct Started {
     bool inserted = false;                  // false: the id was taken (read it with read_workflow)
@@ -95,6 +96,15 @@ class Store {
     std::string workflow_id;  // whose task committed it
   };
   std::optional<ReusableResult> reusable_result(const ClaimedTask& task);
+  // Blocks a run whose replay (under `lease_token`) diverged from its journal, due again after
+  // `retry` doubled per earlier block. Returns how many times it was blocked since it last made
+  // progress (1: the first time), 0 when the lease was lost.
+  int block_run(const std::string& run_id, std::int64_t lease_token, const Json& divergence, Duration retry);
+  // Makes blocked runs of these workflow names (json array) that no engine of this app version
+  // tried since they last made progress due now. Returns how many.
+  int wake_blocked(const std::string& names_json);
+  // Running runs of these workflow names (json array) that are blocked.
+  std::int64_t blocked_count(const std::string& names_json);
   // Seconds since the oldest task of these activities (json array of names) became claimable; 0 if none.
   double queue_age(const std::string& names_json);
   // Seconds since the oldest runnable workflow of these names (json array) became claimable; 0 if none.
@@ -110,6 +120,7 @@ class Store {
   // The json of new tasks as the statements read them; each task marked claim gets a lease token.
   Json tasks_json(const std::vector<NewTask>& tasks);
   ConnectionPool& pool_;
+  const std::string app_version_;
   LeaseTokens tokens_;
   std::string workflows_channel_, tasks_channel_, ended_channel_, events_channel_;
 };

@@ -150,8 +150,14 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
                              SlotHold* hold, bool may_read_inbox) {
   Inbox inbox;
   ChildIds ids;
-  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids);
+  const OnNondeterminism policy = parts_.options.on_nondeterminism;
+  Decisions decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids, policy);
   Planned planned;
+  if (decided.blocked) {
+    planned.needs_claim = !may_read_inbox;  // a block is written under a claim's lease
+    planned.blocked = std::move(decided.blocked);
+    return planned;
+  }
   auto delivers_cancel = [&] {
     return std::any_of(decided.events.begin(), decided.events.end(),
                        [](const pg::NewEvent& e) { return e.kind == pg::EventKind::cancel_delivered; });
@@ -178,8 +184,13 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
       }
       failpoint("replay.after_child_ids_read");  // an id taken from here on must refuse the commit
     }
-    decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids);
+    decided = decide(parts_.registry, journal, workflow_id, now_us, inbox, ids, policy);
+    if (decided.blocked) {
+      planned.blocked = std::move(decided.blocked);
+      return planned;
+    }
   }
+  planned.log_lines = std::move(decided.log_lines);
   planned.ended = decided.ended();
   pg::ReplayCommit& commit = planned.commit;
   commit.workflow_id = workflow_id;
@@ -287,6 +298,10 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   pg::ReplayOutcome outcome;
   for (int tries = 1;; ++tries) {
     planned = plan(*journal, claim.workflow_id, claim.now_us, nullptr, true);
+    if (planned.blocked) {
+      block(claim, *journal, *planned.blocked);
+      return;
+    }
     planned.commit.lease_token = claim.lease_token;
     failpoint("replay.before_commit");  // what comes from here on was not read: a cancel request, say
     outcome = parts_.store.commit_replay(planned.commit);  // a throw frees the slots
@@ -301,6 +316,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   }
   failpoint("replay.after_commit");  // what went in stays in: no child starts again, say
   if (outcome.base) {
+    write_log_lines(planned.log_lines);
     committed(*journal, planned, *outcome.base, started);
   } else {
     detail::logger().debug("replay of '{}' lost its lease, or committed on a connection that then broke",
@@ -309,6 +325,21 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
   if (slots_) slots_->launch(std::move(outcome.claimed), std::move(planned.slots));
+}
+
+void Runner::block(const pg::ClaimedWorkflow& claim, const JournalCache& journal, const NonDeterminismError& error) {
+  const Json divergence = {
+      {"step", error.step()}, {"journaled", error.journaled()}, {"asked", error.asked()}, {"message", error.what()}};
+  const int times = parts_.store.block_run(claim.run_id, claim.lease_token, divergence, parts_.options.poll_interval);
+  forget(claim.run_id);  // the next try reads the journal afresh, perhaps after a fix
+  if (times == 1) {
+    logger().warn(
+        "workflow '{}' ({}, run {}) is blocked, not failed, and stays running until an engine of another app version "
+        "than '{}', or Engine::runs().resume(), takes it on (this build tries it again now and then): {}",
+        claim.workflow_id, journal.name, claim.run_id, parts_.options.app_version, error.what());
+  } else if (times > 1) {
+    logger().debug("workflow '{}' (run {}) is still blocked ({} tries)", claim.workflow_id, claim.run_id, times);
+  }
 }
 
 std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
@@ -362,6 +393,7 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
     throw;  // the slots it reserved are freed with `planned`
   }
   if (outcome.continued) {
+    write_log_lines(planned.log_lines);
     committed(*journal, planned, *outcome.base + 1, started);
   } else if (outcome.finish == pg::FinishOutcome::committed_earlier) {
     forget(task.run_id);  // whether the replay went in with it is not known: reload next time

@@ -57,7 +57,12 @@ class Runner {
     // Not planned: the code reached a receive or set an event, which only a claimed replay may
     // commit (continuing in place reads no inbox and publishes nothing).
     bool needs_claim = false;
+    // The code diverged from the journal and the run is to be blocked, not committed.
+    std::optional<NonDeterminismError> blocked;
+    std::vector<spdlog::details::log_msg_buffer> log_lines;  // to write once the commit went in
   };
+  // Blocks the claimed run whose replay diverged (EngineOptions::on_nondeterminism = block).
+  void block(const pg::ClaimedWorkflow& claim, const JournalCache& journal, const NonDeterminismError& error);
   // Decides (a pure replay), reading the inbox topics the code receives from when `read_inbox`,
   // then reserves slots for the new tasks this engine runs.
   Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, SlotHold* hold,

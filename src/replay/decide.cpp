@@ -1,6 +1,7 @@
 #include "replay/decide.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "base/exceptions.hpp"
 #include "replay/replay.hpp"
@@ -8,7 +9,7 @@
 namespace durable::detail {
 
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
-                 std::int64_t now_us, const Inbox& inbox, const ChildIds& ids) {
+                 std::int64_t now_us, const Inbox& inbox, const ChildIds& ids, OnNondeterminism on_nondeterminism) {
   const WorkflowDefinition& def = registry.workflow(journal.name);
   Replay replay(workflow_id, journal.name, journal, now_us, registry, inbox, ids);
   WorkflowContext ctx(replay);
@@ -39,6 +40,12 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
       fail(error.type, error.message);
     }
   }
+  // (Only once every id and topic it wanted was read: a divergence before may come of those.)
+  if (replay.nondeterminism() && on_nondeterminism == OnNondeterminism::block && replay.wanted_ids.empty() &&
+      replay.wanted_topics.empty()) {
+    d.blocked = *replay.nondeterminism();  // and nothing else: the journal stays as it is
+    return d;
+  }
   if (replay.next_run && !replay.suspended() && !replay.nondeterminism()) {
     d.status = pg::RunStatus::continued;  // however the code went on after continue_as_new
     d.error_type.clear();
@@ -51,6 +58,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   if (replay.nondeterminism()) fail(error_info(*replay.nondeterminism()).type, replay.nondeterminism()->what());
 
   d.events = std::move(replay.events);
+  d.log_lines = std::move(replay.log_lines);
   d.received = std::move(replay.received);
   d.wanted_topics = std::move(replay.wanted_topics);
   d.wanted_ids = std::move(replay.wanted_ids);
@@ -83,6 +91,15 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
         {pg::EventKind::workflow_failed, -1, "", {{"error_type", d.error_type}, {"error_message", d.error_message}}});
   }
   return d;
+}
+
+void write_log_lines(const std::vector<spdlog::details::log_msg_buffer>& lines) {
+  spdlog::logger* target = spdlog::default_logger_raw();
+  for (const auto& line : lines) {
+    target->log(line.time, line.source, line.level,
+                fmt::format("[{}] {}", fmt::string_view(line.logger_name.data(), line.logger_name.size()),
+                            fmt::string_view(line.payload.data(), line.payload.size())));
+  }
 }
 
 }  // namespace durable::detail

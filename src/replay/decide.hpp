@@ -3,12 +3,16 @@
 // what makes a replay safe to repeat anywhere.
 #pragma once
 
+#include <spdlog/details/log_msg_buffer.h>
+
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "durable/versioning.hpp"
 #include "pg/records.hpp"
 #include "base/registry.hpp"
 #include "replay/child_ids.hpp"
@@ -38,14 +42,24 @@ struct Decisions {
   std::vector<int> dropped;  // activity steps a cancel delivered by this replay dropped (their tasks go)
   std::string next_run_id;   // continued: the next run's id and input
   Json next_input;
+  // What the code logged on new ground: written once these decisions are committed (write_log_lines).
+  std::vector<spdlog::details::log_msg_buffer> log_lines;
+  // The code diverged from the journal: nothing of this replay is to be committed but the block
+  // (EngineOptions::on_nondeterminism = block). Unset when the run fails instead.
+  std::optional<NonDeterminismError> blocked;
   bool complete() const { return wanted_topics.empty() && wanted_ids.empty(); }
   bool ended() const { return status != pg::RunStatus::running; }
 };
 
 // Runs the code of `journal.name` from `registry` against the journal, with `now_us` as the
-// clock for timers and now(), `inbox` for receives and `ids` for children's starts. Throws
-// UnknownWorkflow when the registry does not know it.
+// clock for timers and now(), `inbox` for receives and `ids` for children's starts. A divergence
+// from the journal fails the run, or blocks it (Decisions::blocked) under `on_nondeterminism`.
+// Throws UnknownWorkflow when the registry does not know it.
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
-                 std::int64_t now_us, const Inbox& inbox = Inbox::unread(), const ChildIds& ids = ChildIds::unread());
+                 std::int64_t now_us, const Inbox& inbox = Inbox::unread(), const ChildIds& ids = ChildIds::unread(),
+                 OnNondeterminism on_nondeterminism = OnNondeterminism::fail);
+
+// Writes what a committed replay logged (Decisions::log_lines) to spdlog's default logger.
+void write_log_lines(const std::vector<spdlog::details::log_msg_buffer>& lines);
 
 }  // namespace durable::detail

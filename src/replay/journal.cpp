@@ -15,6 +15,7 @@ std::string describe(StepKind kind, const std::string& name) {
     case StepKind::publish: return fmt::format("set_event('{}')", name);
     case StepKind::wait: return fmt::format("wait_any over steps {}", name);
     case StepKind::child: return fmt::format("child workflow '{}'", name);
+    case StepKind::patch: return fmt::format("patched('{}')", name);
   }
   return "?";
 }
@@ -101,6 +102,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       break;
     }
     case pg::EventKind::event_set: open(StepKind::publish).done = true; break;
+    case pg::EventKind::patched: open(StepKind::patch).done = true; break;
     case pg::EventKind::wait_chosen: {
       StepRecord& r = open(StepKind::wait);
       r.done = true;

@@ -12,12 +12,13 @@
 
 namespace durable::detail {
 
-enum class StepKind { activity, timer, side_effect, receive, publish, wait, child };
+enum class StepKind { activity, timer, side_effect, receive, publish, wait, child, patch };
 
 struct StepRecord {
   StepKind kind = StepKind::activity;
   // The activity's name; "now" or "uuid" for side effects; empty for timers; a receive's topic; a
-  // published event's key; the steps a wait_any waited on ("2,5"); a child's workflow name.
+  // published event's key; the steps a wait_any waited on ("2,5"); a child's workflow name; a
+  // patch marker's change id.
   std::string name;
   std::string child_id;  // a child's workflow id
   // The activity or child finished, the timer fired, the receive returned (side effects are done

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <mutex>
 
 #include "base/checks.hpp"
 #include "pg/records.hpp"
@@ -60,23 +64,32 @@ void Replay::cancel_point(int awaited, bool blocks) {
   throw WorkflowCancelled(workflow_id_, reason);
 }
 
+const StepRecord* Replay::existing(int step) const {
+  const auto& steps = journal_.steps;
+  if (step < static_cast<int>(steps.size())) return &steps[static_cast<std::size_t>(step)];
+  if (step - static_cast<int>(steps.size()) < static_cast<int>(new_steps_.size())) {
+    return &new_steps_[static_cast<std::size_t>(step) - steps.size()];
+  }
+  return nullptr;
+}
+
+void Replay::diverge(int step, const std::string& journaled, const std::string& asked) {
+  nondeterminism_.emplace(
+      fmt::format("workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the code "
+                  "asked for {}. Workflow code must make the same calls in the same order on every replay: wrap the "
+                  "change in ctx.patched(\"change-id\") (docs/versioning.md), or start new runs under a new "
+                  "workflow name",
+                  workflow_id_, workflow_name_, step, journaled, asked),
+      step, journaled, asked);
+  throw *nondeterminism_;
+}
+
 const StepRecord* Replay::replayed(int step, StepKind kind, const std::string& name) {
   if (suspended_) suspend();            // code that swallowed a Suspend must not make progress
   if (next_run) throw ContinueAsNew{};  // nor code that swallowed a ContinueAsNew
-  const auto& steps = journal_.steps;
-  const StepRecord* record = nullptr;
-  if (step < static_cast<int>(steps.size())) {
-    record = &steps[static_cast<std::size_t>(step)];
-  } else if (step - static_cast<int>(steps.size()) < static_cast<int>(new_steps_.size())) {
-    record = &new_steps_[static_cast<std::size_t>(step) - steps.size()];
-  }
+  const StepRecord* record = existing(step);
   if (record && (record->kind != kind || record->name != name)) {
-    nondeterminism_.emplace(
-        fmt::format("workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the code "
-                    "asked for {}. Workflow code must make the same calls in the same order on every replay; "
-                    "version the change or start new runs under a new workflow name",
-                    workflow_id_, workflow_name_, step, describe(record->kind, record->name), describe(kind, name)));
-    throw *nondeterminism_;
+    diverge(step, describe(record->kind, record->name), describe(kind, name));
   }
   return record;
 }
@@ -226,12 +239,8 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
   if (const StepRecord* r = replayed(step, StepKind::receive, topic)) {
     if (!timeout && (r->empty || r->fire_at_us >= 0)) {
       // Journaled by code whose receive had a deadline: this code's cannot time out.
-      nondeterminism_.emplace(fmt::format(
-          "workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds a receive('{}') with a "
-          "deadline but the code asked for one without; version the change or start new runs under a new workflow "
-          "name",
-          workflow_id_, workflow_name_, step, topic));
-      throw *nondeterminism_;
+      diverge(step, fmt::format("a receive('{}') with a deadline", topic),
+              fmt::format("receive('{}') without one", topic));
     }
     const StepRecord& settled = wait_for(step);  // still waiting since an earlier replay, perhaps
     return settled.empty ? std::nullopt : std::optional<Json>(settled.value);
@@ -387,12 +396,8 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::child, name)) {
     if (r->child_id != child_id) {
-      nondeterminism_.emplace(fmt::format(
-          "workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds a child '{}' under id "
-          "'{}' but the code asked for one under id '{}'; version the change or start new runs under a new "
-          "workflow name",
-          workflow_id_, workflow_name_, step, name, r->child_id, child_id));
-      throw *nondeterminism_;
+      diverge(step, fmt::format("a child '{}' under id '{}'", name, r->child_id),
+              fmt::format("one under id '{}'", child_id));
     }
     if (r->status == "taken") {
       throw WorkflowAlreadyStarted(child_id, r->value.value("run_id", ""), r->value.value("status", ""));
@@ -456,6 +461,71 @@ void Replay::continue_as_new(Json input) {
   cancel_point(-1, true);
   next_run.emplace(time_ordered_uuid(), std::move(input));
   throw ContinueAsNew{};
+}
+
+bool Replay::patched(const std::string& change_id) {
+  check_patch_id(change_id);
+  if (suspended_) suspend();
+  if (next_run) throw ContinueAsNew{};
+  if (auto it = patches_.find(change_id); it != patches_.end()) return it->second;
+  // Not a cancel point: it waits for nothing and runs nothing.
+  const int step = next_step_;
+  bool taken = true;
+  if (const StepRecord* r = existing(step)) {
+    taken = r->kind == StepKind::patch && r->name == change_id;  // else journaled past here by code without it
+    if (taken) ++next_step_;
+  } else {
+    ++next_step_;
+    add_step(StepKind::patch, change_id).done = true;
+    add_event(pg::EventKind::patched, step, change_id, Json::object());
+  }
+  patches_.emplace(change_id, taken);
+  return taken;
+}
+
+void Replay::deprecate_patch(const std::string& change_id) {
+  check_patch_id(change_id);
+  if (suspended_) suspend();
+  if (next_run) throw ContinueAsNew{};
+  if (!patches_.emplace(change_id, true).second) return;
+  const StepRecord* r = existing(next_step_);
+  if (r && r->kind == StepKind::patch && r->name == change_id) ++next_step_;  // journaled by the patched code
+}
+
+bool Replay::is_replaying() const { return next_step_ < static_cast<int>(journal_.steps.size()); }
+
+// Keeps what workflow code logs while it is on new ground, as the replay's log lines; drops what
+// it logs re-running journaled calls. The replay detaches it when it ends.
+class ReplayLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit ReplayLogSink(Replay* replay) : replay_(replay) {}
+  void detach() {
+    std::lock_guard lock(mutex_);
+    replay_ = nullptr;
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    if (!replay_ || replay_->is_replaying()) return;
+    replay_->log_lines.emplace_back(msg);
+  }
+  void flush_() override {}
+
+ private:
+  Replay* replay_;
+};
+
+spdlog::logger& Replay::logger() {
+  if (!logger_) {
+    log_sink_ = std::make_shared<ReplayLogSink>(this);
+    logger_ = std::make_shared<spdlog::logger>(workflow_id_, log_sink_);
+    logger_->set_level(spdlog::default_logger_raw()->level());  // what it would drop is not even formatted
+  }
+  return *logger_;
+}
+
+Replay::~Replay() {
+  if (log_sink_) log_sink_->detach();
 }
 
 std::int64_t Replay::wake_at_us() const {

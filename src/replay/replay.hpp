@@ -2,7 +2,11 @@
 // journal, checks they match it, and collects the new commands to commit.
 #pragma once
 
+#include <spdlog/details/log_msg_buffer.h>
+#include <spdlog/logger.h>
+
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -24,10 +28,15 @@ struct Suspend {};
 // Unwinds workflow code that called continue_as_new, the same way: the run ends there.
 struct ContinueAsNew {};
 
+class ReplayLogSink;
+
 class Replay {
  public:
   Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
          const Registry& registry, const Inbox& inbox = Inbox::unread(), const ChildIds& ids = ChildIds::unread());
+  ~Replay();  // a logger the code kept drops what it logs from then on
+  Replay(const Replay&) = delete;
+  Replay& operator=(const Replay&) = delete;
 
   const std::string& workflow_id() const { return workflow_id_; }
   const Json& schedule_context() const { return journal_.schedule; }
@@ -55,6 +64,16 @@ class Replay {
   // throws into the code, and nothing happens). Throws ContinueAsNew, or WorkflowCancelled when a
   // cancel is asked for and not seen yet.
   [[noreturn]] void continue_as_new(Json input);
+  // Whether the code takes change `change_id`'s new path here: yes when the journal has its
+  // marker at this step, or the code is on new ground (the marker is journaled then); no when
+  // the journal went past this step without it. The first answer holds for the whole replay.
+  bool patched(const std::string& change_id);
+  // The new path always: a marker at this step is passed over, none is written.
+  void deprecate_patch(const std::string& change_id);
+  // The code is re-running calls the journal holds already: what it does now was done before.
+  bool is_replaying() const;
+  // A logger that keeps what the code logs on new ground (in log_lines) and drops the rest.
+  spdlog::logger& logger();
 
   // After the workflow function returned or threw: what to commit.
   std::vector<pg::NewEvent> events;           // new journal events, in step order
@@ -72,6 +91,8 @@ class Replay {
   // The code called continue_as_new: the next run's id and input. Whatever the code did after
   // (it cannot make a durable call), the run continues as new.
   std::optional<std::pair<std::string, Json>> next_run;
+  // What the code logged on new ground, to be written once this replay's commit went in.
+  std::vector<spdlog::details::log_msg_buffer> log_lines;
   bool suspended() const { return suspended_; }
   // WorkflowCancelled was thrown into the code (delivered now or replayed), so one escaping the
   // code ends the run as cancelled.
@@ -81,6 +102,10 @@ class Replay {
   std::int64_t wake_at_us() const;  // earliest unfired timer or receive deadline, -1 if none
 
  private:
+  // The step at `step` as the journal or this replay has it; nullptr on new ground.
+  const StepRecord* existing(int step) const;
+  // Keeps the non-determinism error (so code that swallows it cannot hide it) and throws it.
+  [[noreturn]] void diverge(int step, const std::string& journaled, const std::string& asked);
   // The journaled step at `step` if the journal has it (checked against what the code asks);
   // nullptr when the code reached new ground.
   const StepRecord* replayed(int step, StepKind kind, const std::string& name);
@@ -122,6 +147,9 @@ class Replay {
   bool suspended_ = false;
   bool cancel_thrown_ = false;
   std::optional<NonDeterminismError> nondeterminism_;
+  std::map<std::string, bool> patches_;  // change id -> the path patched() chose in this replay
+  std::shared_ptr<ReplayLogSink> log_sink_;
+  std::shared_ptr<spdlog::logger> logger_;
 };
 
 }  // namespace durable::detail

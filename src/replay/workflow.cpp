@@ -63,6 +63,14 @@ int WorkflowContext::start_child_step(const std::string& name, const std::string
 
 Json WorkflowContext::await_child(int step) { return replay_.await_child(step); }
 
+bool WorkflowContext::patched(const std::string& change_id) { return replay_.patched(change_id); }
+
+void WorkflowContext::deprecate_patch(const std::string& change_id) { replay_.deprecate_patch(change_id); }
+
+bool WorkflowContext::is_replaying() const { return replay_.is_replaying(); }
+
+spdlog::logger& WorkflowContext::logger() { return replay_.logger(); }
+
 void WorkflowContext::continue_as_new_payload(Json input) { replay_.continue_as_new(std::move(input)); }
 
 }  // namespace durable

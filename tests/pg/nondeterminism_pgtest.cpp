@@ -26,7 +26,7 @@ struct EvolvingV2 {
 };
 }  // namespace
 
-TEST_CASE("changed workflow code stops the run with a non-determinism error and writes no task",
+TEST_CASE("under on_nondeterminism = fail, changed workflow code fails the run and writes no task",
           "[pg][replay][nondeterminism]") {
   TestDb db;
   {
@@ -38,7 +38,9 @@ TEST_CASE("changed workflow code stops the run with a non-determinism error and 
     REQUIRE(wait_until(
         [&] { return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") == 1; }));
   }
-  Engine v2(db.options());
+  EngineOptions fail = db.options();
+  fail.on_nondeterminism = OnNondeterminism::fail;
+  Engine v2(fail);
   v2.add<EchoActivity>().add<AddActivity>().add<EvolvingV2>();
   v2.start();
   testing::advance_clock(db.url(), db.schema(), std::chrono::hours{2});  // the timer is due: v2 replays
