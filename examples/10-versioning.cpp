@@ -113,8 +113,8 @@ int main() {
     candidate.add<Reserve>().add<Charge>().add<OrderV2Unpatched>();
     const auto report = durable::testing::check_replay(url, schema, candidate);
     for (const auto& run : report.divergent) {
-      fmt::print("replay check: {} diverges at step {}: the journal holds {}, the code asks for {}\n",
-                 run.workflow_id, run.divergence->step, run.divergence->journaled, run.divergence->asked);
+      fmt::print("replay check: {} diverges at step {}: the journal holds {}, the code asks for {}\n", run.workflow_id,
+                 run.divergence->step, run.divergence->journaled, run.divergence->asked);
     }
   }
   // [gate]
@@ -128,8 +128,8 @@ int main() {
     durable::Runs& runs = v2.runs();
     wait_until([&] { return runs.get(order_1_run).blocked; }, "order-1 to be blocked");
     const durable::RunInfo run = runs.get(order_1_run);
-    fmt::print("order-1 is {} and blocked by version {}: {}\n", to_string(run.status),
-               run.blocked_by->app_version, run.blocked_by->divergence.asked);
+    fmt::print("order-1 is {} and blocked by version {}: {}\n", to_string(run.status), run.blocked_by->app_version,
+               run.blocked_by->divergence.asked);
     fmt::print("blocked runs: {}\n", *v2.metrics().workflows_blocked);
   }
   // [blocked]

@@ -35,7 +35,7 @@ struct BlockedRun {
 
 // The format of exported histories (Runs::export_history): a JSON object
 //   {"format": "durable.history", "version": 1, "workflow_id", "run_id", "workflow_name",
-//    "status", "app_version", "events": [{"seq", "kind", "step", "name", "at", "data"}, ...]}
+//    "status", "app_version", "events": [{"seq", "kind", "step", "name", "at_us", "data"}, ...]}
 // Readers refuse other formats and versions with InvalidHistory.
 inline constexpr const char* history_format = "durable.history";
 inline constexpr int history_format_version = 1;

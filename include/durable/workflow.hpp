@@ -256,11 +256,12 @@ class WorkflowContext {
   // run with the marker is left either.
   void deprecate_patch(const std::string& change_id);
 
-  // True while the code re-runs calls its journal holds already (what it does now, it did before).
+  // True while the code re-runs what the last committed replay of this run ran (what it does now,
+  // it did before): until an await gives it something that replay did not have.
   bool is_replaying() const;
   // A logger for workflow code that writes each line once: what the code logs while replaying is
-  // dropped, and what it logs on new ground is written (to spdlog's default logger, prefixed with
-  // the workflow id) once the replay's commit went in.
+  // dropped, and the rest is written (to spdlog's default logger, prefixed with the workflow id)
+  // once the replay's commit went in (docs/versioning.md#replay-safe-logging).
   spdlog::logger& logger();
 
   // Ends this run and starts the next run of the same workflow id with `input` and an empty

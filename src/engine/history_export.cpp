@@ -15,20 +15,15 @@ Json export_history(pg::RunStore& store, const std::string& run_id) {
     const History page = store.history(run_id, from, 1000);
     for (const HistoryEvent& e : page.events) {
       const auto at_us = std::chrono::duration_cast<std::chrono::microseconds>(e.at.time_since_epoch()).count();
-      events.push_back({{"seq", e.seq}, {"kind", e.kind}, {"step", e.step}, {"name", e.name}, {"at_us", at_us},
-                        {"data", e.data}});
+      events.push_back(
+          {{"seq", e.seq}, {"kind", e.kind}, {"step", e.step}, {"name", e.name}, {"at_us", at_us}, {"data", e.data}});
     }
     if (!page.next_seq) break;
     from = *page.next_seq;
   }
-  return {{"format", history_format},
-          {"version", history_format_version},
-          {"workflow_id", run->workflow_id},
-          {"run_id", run->run_id},
-          {"workflow_name", run->workflow_name},
-          {"status", to_string(run->status)},
-          {"app_version", run->app_version},
-          {"events", std::move(events)}};
+  return {{"format", history_format},        {"version", history_format_version},   {"workflow_id", run->workflow_id},
+          {"run_id", run->run_id},           {"workflow_name", run->workflow_name}, {"status", to_string(run->status)},
+          {"app_version", run->app_version}, {"events", std::move(events)}};
 }
 
 ImportedHistory import_history(const Json& history) {
@@ -39,9 +34,10 @@ ImportedHistory import_history(const Json& history) {
   }
   const Json version = history.value("version", Json());
   if (version != history_format_version) {
-    throw InvalidHistory(fmt::format("history format version {} is unknown: this build reads version {}; export it "
-                                     "again with this build, or replay it with the build that wrote it",
-                                     version.dump(), history_format_version));
+    throw InvalidHistory(
+        fmt::format("history format version {} is unknown: this build reads version {}; export it "
+                    "again with this build, or replay it with the build that wrote it",
+                    version.dump(), history_format_version));
   }
   ImportedHistory out;
   try {
@@ -62,12 +58,11 @@ ImportedHistory import_history(const Json& history) {
   } catch (const InvalidHistory&) {
     throw;
   } catch (const std::exception& e) {
-    throw InvalidHistory(fmt::format("history of run '{}' is malformed at event {}: {}", out.run_id,
-                                     out.events.size(), e.what()));
+    throw InvalidHistory(
+        fmt::format("history of run '{}' is malformed at event {}: {}", out.run_id, out.events.size(), e.what()));
   }
   if (out.events.empty() || out.events.front().kind != pg::EventKind::workflow_started) {
-    throw InvalidHistory(
-        fmt::format("history of run '{}' does not start with its workflow_started event", out.run_id));
+    throw InvalidHistory(fmt::format("history of run '{}' does not start with its workflow_started event", out.run_id));
   }
   return out;
 }

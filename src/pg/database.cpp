@@ -9,7 +9,7 @@ Database::Database(const std::string& url, const std::string& schema, int pool_s
                    const std::string& application_name, const std::string& app_version, bool read_only)
     : pool_(std::make_unique<ConnectionPool>(url, schema, pool_size, application_name, read_only)),
       store_(std::make_unique<Store>(*pool_, app_version)),
-      schedules_(std::make_unique<ScheduleStore>(*pool_)),
+      schedules_(std::make_unique<ScheduleStore>(*pool_, app_version)),
       runs_(std::make_unique<RunStore>(*pool_)) {}
 
 Database::~Database() = default;

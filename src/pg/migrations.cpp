@@ -446,9 +446,14 @@ CREATE TRIGGER tell_parent BEFORE UPDATE OF status ON {s}.workflows FOR EACH ROW
     // `blocked_at` and `blocked` (the divergence, the versions that blocked it since it last made
     // progress, how many times), due again later by `wake_at`; the next commit of a replay clears
     // them. The index finds blocked runs for the sweep that wakes them for engines of another
-    // version, and for the gauge. Nullable columns rewrite nothing: runs in flight upgrade in place.
+    // version, and for the gauge. `replayed_seq` is the journal length the last committed replay
+    // had read: outcomes journaled from there on are news to the code, and what it logs after one
+    // is written (WorkflowContext::logger); 0 for a run no replay committed yet (and for runs from
+    // before, whose next replay logs as if it were their first). Nullable columns and a constant
+    // default rewrite nothing: runs in flight upgrade in place.
     R"(
-ALTER TABLE {s}.workflows ADD COLUMN app_version text, ADD COLUMN blocked_at timestamptz, ADD COLUMN blocked jsonb;
+ALTER TABLE {s}.workflows ADD COLUMN app_version text, ADD COLUMN blocked_at timestamptz, ADD COLUMN blocked jsonb,
+  ADD COLUMN replayed_seq integer NOT NULL DEFAULT 0;
 CREATE INDEX workflows_blocked ON {s}.workflows (name, blocked_at) WHERE status = 'running' AND blocked_at IS NOT NULL;
 )",
 };

@@ -133,6 +133,7 @@ struct ClaimedWorkflow {
   // The data of its workflow_started event when that is the whole journal (a fresh run), so the
   // first replay needs no read of the journal.
   std::optional<Json> start_data;
+  int replayed_seq = 0;  // the journal length its last committed replay had read
 };
 
 struct JournalEvent {
@@ -149,6 +150,7 @@ struct JournalRead {
   std::string workflow_id;
   std::string run_id;
   std::string name;
+  int replayed_seq = 0;  // the journal length its last committed replay had read
   std::vector<JournalEvent> events;
 };
 

@@ -18,6 +18,7 @@ ClaimedWorkflow claimed_workflow(const pqxx::row& row) {
   w.lease_token = row["lease_token"].as<std::int64_t>();
   w.now_us = row["now_us"].as<std::int64_t>();
   if (!row["start_data"].is_null()) w.start_data = Json::parse(row["start_data"].c_str());
+  w.replayed_seq = row["replayed_seq"].as<int>();
   return w;
 }
 

@@ -7,8 +7,9 @@
 
 namespace durable::pg {
 
-ScheduleStore::ScheduleStore(ConnectionPool& pool)
+ScheduleStore::ScheduleStore(ConnectionPool& pool, std::string app_version)
     : pool_(pool),
+      app_version_(std::move(app_version)),
       schedules_channel_(wake_channel(pool.schema(), Wake::schedules)),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)) {}
 
@@ -99,7 +100,7 @@ ScheduleStore::Fired ScheduleStore::fire_due(
       for (const auto& start : advance.starts) {
         started += tx.exec_prepared1(stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
                                      row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0,
-                                     "schedule", row.id)["inserted"]
+                                     "schedule", row.id, app_version_)["inserted"]
                        .as<int>();
       }
       tx.exec_prepared0(stmt::advance_schedule, row.id, advance.next_fire_us, advance.prev_fire_us, started,

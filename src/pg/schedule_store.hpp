@@ -33,7 +33,8 @@ struct ScheduleAdvance {
 
 class ScheduleStore {
  public:
-  explicit ScheduleStore(ConnectionPool& pool);
+  // `app_version`: the engine's, recorded on the runs its fires start.
+  explicit ScheduleStore(ConnectionPool& pool, std::string app_version = {});
 
   std::int64_t db_now_us();
   // False when the id is taken by another schedule (a retried create of our own counts as done).
@@ -59,6 +60,7 @@ class ScheduleStore {
   // the revision the row had before (create only).
   int write(const char* statement, const ScheduleRow& row, const std::string& revision, std::string* revision_before);
   ConnectionPool& pool_;
+  const std::string app_version_;
   std::string schedules_channel_, workflows_channel_;
 };
 

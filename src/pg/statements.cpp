@@ -221,17 +221,19 @@ SET lease_token = $6::bigint + n.rn, lease_owner = $3, claim_token = $5,
     lease_until = {now} + $4::bigint * interval '1 millisecond'
 FROM n WHERE w.run_id = n.run_id
 RETURNING w.workflow_id, w.run_id::text, w.name, w.next_seq, w.lease_token,
-          {s}.epoch_us({now}) AS now_us, {start_data}, {async_commit})"},
+          {s}.epoch_us({now}) AS now_us, {start_data}, {replayed_seq}, {async_commit})"},
 
     // What a claim whose answer was lost had taken: $1 claim token
     {stmt::reclaim_workflows, R"(
-SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us, {start_data}
+SELECT workflow_id, run_id::text, name, next_seq, lease_token, {s}.epoch_us({now}) AS now_us, {start_data},
+       {replayed_seq}
 FROM {s}.workflows w WHERE claim_token = $1 AND status = 'running' AND lease_until >= {now})"},
 
     // $1 run id, $2 first seq. One row per event, each with the run's id and workflow name; one
     // row with no event when there is none from $2 on. The rows read start at the one holding $2.
     {stmt::read_journal, R"(
-SELECT w.workflow_id, w.run_id::text, w.name AS workflow_name, j.seq, j.kind, coalesce(j.step, -1) AS step,
+SELECT w.workflow_id, w.run_id::text, w.name AS workflow_name, {replayed_seq}, j.seq, j.kind,
+       coalesce(j.step, -1) AS step,
        coalesce(j.name, '') AS event_name, j.data::text
 FROM {s}.workflows w LEFT JOIN (
   SELECT * FROM {s}.journal_events
@@ -265,7 +267,7 @@ WITH w AS (
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END, latest = latest AND $4 <> 'continued',
-      app_version = nullif($24, ''), blocked_at = NULL, blocked = NULL
+      app_version = nullif($24, ''), blocked_at = NULL, blocked = NULL, replayed_seq = $8
   WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
@@ -552,6 +554,7 @@ w AS (
       app_version = CASE WHEN {fast} THEN nullif($7, '') ELSE wf.app_version END,
       blocked_at = CASE WHEN {fast} THEN NULL ELSE wf.blocked_at END,
       blocked = CASE WHEN {fast} THEN NULL ELSE wf.blocked END,
+      replayed_seq = CASE WHEN {fast} THEN t.expected_seq + 1 ELSE wf.replayed_seq END,
       runnable = NOT {fast}, updated_at = now(),
       runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
   FROM t WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
@@ -896,7 +899,7 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg(
             "request_own_children",
             request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_")),
-        fmt::arg("orphan", with_names(orphan_sql)));
+        fmt::arg("orphan", with_names(orphan_sql)), fmt::arg("replayed_seq", "w.replayed_seq"));
     conn.prepare(name, with_clock(text));
   }
 }

@@ -362,6 +362,7 @@ JournalRead Store::read_journal(const std::string& run_id, int from_seq) {
       read.workflow_id = row["workflow_id"].as<std::string>();
       read.run_id = row["run_id"].as<std::string>();
       read.name = row["workflow_name"].as<std::string>();
+      read.replayed_seq = row["replayed_seq"].as<int>();
       if (row["seq"].is_null()) continue;  // the workflow, without events from `from_seq` on
       read.events.push_back(rows::journal_event(row));
     }

@@ -105,6 +105,7 @@ std::shared_ptr<JournalCache> Runner::journal_of(const pg::ClaimedTask& task) {
     auto fresh = std::make_shared<JournalCache>();
     fresh->run_id = std::move(read.run_id);
     fresh->name = std::move(read.name);
+    fresh->replayed_seq = read.replayed_seq;
     fresh->apply(read.events);
     std::lock_guard lock(cache_mutex_);
     if (cache_.size() >= max_cached_) cache_.clear();                        // as in cached()
@@ -252,6 +253,7 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
     parts_.signals.run_ended();
     return;
   }
+  journal.replayed_seq = planned.commit.seen_seq;
   if (first_seq == journal.next_seq) {
     // Nothing arrived in between: our events are the journal's tail, so keep the cache whole.
     int seq = first_seq;
@@ -289,6 +291,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   // The cache may hold more events than the claim saw: a dispatcher thread may have read the
   // journal after the claim (outcomes are journaled under a live replay lease too). Newer, not
   // wrong: the commit compares the length the replay saw with the database's.
+  journal->replayed_seq = claim.replayed_seq;
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {

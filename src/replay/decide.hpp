@@ -42,7 +42,7 @@ struct Decisions {
   std::vector<int> dropped;  // activity steps a cancel delivered by this replay dropped (their tasks go)
   std::string next_run_id;   // continued: the next run's id and input
   Json next_input;
-  // What the code logged on new ground: written once these decisions are committed (write_log_lines).
+  // What the code logged while not replaying: written once these are committed (write_log_lines).
   std::vector<spdlog::details::log_msg_buffer> log_lines;
   // The code diverged from the journal: nothing of this replay is to be committed but the block
   // (EngineOptions::on_nondeterminism = block). Unset when the run fails instead.

@@ -64,6 +64,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       StepRecord& r = at();
       if (r.dropped) break;  // a late outcome: the run had given up on it
       r.done = true;
+      r.outside_outcome_seq = e.seq;
       r.value = e.data.at("result");
       r.attempts = e.data.value("attempts", 1);
       break;
@@ -72,6 +73,7 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       StepRecord& r = at();
       if (r.dropped) break;
       r.done = r.failed = true;
+      r.outside_outcome_seq = e.seq;
       r.error_type = e.data.value("error_type", "");
       r.error_message = e.data.value("error_message", "");
       r.attempts = e.data.value("attempts", 1);
@@ -121,12 +123,14 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     case pg::EventKind::child_completed: {
       StepRecord& r = at();
       r.done = true;
+      r.outside_outcome_seq = e.seq;
       r.value = e.data.at("result");
       break;
     }
     case pg::EventKind::child_failed: {
       StepRecord& r = at();
       r.done = r.failed = true;
+      r.outside_outcome_seq = e.seq;
       r.status = e.data.value("status", "failed");
       r.error_type = e.data.value("error_type", "");
       r.error_message = e.data.value("error_message", "");

@@ -34,6 +34,9 @@ struct StepRecord {
   bool dropped = false;  // an activity a delivered cancel failed: later outcomes of it do not count
   int attempts = 0;
   std::int64_t fire_at_us = 0;  // timers; a receive's deadline (-1: none)
+  // The seq of the event that journaled an outcome written from outside the code (an activity's or
+  // a child's end); -1 for outcomes a replay journaled itself (a timer fired, a message taken).
+  int outside_outcome_seq = -1;
 };
 
 // Cached per workflow between replays; only the journal's new tail is read each time.
@@ -42,6 +45,10 @@ struct JournalCache {
   std::string name;  // the workflow's registered name
   std::mutex busy;   // held by whoever replays from it (a runner, or a dispatcher thread continuing in place)
   int next_seq = 0;  // events [0, next_seq) are applied
+  // The journal length the last committed replay had read (0: none was committed): outcomes from
+  // outside journaled from there on are news to the code (WorkflowContext::is_replaying turns
+  // false at them).
+  int replayed_seq = 0;
   Json input;
   Json schedule;  // the schedule fire that started the run, or null
   int depth = 0;  // 0 for a run started by a call, schedule or trigger; its parent's + 1 for a child

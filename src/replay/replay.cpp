@@ -24,7 +24,8 @@ Replay::Replay(std::string workflow_id, std::string workflow_name, const Journal
       now_us_(now_us),
       registry_(registry),
       inbox_(inbox),
-      ids_(ids) {}
+      ids_(ids),
+      past_replayed_(journal.replayed_seq == 0) {}
 
 void Replay::suspend() {
   suspended_ = true;
@@ -61,6 +62,7 @@ void Replay::cancel_point(int awaited, bool blocks) {
   add_event(pg::EventKind::cancel_delivered, -1, "",
             {{"at_step", next_step_}, {"awaited", awaited}, {"dropped", std::move(dropped_steps)}});
   cancel_thrown_ = true;
+  past_replayed_ = true;
   throw WorkflowCancelled(workflow_id_, reason);
 }
 
@@ -169,7 +171,12 @@ const StepRecord& Replay::wait_for(int step) {
     cancel_point(step, true);
     suspend();
   }
-  return record(step);
+  const StepRecord& r = record(step);
+  const bool journaled_here = settled_.count(step) > 0 || step >= static_cast<int>(journal_.steps.size());
+  if (journaled_here || (r.outside_outcome_seq >= 0 && r.outside_outcome_seq >= journal_.replayed_seq)) {
+    past_replayed_ = true;
+  }
+  return r;
 }
 
 Json Replay::await_activity(int step) {
@@ -492,10 +499,10 @@ void Replay::deprecate_patch(const std::string& change_id) {
   if (r && r->kind == StepKind::patch && r->name == change_id) ++next_step_;  // journaled by the patched code
 }
 
-bool Replay::is_replaying() const { return next_step_ < static_cast<int>(journal_.steps.size()); }
+bool Replay::is_replaying() const { return !past_replayed_; }
 
-// Keeps what workflow code logs while it is on new ground, as the replay's log lines; drops what
-// it logs re-running journaled calls. The replay detaches it when it ends.
+// Keeps what workflow code logs while it is not replaying, as the replay's log lines; drops what it
+// logs re-running what an earlier replay ran. The replay detaches it when it ends.
 class ReplayLogSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
   explicit ReplayLogSink(Replay* replay) : replay_(replay) {}

@@ -70,9 +70,9 @@ class Replay {
   bool patched(const std::string& change_id);
   // The new path always: a marker at this step is passed over, none is written.
   void deprecate_patch(const std::string& change_id);
-  // The code is re-running calls the journal holds already: what it does now was done before.
+  // The code is re-running what the last committed replay ran: what it does now was done before.
   bool is_replaying() const;
-  // A logger that keeps what the code logs on new ground (in log_lines) and drops the rest.
+  // A logger that keeps what the code logs while not replaying (in log_lines) and drops the rest.
   spdlog::logger& logger();
 
   // After the workflow function returned or threw: what to commit.
@@ -91,7 +91,7 @@ class Replay {
   // The code called continue_as_new: the next run's id and input. Whatever the code did after
   // (it cannot make a durable call), the run continues as new.
   std::optional<std::pair<std::string, Json>> next_run;
-  // What the code logged on new ground, to be written once this replay's commit went in.
+  // What the code logged while not replaying, to be written once this replay's commit went in.
   std::vector<spdlog::details::log_msg_buffer> log_lines;
   bool suspended() const { return suspended_; }
   // WorkflowCancelled was thrown into the code (delivered now or replayed), so one escaping the
@@ -148,6 +148,11 @@ class Replay {
   bool cancel_thrown_ = false;
   std::optional<NonDeterminismError> nondeterminism_;
   std::map<std::string, bool> patches_;  // change id -> the path patched() chose in this replay
+  // The code got something no committed replay had given it (an outcome journaled since, or one
+  // this replay journals), or no replay of the run was committed yet: from here on it runs code
+  // no replay ran before. (The last committed replay went as far as its first await of something
+  // it did not have, so everything before such an await was run by it.)
+  bool past_replayed_;
   std::shared_ptr<ReplayLogSink> log_sink_;
   std::shared_ptr<spdlog::logger> logger_;
 };

@@ -24,9 +24,10 @@ ReplayResult replay(const Json& history, const Engine& engine) {
   const detail::ImportedHistory h = detail::import_history(history);
   const detail::Registry& registry = engine.core_->registry();
   if (!registry.workflows.count(h.workflow_name)) {
-    throw UnknownWorkflow(fmt::format("the history of run {} is of workflow '{}', which the engine given does not "
-                                      "register: add it (Engine::add) before replaying",
-                                      h.run_id, h.workflow_name));
+    throw UnknownWorkflow(
+        fmt::format("the history of run {} is of workflow '{}', which the engine given does not "
+                    "register: add it (Engine::add) before replaying",
+                    h.run_id, h.workflow_name));
   }
   detail::JournalCache journal;
   journal.run_id = h.run_id;
@@ -78,8 +79,8 @@ ReplayResult replay_file(const std::filesystem::path& file, const Engine& engine
 ReplayReport check_replay(const std::string& url, const std::string& schema, const Engine& engine,
                           const ReplayCheckOptions& options) {
   if (options.sample < 1 || options.sample > 100'000) {
-    throw InvalidArgument(fmt::format("replay check sample {} is out of range: ask for 1 to 100000 runs",
-                                      options.sample));
+    throw InvalidArgument(
+        fmt::format("replay check sample {} is out of range: ask for 1 to 100000 runs", options.sample));
   }
   pg::validate_schema_name(schema);
   pg::Database db(url, schema, 1, "durable/check_replay", {}, /*read_only=*/true);
@@ -103,8 +104,8 @@ ReplayReport check_replay(const std::string& url, const std::string& schema, con
       if (!result.ok()) report.divergent.push_back(std::move(result));
     }
     if (page.next_cursor.empty() || page.runs.empty()) break;
-    cursor_us = std::chrono::duration_cast<std::chrono::microseconds>(page.runs.back().created_at.time_since_epoch())
-                    .count();
+    cursor_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(page.runs.back().created_at.time_since_epoch()).count();
     cursor_run = page.runs.back().run_id;
   }
   return report;

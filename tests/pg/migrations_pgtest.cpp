@@ -327,3 +327,29 @@ INSERT INTO {s}.messages (run_id, seq, topic, message_id, payload) VALUES
   CHECK(last.at("got") == Json{"before", "after"});
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'v13-loop' AND status = 'continued'") == 2);
 }
+
+TEST_CASE(
+    "a schema at version 14 with runs in flight upgrades to versioning, and its runs complete under an app version",
+    "[pg][migrations][versioning]") {
+  TestDb db;
+  build_schema_at(db, 14);
+  // As version 14 wrote it: a chain started, its first step scheduled and completed, not replayed since.
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
+  ('v14-chain', '018f0000-0000-7000-8000-0000000000d1', 'chain', 'running', '1', 3, true);
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
+  ('018f0000-0000-7000-8000-0000000000d1', 0, 'workflow_started', NULL, NULL, '{{"input": 1}}'),
+  ('018f0000-0000-7000-8000-0000000000d1', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
+  ('018f0000-0000-7000-8000-0000000000d1', 2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'))");
+  EngineOptions options = db.options();
+  options.app_version = "after-upgrade";
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
+  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000d1").result_json(30s) == 6);
+  const RunInfo run = engine.runs().get("018f0000-0000-7000-8000-0000000000d1");
+  CHECK(run.app_version == "after-upgrade");
+  CHECK_FALSE(run.blocked);
+  CHECK(engine.metrics().workflows_blocked == 0);
+}

@@ -204,7 +204,7 @@ TEST_CASE_METHOD(
   CHECK(audit[0].workflow_id == "flaky-2");
   // A completed run is not resumed again.
   expect_throw<InvalidRunState>([&] { runs().resume(run.run_id(), ops); }, "is completed",
-                                "only a failed run can be resumed", "fork it");
+                                "only a failed or blocked run can be resumed", "fork it");
 }
 
 TEST_CASE_METHOD(RunsEngine, "a fork from step N copies the steps before N and runs the rest with the current code",
@@ -362,7 +362,7 @@ TEST_CASE_METHOD(RunsEngine, "bad management input gets a typed error that says 
   expect_throw<InvalidRunState>([&] { runs().remove(nap.run_id(), ops); }, "is running",
                                 "only an ended run can be deleted");
   expect_throw<InvalidRunState>([&] { runs().resume(nap.run_id(), ops); }, "is running",
-                                "only a failed run can be resumed");
+                                "only a failed or blocked run can be resumed");
   expect_throw<InvalidRunState>([&] { runs().fork(nap.run_id(), 0, ops); }, "is running", "cancel it first",
                                 "ForkOptions::workflow_id");
   expect_throw<InvalidArgument>([&] { runs().prune(now, {"ops", ""}); }, "needs a reason");

@@ -125,13 +125,14 @@ TEST_CASE("changed code blocks the run instead of failing it, counted and logged
     CHECK(run.blocked_by->divergence.step == 0);
     CHECK(run.blocked_by->divergence.journaled == "activity 'echo'");
     CHECK(run.blocked_by->divergence.asked == "activity 'add'");
-    CHECK_THAT(run.blocked_by->divergence.message, Catch::Contains("'order-1'") && Catch::Contains("sequence number 0"));
+    CHECK_THAT(run.blocked_by->divergence.message,
+               Catch::Contains("'order-1'") && Catch::Contains("sequence number 0"));
     CHECK(run.blocked_by->app_version == "v2");
     CHECK(run.blocked_at.has_value());
     CHECK(run.app_version == "v2");
     CHECK(v2.metrics().workflows_blocked == 1);
-    CHECK_THAT(prometheus_text({v2.metrics()}), Catch::Contains("durable_workflows_blocked{") &&
-                                                    Catch::Contains("} 1\n"));
+    CHECK_THAT(prometheus_text({v2.metrics()}),
+               Catch::Contains("durable_workflows_blocked{") && Catch::Contains("} 1\n"));
     CHECK(v2.runs().list({.filter = {.blocked_only = true}}).runs.size() == 1);
 
     // Tried again now and then (backing off from the poll interval), not in a loop, and logged once.
@@ -181,8 +182,11 @@ TEST_CASE("resuming a blocked run lets a fixed build of the same app version tak
   CHECK(audit[0].action == "resume");
   CHECK(audit[0].details.at("blocked").at("asked") == "activity 'add'");
   // A run neither blocked nor failed is not resumed.
-  expect_throw<InvalidRunState>([&] { fixed.runs().resume(run_id, {"ops", "again"}); },
-                                "only a failed or blocked run can be resumed");
+  expect_throw<InvalidRunState>(
+      [&] {
+        fixed.runs().resume(run_id, {"ops", "again"});
+      },
+      "only a failed or blocked run can be resumed");
 }
 
 TEST_CASE("with the change patched, runs in flight keep their old path and new runs take the new one",
@@ -195,16 +199,16 @@ TEST_CASE("with the change patched, runs in flight keep their old path and new r
   CHECK(v2.workflow<OrderV2Patched>("old").result(10s) == "x!");
   auto fresh = v2.start_workflow<OrderV2Patched>("new", "y");
   REQUIRE(wait_until([&] {
-    return db.count("SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) "
-                    "WHERE w.workflow_id = 'new' AND j.kind = 'timer_started'") == 1;
+    return db.count(
+               "SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) "
+               "WHERE w.workflow_id = 'new' AND j.kind = 'timer_started'") == 1;
   }));
   testing::advance_clock(db.url(), db.schema(), 2h);
   CHECK(fresh.result(10s) == "y3");
   // The marker is the new run's step 0; the old run has none.
   CHECK(db.count("SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) "
                  "WHERE w.workflow_id = 'new' AND j.kind = 'patched' AND j.step = 0 AND j.name = 'add-first'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + old_run + "' AND kind = 'patched'") ==
-        0);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + old_run + "' AND kind = 'patched'") == 0);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status <> 'completed'") == 0);
 }
 
@@ -266,8 +270,10 @@ TEST_CASE("a replay check of live runs reads through a read-only session and wri
   TestDb db;
   start_under_v1(db, std::vector<std::string>{"live-1", "live-2"});
   const auto snapshot = [&] {
-    return db.query("SELECT string_agg(run_id::text || status || next_seq || updated_at::text, ',' ORDER BY run_id) "
-                    "FROM {s}.workflows")[0][0]
+    return db
+        .query(
+            "SELECT string_agg(run_id::text || status || next_seq || updated_at::text, ',' ORDER BY run_id) "
+            "FROM {s}.workflows")[0][0]
         .as<std::string>();
   };
   const std::string before = snapshot();
@@ -302,25 +308,30 @@ TEST_CASE("a history that is not JSON, of an unknown version or of a workflow no
   add_version<OrderV1>(code);
   const auto dir = std::filesystem::temp_directory_path() / testing::unique_schema("histories");
   std::filesystem::create_directories(dir);
-  {
-    std::ofstream(dir / "broken.json") << "{\"format\": \"durable.history\", ";
-  }
+  { std::ofstream(dir / "broken.json") << "{\"format\": \"durable.history\", "; }
   expect_throw<InvalidHistory>([&] { testing::replay_file(dir / "broken.json", code); }, "broken.json",
                                "is not valid JSON");
   expect_throw<InvalidHistory>([&] { testing::replay_file(dir / "missing.json", code); }, "cannot be read");
   std::filesystem::remove_all(dir);
 
-  const Json started = {{"seq", 0}, {"kind", "workflow_started"}, {"step", -1}, {"name", ""}, {"at_us", 0},
-                        {"data", {{"input", "x"}}}};
-  Json history = {{"format", "durable.history"}, {"version", 1},      {"workflow_id", "w"},
-                  {"run_id", "r"},               {"workflow_name", "versioned"}, {"status", "running"},
+  const Json started = {{"seq", 0},   {"kind", "workflow_started"}, {"step", -1}, {"name", ""},
+                        {"at_us", 0}, {"data", {{"input", "x"}}}};
+  Json history = {{"format", "durable.history"},
+                  {"version", 1},
+                  {"workflow_id", "w"},
+                  {"run_id", "r"},
+                  {"workflow_name", "versioned"},
+                  {"status", "running"},
                   {"events", Json::array({started})}};
   CHECK(testing::replay(history, code).ok());
   Json future = history;
   future["version"] = 2;
   expect_throw<InvalidHistory>([&] { testing::replay(future, code); }, "history format version 2 is unknown");
-  expect_throw<InvalidHistory>([&] { testing::replay(Json{{"events", Json::array()}}, code); },
-                               "not an exported history");
+  expect_throw<InvalidHistory>(
+      [&] {
+        testing::replay(Json{{"events", Json::array()}}, code);
+      },
+      "not an exported history");
   Json other = history;
   other["workflow_name"] = "not_registered";
   expect_throw<UnknownWorkflow>([&] { testing::replay(other, code); }, "'not_registered'", "does not register");
@@ -342,6 +353,20 @@ struct FiveSteps {
     return total;
   }
 };
+// Two activities at once, the shorter awaited first: the replay that gets the second one's result
+// re-runs the line logged after the first (which an earlier replay logged) without writing it.
+struct TwoAtOnce {
+  static constexpr auto name = "two_at_once";
+  int operator()(WorkflowContext& ctx, int) {
+    auto quick = ctx.start<SlowActivity>(10);
+    auto slow = ctx.start<SlowActivity>(800);
+    const int a = quick.get();
+    ctx.logger().info("two_at_once: the quick one is done");
+    const int b = slow.get();
+    ctx.logger().info("two_at_once: both are done");
+    return a + b;
+  }
+};
 }  // namespace
 
 TEST_CASE("a workflow that logs at each of its 5 steps, replayed after every step, logs each line once",
@@ -350,14 +375,18 @@ TEST_CASE("a workflow that logs at each of its 5 steps, replayed after every ste
   const auto level = spdlog::default_logger()->level();
   spdlog::default_logger()->set_level(spdlog::level::info);
   {
-    RunningEngine fixture({}, [](Engine& e) { e.add<FiveSteps>(); });
+    RunningEngine fixture({}, [](Engine& e) { e.add<FiveSteps>().add<TwoAtOnce>(); });
     CHECK(fixture.engine.start_workflow<FiveSteps>("logs-once", 1).result(10s) == 31);
+    CHECK(fixture.engine.start_workflow<TwoAtOnce>("two-at-once", 0).result(10s) == 810);
     // Each step's outcome made the code run again from the top: 6 replays at least.
-    CHECK(fixture.db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'activity_completed'") == 5);
+    CHECK(fixture.db.count("SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) WHERE "
+                           "w.workflow_id = 'logs-once' AND j.kind = 'activity_completed'") == 5);
   }
   spdlog::default_logger()->set_level(level);
   for (int step = 0; step < 5; ++step) {
     CHECK(log.count(fmt::format("[logs-once] five_steps: step {} of run", step)) == 1);
   }
   CHECK(log.count("[logs-once] five_steps: done") == 1);
+  CHECK(log.count("[two-at-once] two_at_once: the quick one is done") == 1);
+  CHECK(log.count("[two-at-once] two_at_once: both are done") == 1);
 }

@@ -22,6 +22,7 @@ std::vector<EngineMetrics> snapshot() {
   a.saturation = 0.75;
   a.queue_age_seconds = 2.5;
   a.workflow_queue_age_seconds = 0.5;
+  a.workflows_blocked = 2;
   a.claims = 10;
   a.rejected_claims = 7;
   a.completions = 8;
@@ -73,6 +74,9 @@ durable_queue_age_seconds{schema="durable",engine_instance="api-1"} 2.5
 # HELP durable_workflow_queue_age_seconds Age of the oldest workflow waiting for a replay that this instance could claim now (0 when none is waiting)
 # TYPE durable_workflow_queue_age_seconds gauge
 durable_workflow_queue_age_seconds{schema="durable",engine_instance="api-1"} 0.5
+# HELP durable_workflows_blocked Running workflow runs of this instance's workflows blocked by a non-determinism error (docs/versioning.md)
+# TYPE durable_workflows_blocked gauge
+durable_workflows_blocked{schema="durable",engine_instance="api-1"} 2
 # HELP durable_activity_claims_total Activity tasks this instance took to run (claimed or run at once)
 # TYPE durable_activity_claims_total counter
 durable_activity_claims_total{schema="durable",engine_instance="api-1"} 10

@@ -118,12 +118,15 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
   {
     // The call removed while a run still holds the marker: a non-determinism error that says so.
     JournalCache journal;
-  start(journal);
+    start(journal);
     journal.apply(event(1, "patched", 0, "add-first"));
     Replay replay("wf", "w", journal, 1000, registry);
     WorkflowContext ctx(replay);
-    expect_throw<NonDeterminismError>([&] { ctx.call<test::AddActivity>(test::Pair{1, 2}); },
-                                      "journal holds patched('add-first')", "asked for activity 'add'");
+    expect_throw<NonDeterminismError>(
+        [&] {
+          ctx.call<test::AddActivity>(test::Pair{1, 2});
+        },
+        "journal holds patched('add-first')", "asked for activity 'add'");
   }
 }
 
@@ -140,17 +143,42 @@ TEST_CASE("a bad patch id is a typed error and journals nothing", "[unit][versio
   CHECK(replay.events.size() == 1);
 }
 
-TEST_CASE("is_replaying is true while the code re-runs journaled calls and false on new ground",
+TEST_CASE("is_replaying is true while the code re-runs what the last replay ran, false from the news on",
           "[unit][versioning][logging]") {
   Registry registry = echo_registry();
   JournalCache journal;
   start(journal);
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
+  journal.replayed_seq = 2;  // the last replay scheduled the echo and waited for it
   Replay replay("wf", "w", journal, 1000, registry);
   WorkflowContext ctx(replay);
   CHECK(ctx.is_replaying());
   ctx.call<test::EchoActivity>("x");
+  CHECK_FALSE(ctx.is_replaying());
+  JournalCache fresh;  // no replay committed yet: everything is news
+  start(fresh);
+  Replay first("wf", "w", fresh, 1000, registry);
+  CHECK_FALSE(WorkflowContext(first).is_replaying());
+}
+
+TEST_CASE("an outcome journaled since the last committed replay read the journal ends the replaying part",
+          "[unit][versioning][logging]") {
+  Registry registry = echo_registry();
+  JournalCache journal;
+  start(journal);
+  journal.apply(event(1, "activity_scheduled", 0, "echo"));
+  journal.apply(event(2, "activity_scheduled", 1, "echo"));
+  journal.apply(event(3, "activity_completed", 0, "echo", {{"result", "a"}}));
+  journal.apply(event(4, "activity_completed", 1, "echo", {{"result", "b"}}));
+  journal.replayed_seq = 4;  // the last replay got step 0's result, not step 1's
+  Replay replay("wf", "w", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  auto first = ctx.start<test::EchoActivity>("x");
+  auto second = ctx.start<test::EchoActivity>("y");
+  first.get();
+  CHECK(ctx.is_replaying());  // that replay got here, and logged what comes next
+  second.get();
   CHECK_FALSE(ctx.is_replaying());
 }
 
@@ -161,6 +189,7 @@ TEST_CASE("the workflow logger keeps what is logged on new ground and drops what
   start(journal);
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
+  journal.replayed_seq = 2;
   std::ostringstream out;
   auto previous = spdlog::default_logger();
   auto capture = std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
@@ -195,16 +224,16 @@ TEST_CASE("under the block policy a divergence decides nothing but the block", "
   journal.name = "w";
   journal.apply(event(1, "timer_started", 0, "", {{"fire_at_us", 500}}));
   journal.apply(event(2, "activity_scheduled", 1, "echo"));
-  const Decisions blocked = decide(registry, journal, "wf", 1000, Inbox::unread(), ChildIds::unread(),
-                                   OnNondeterminism::block);
+  const Decisions blocked =
+      decide(registry, journal, "wf", 1000, Inbox::unread(), ChildIds::unread(), OnNondeterminism::block);
   REQUIRE(blocked.blocked);
   CHECK(blocked.blocked->step() == 1);
   CHECK(blocked.blocked->journaled() == "activity 'echo'");
   CHECK(blocked.blocked->asked() == "activity 'add'");
   CHECK(blocked.events.empty());  // not even the timer that fired
   CHECK(blocked.status == pg::RunStatus::running);
-  const Decisions failed = decide(registry, journal, "wf", 1000, Inbox::unread(), ChildIds::unread(),
-                                  OnNondeterminism::fail);
+  const Decisions failed =
+      decide(registry, journal, "wf", 1000, Inbox::unread(), ChildIds::unread(), OnNondeterminism::fail);
   CHECK_FALSE(failed.blocked);
   CHECK(failed.status == pg::RunStatus::failed);
   CHECK(failed.error_type == "durable::NonDeterminismError");
