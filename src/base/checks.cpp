@@ -53,6 +53,15 @@ void check_message_key(const std::string& key) {
   }
 }
 
+void check_app_version(const std::string& app_version) {
+  if (auto problem = text_problem(app_version, 255); !problem.empty()) {
+    throw InvalidOptions(
+        fmt::format("EngineOptions::app_version '{}' {}: name the build with a release tag or a git "
+                    "hash",
+                    printable(app_version, 60), problem));
+  }
+}
+
 void check_patch_id(const std::string& change_id) {
   if (change_id.empty()) {
     throw InvalidPatchId("patch id is empty: name the change (e.g. \"charge-before-reserve\") and keep the name");

@@ -17,6 +17,10 @@ void check_event_key(const std::string& key);
 // invalid UTF-8 (empty means none).
 void check_message_key(const std::string& key);
 
+// Throws InvalidOptions when EngineOptions::app_version is over 255 bytes, or holds NUL or
+// invalid UTF-8.
+void check_app_version(const std::string& app_version);
+
 // Throws InvalidPatchId when a patch (change) id is empty, over max_patch_id_bytes, or holds NUL
 // or invalid UTF-8.
 void check_patch_id(const std::string& change_id);

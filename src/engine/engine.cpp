@@ -75,18 +75,7 @@ EngineOptions checked(EngineOptions o) {
         o.retention.count()));
   }
   check_instance_name(o.instance);
-  bool utf8 = true;
-  try {
-    (void)Json(o.app_version).dump();  // throws on invalid UTF-8
-  } catch (const nlohmann::json::exception&) {
-    utf8 = false;
-  }
-  if (o.app_version.size() > 255 || o.app_version.find('\0') != std::string::npos || !utf8) {
-    throw InvalidOptions(
-        fmt::format("EngineOptions::app_version '{}' is invalid: use at most 255 bytes of UTF-8 and no NUL (e.g. a "
-                    "release tag or git hash)",
-                    detail::printable(o.app_version, 60)));
-  }
+  detail::check_app_version(o.app_version);
   return o;
 }
 

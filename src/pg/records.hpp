@@ -156,6 +156,9 @@ struct JournalRead {
 
 struct ReplayCommit {
   std::string workflow_id;  // for messages
+  // The journal length the replay took the last committed one to have read (what it logged
+  // depends on it): continuing in place commits only while the run still says so.
+  int replayed_seq = 0;
   std::string run_id;
   std::int64_t lease_token = 0;
   std::vector<NewEvent> events;

@@ -117,7 +117,7 @@ const char* const holder_live_sql = R"(EXISTS (
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.replay_run
-        AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
+        AND wf.replayed_seq = t.replayed_seq AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
 // In complete_steps: task `k` is finished by input row `i` under a live lease. The test is one
 // CASE so that no index on running tasks matches it: each row is found by primary key (its run
@@ -131,7 +131,7 @@ const char* const finished_task_sql = R"(k.task_id, k.lease_token, k.run_id, k.w
     k.attempt - CASE WHEN i.record THEN 0 ELSE 1 END AS attempt,  -- a lost lease's claim ran nothing
     k.attempt_started_at, k.idempotency_key,
     CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
-    i.error_type, i.error_message, i.record, i.expected_seq, i.run_id AS replay_run, i.claim_token, i.events, i.tasks,
+    i.error_type, i.error_message, i.record, i.expected_seq, i.replayed_seq, i.run_id AS replay_run, i.claim_token, i.events, i.tasks,
     i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us)";
 
 // What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
@@ -508,7 +508,7 @@ WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
 WITH i AS MATERIALIZED (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
     task_id bigint, task_run uuid, step int, lease_token bigint, outcome text, result text, error_type text, error_message text, record boolean,
-    expected_seq int, run_id uuid, claim_token text, events jsonb, tasks jsonb, wf_status text, wf_result text,
+    expected_seq int, replayed_seq int, run_id uuid, claim_token text, events jsonb, tasks jsonb, wf_status text, wf_result text,
     wf_error_type text, wf_error_message text, wake_at_us bigint)),
 td AS (
   DELETE FROM {s}.tasks k USING i

@@ -466,6 +466,7 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
                     {"error_message", c->error_message},
                     {"record", c->record_attempt},
                     {"expected_seq", r ? c->expected_seq : -1},
+                    {"replayed_seq", r ? r->replayed_seq : -1},
                     {"run_id", r ? Json(c->run_id) : Json()},
                     {"claim_token", r ? Json(r->claim_token) : Json()},
                     {"events", r ? events_json(r->events) : Json::array()},

@@ -126,6 +126,7 @@ bool Runner::knows_step(JournalCache& journal, const pg::ClaimedTask& task) {
       forget(task.run_id);
       return false;
     }
+    journal.replayed_seq = read.replayed_seq;  // another engine's replays may have read further
     journal.apply(read.events);
   } catch (const std::exception& e) {
     detail::logger().debug("journal of workflow '{}' not brought up to date: {}", task.workflow_id, e.what());
@@ -197,6 +198,7 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.workflow_id = workflow_id;
   commit.run_id = journal.run_id;
   commit.seen_seq = journal.next_seq;
+  commit.replayed_seq = journal.replayed_seq;
   // Unique per commit: marks the tasks it leases at once and a workflow continued in place, so a
   // retry after a lost answer can tell what went in.
   commit.claim_token = random_token();
@@ -334,7 +336,6 @@ void Runner::block(const pg::ClaimedWorkflow& claim, const JournalCache& journal
   const Json divergence = {
       {"step", error.step()}, {"journaled", error.journaled()}, {"asked", error.asked()}, {"message", error.what()}};
   const int times = parts_.store.block_run(claim.run_id, claim.lease_token, divergence, parts_.options.poll_interval);
-  forget(claim.run_id);  // the next try reads the journal afresh, perhaps after a fix
   if (times == 1) {
     logger().warn(
         "workflow '{}' ({}, run {}) is blocked, not failed, and stays running until an engine of another app version "

@@ -40,6 +40,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
       fail(error.type, error.message);
     }
   }
+  if (!replay.suspended()) replay.check_end(replay.next_run ? "continue_as_new" : "the run's end");
   // (Only once every id and topic it wanted was read: a divergence before may come of those.)
   if (replay.nondeterminism() && on_nondeterminism == OnNondeterminism::block && replay.wanted_ids.empty() &&
       replay.wanted_topics.empty()) {

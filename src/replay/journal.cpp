@@ -20,6 +20,15 @@ std::string describe(StepKind kind, const std::string& name) {
   return "?";
 }
 
+std::string nondeterminism_message(const std::string& workflow_id, const std::string& workflow_name, int step,
+                                   const std::string& journaled, const std::string& asked) {
+  return fmt::format(
+      "workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the code asked for {}. "
+      "Workflow code must make the same calls in the same order on every replay: wrap the change in "
+      "ctx.patched(\"change-id\") (docs/versioning.md), or start new runs under a new workflow name",
+      workflow_id, workflow_name, step, journaled, asked);
+}
+
 void drop(StepRecord& step) {
   // Whatever it got before the cancel was seen, the code was told it was cancelled.
   step.done = step.failed = step.dropped = true;

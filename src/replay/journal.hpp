@@ -72,4 +72,9 @@ void drop(StepRecord& step);
 // Describes a step for error messages: "activity 'charge_card'", "a timer", "now()".
 std::string describe(StepKind kind, const std::string& name);
 
+// The message of a NonDeterminismError: where the code of workflow `workflow_name` (run of
+// `workflow_id`) left its journal, and what to do about it.
+std::string nondeterminism_message(const std::string& workflow_id, const std::string& workflow_name, int step,
+                                   const std::string& journaled, const std::string& asked);
+
 }  // namespace durable::detail

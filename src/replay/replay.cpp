@@ -62,7 +62,6 @@ void Replay::cancel_point(int awaited, bool blocks) {
   add_event(pg::EventKind::cancel_delivered, -1, "",
             {{"at_step", next_step_}, {"awaited", awaited}, {"dropped", std::move(dropped_steps)}});
   cancel_thrown_ = true;
-  past_replayed_ = true;
   throw WorkflowCancelled(workflow_id_, reason);
 }
 
@@ -76,14 +75,19 @@ const StepRecord* Replay::existing(int step) const {
 }
 
 void Replay::diverge(int step, const std::string& journaled, const std::string& asked) {
-  nondeterminism_.emplace(
-      fmt::format("workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the code "
-                  "asked for {}. Workflow code must make the same calls in the same order on every replay: wrap the "
-                  "change in ctx.patched(\"change-id\") (docs/versioning.md), or start new runs under a new "
-                  "workflow name",
-                  workflow_id_, workflow_name_, step, journaled, asked),
-      step, journaled, asked);
+  nondeterminism_.emplace(nondeterminism_message(workflow_id_, workflow_name_, step, journaled, asked), step, journaled,
+                          asked);
   throw *nondeterminism_;
+}
+
+void Replay::check_end(const char* how) {
+  const auto journaled = static_cast<int>(journal_.steps.size());
+  if (nondeterminism_ || suspended_ || next_step_ >= journaled) return;
+  // The code ended the run before the calls it made when it ran before: it changed.
+  const StepRecord& r = journal_.steps[static_cast<std::size_t>(next_step_)];
+  const std::string held = describe(r.kind, r.name);
+  nondeterminism_.emplace(nondeterminism_message(workflow_id_, workflow_name_, next_step_, held, how), next_step_, held,
+                          how);
 }
 
 const StepRecord* Replay::replayed(int step, StepKind kind, const std::string& name) {
@@ -105,6 +109,7 @@ StepRecord& Replay::add_step(StepKind kind, const std::string& name) {
 
 void Replay::add_event(pg::EventKind kind, int step, const std::string& name, Json data) {
   events.push_back({kind, step, name, std::move(data)});
+  past_replayed_ = true;  // the last committed replay would have journaled it had it got here
 }
 
 int Replay::schedule_activity(const std::string& name, Json input, const ActivityOptions& options) {
@@ -172,10 +177,9 @@ const StepRecord& Replay::wait_for(int step) {
     suspend();
   }
   const StepRecord& r = record(step);
-  const bool journaled_here = settled_.count(step) > 0 || step >= static_cast<int>(journal_.steps.size());
-  if (journaled_here || (r.outside_outcome_seq >= 0 && r.outside_outcome_seq >= journal_.replayed_seq)) {
-    past_replayed_ = true;
-  }
+  // An outcome journaled from outside since the last committed replay read the journal: that
+  // replay stopped here. (One this replay journaled itself was marked when it was.)
+  if (r.outside_outcome_seq >= 0 && r.outside_outcome_seq >= journal_.replayed_seq) past_replayed_ = true;
   return r;
 }
 
@@ -481,6 +485,10 @@ bool Replay::patched(const std::string& change_id) {
   if (const StepRecord* r = existing(step)) {
     taken = r->kind == StepKind::patch && r->name == change_id;  // else journaled past here by code without it
     if (taken) ++next_step_;
+  } else if (journal_.cancel_delivered && journal_.cancel_delivered->at_step >= step) {
+    // The code without it was told of a cancel here or later: it went past this point too, and a
+    // marker would move the place the cancel is thrown at again.
+    taken = false;
   } else {
     ++next_step_;
     add_step(StepKind::patch, change_id).done = true;

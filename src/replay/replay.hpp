@@ -64,6 +64,9 @@ class Replay {
   // throws into the code, and nothing happens). Throws ContinueAsNew, or WorkflowCancelled when a
   // cancel is asked for and not seen yet.
   [[noreturn]] void continue_as_new(Json input);
+  // After the code ended the run (`how`: "the run's end", "continue_as_new"): a non-determinism
+  // error when it had opened fewer steps than the journal holds.
+  void check_end(const char* how);
   // Whether the code takes change `change_id`'s new path here: yes when the journal has its
   // marker at this step, or the code is on new ground (the marker is journaled then); no when
   // the journal went past this step without it. The first answer holds for the whole replay.

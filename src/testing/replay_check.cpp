@@ -37,26 +37,36 @@ ReplayResult replay(const Json& history, const Engine& engine) {
   } catch (const std::exception& e) {
     throw InvalidHistory(fmt::format("the history of run {} is not a journal durable wrote: {}", h.run_id, e.what()));
   }
-  // The clock of its last event: nothing comes due that had not when it was recorded.
-  const detail::Decisions d = detail::decide(registry, journal, h.workflow_id, h.last_event_us, detail::Inbox::unread(),
-                                             detail::ChildIds::unread(), OnNondeterminism::block);
+  // The clock of its last event: nothing comes due that had not when it was recorded. As a runner
+  // does, read what the code wants and decide again: here no message is waiting and every child
+  // id is free (what the journal holds of them is replayed from it).
+  detail::Inbox inbox;
+  detail::ChildIds ids;
+  detail::Decisions d;
+  for (int round = 0; round < 10; ++round) {
+    d = detail::decide(registry, journal, h.workflow_id, h.last_event_us, inbox, ids, OnNondeterminism::block);
+    if (d.complete()) break;
+    for (const std::string& topic : d.wanted_topics) inbox.topics[topic].complete = true;
+    for (const std::string& id : d.wanted_ids) ids.latest[id] = std::nullopt;
+  }
   ReplayResult result{h.workflow_id, h.run_id, h.workflow_name, std::nullopt};
   if (d.blocked) {
     result.divergence = Divergence{d.blocked->step(), d.blocked->journaled(), d.blocked->asked(), d.blocked->what()};
     return result;
   }
-  if (!ended(h.status)) return result;
-  // A run that ended holds no call after its last: code that makes one would not end it the same way.
+  // A run that ended holds no call after its last: code that makes one would not end it the same
+  // way. (Not for a run terminated by an operator, whose code was stopped wherever it was; nor for
+  // a patch marker, which a run that ended never replays.)
+  const bool terminated = h.status == "cancelled" && !journal.cancel_delivered;
+  if (!ended(h.status) || terminated) return result;
   const int steps = static_cast<int>(journal.steps.size());
   for (const pg::NewEvent& e : d.events) {
-    if (e.step < steps) continue;
+    if (e.step < steps || e.kind == pg::EventKind::patched) continue;
     const std::string journaled = fmt::format("the run's end (it ended {})", h.status);
     const std::string asked = fmt::format("a new call ({} '{}')", pg::to_text(e.kind), e.name);
-    result.divergence = Divergence{
-        e.step, journaled, asked,
-        fmt::format("workflow '{}' ({}) is not deterministic: at sequence number {} the journal holds {} but the "
-                    "code asked for {}",
-                    h.workflow_id, h.workflow_name, e.step, journaled, asked)};
+    result.divergence =
+        Divergence{e.step, journaled, asked,
+                   detail::nondeterminism_message(h.workflow_id, h.workflow_name, e.step, journaled, asked)};
     break;
   }
   return result;

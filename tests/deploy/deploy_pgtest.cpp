@@ -114,14 +114,15 @@ void v1_in_flight(Deploy& d) {
   d.stop(v1);
   const Effects before = d.effects();
   CHECK(before.by_process.at(v1) == runs);  // one reservation each
-  d.send_go(0, runs);                          // all runnable: whoever serves next replays them
+  d.send_go(0, runs);                       // all runnable: whoever serves next replays them
 }
 
 }  // namespace
 
-TEST_CASE("under the block policy a reordered v2 build fails no run of v1 in flight and makes no side effect, "
-          "and v1 brought back finishes them all",
-          "[pg][versioning][deploy]") {
+TEST_CASE(
+    "under the block policy a reordered v2 build fails no run of v1 in flight and makes no side effect, "
+    "and v1 brought back finishes them all",
+    "[pg][versioning][deploy]") {
   Deploy d;
   v1_in_flight(d);
   const pid_t v2 = d.serve(2);
@@ -142,9 +143,10 @@ TEST_CASE("under the block policy a reordered v2 build fails no run of v1 in fli
   INFO(d.stderr_text());
 }
 
-TEST_CASE("with the change patched, a reordered v2 build finishes 1,000 runs of v1 in flight on their old path, "
-          "and its new runs take the new one",
-          "[pg][versioning][deploy]") {
+TEST_CASE(
+    "with the change patched, a reordered v2 build finishes 1,000 runs of v1 in flight on their old path, "
+    "and its new runs take the new one",
+    "[pg][versioning][deploy]") {
   Deploy d;
   v1_in_flight(d);
   d.serve(2, /*patched=*/true);

@@ -229,7 +229,7 @@ TEST_CASE("a run records the app version of the engine that started it, then of 
   CHECK(client.runs().list({.filter = {.app_version = "release-7"}}).runs.empty());
   CHECK(client.runs().list({.filter = {.app_version = ""}}).runs.empty());
   expect_throw<InvalidOptions>([&] { Engine bad(versioned(db, std::string(256, 'v'))); }, "app_version",
-                               "at most 255 bytes");
+                               "the limit is 255 bytes");
 }
 
 TEST_CASE("an exported history replays against the code that made it and diverges against changed code",

@@ -150,8 +150,10 @@ TEST_CASE("record the golden histories", "[.][record]") {
   };
   auto timer_started = [&](const std::string& workflow_id) {
     return wait_until([&] {
-      return db.count("SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) WHERE "
-                      "w.workflow_id = '" + workflow_id + "' AND j.kind = 'timer_started'") > 0;
+      return db.count(
+                 "SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) WHERE "
+                 "w.workflow_id = '" +
+                 workflow_id + "' AND j.kind = 'timer_started'") > 0;
     });
   };
   engine.start();
@@ -175,9 +177,8 @@ TEST_CASE("record the golden histories", "[.][record]") {
   write(engine, "inbox.json", "inbox");
   auto first_of = engine.start_workflow<FirstOfWorkflow>("first-of", {.count = 2, .timeout_ms = 3'600'000});
   engine.send("first-of", "item", std::string("in time"));
-  REQUIRE(wait_until([&] {
-    return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") >= 3;
-  }));
+  REQUIRE(wait_until(
+      [&] { return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") >= 3; }));
   testing::advance_clock(db.url(), db.schema(), 2h);
   first_of.result(10s);
   write(engine, "first-of.json", "first-of");

@@ -238,3 +238,59 @@ TEST_CASE("under the block policy a divergence decides nothing but the block", "
   CHECK(failed.status == pg::RunStatus::failed);
   CHECK(failed.error_type == "durable::NonDeterminismError");
 }
+
+TEST_CASE("a wait_any that chooses now ends the replaying part, so what the code logs after it is written",
+          "[unit][versioning][logging]") {
+  Registry registry = echo_registry();
+  JournalCache journal;
+  start(journal);
+  journal.apply(event(1, "timer_started", 0, "", {{"fire_at_us", 500}}));
+  journal.apply(event(2, "receive_started", 1, "reply", {{"fire_at_us", -1}}));
+  journal.replayed_seq = 3;  // the last replay started both and waited
+  Inbox inbox;
+  inbox.topics["reply"].complete = true;  // no reply came
+  Replay replay("wf", "w", journal, 1000, registry, inbox);
+  WorkflowContext ctx(replay);
+  auto timer = ctx.start_timer(std::chrono::milliseconds{1});
+  auto reply = ctx.start_receive<std::string>("reply");
+  CHECK(ctx.is_replaying());
+  CHECK(ctx.wait_any(timer, reply) == 0);
+  CHECK_FALSE(ctx.is_replaying());
+}
+
+TEST_CASE("patched where a cancel was delivered keeps the old path, so the cancel is thrown where it was",
+          "[unit][versioning]") {
+  Registry registry = echo_registry();
+  JournalCache journal;
+  start(journal);
+  journal.apply(event(1, "activity_scheduled", 0, "echo"));
+  journal.apply(event(2, "cancel_requested", -1, "", {{"reason", "stop"}}));
+  journal.apply(event(3, "cancel_delivered", -1, "", {{"at_step", 1}, {"awaited", 0}, {"dropped", {0}}}));
+  Replay replay("wf", "w", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  auto echoed = ctx.start<test::EchoActivity>("x");
+  CHECK_FALSE(ctx.patched("added-after-the-call"));
+  CHECK_THROWS_AS(echoed.get(), WorkflowCancelled);
+  CHECK(replay.events.empty());
+}
+
+TEST_CASE("code that ends the run before calls its journal holds diverges", "[unit][versioning][decide]") {
+  Registry registry = echo_registry();
+  registry.workflows.emplace("short", make_workflow<std::string>("short", [] {
+                               return [](WorkflowContext& ctx, const std::string& s) {
+                                 return ctx.call<test::EchoActivity>(s);  // it used to call echo twice
+                               };
+                             }));
+  JournalCache journal;
+  start(journal);
+  journal.name = "short";
+  journal.apply(event(1, "activity_scheduled", 0, "echo"));
+  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
+  journal.apply(event(3, "activity_scheduled", 1, "echo"));
+  const Decisions d =
+      decide(registry, journal, "wf", 1000, Inbox::unread(), ChildIds::unread(), OnNondeterminism::block);
+  REQUIRE(d.blocked);
+  CHECK(d.blocked->step() == 1);
+  CHECK(d.blocked->journaled() == "activity 'echo'");
+  CHECK(d.blocked->asked() == "the run's end");
+}
