@@ -568,7 +568,8 @@ bool RunStore::resume(const std::string& run_id, int seen_seq, const Json& retry
     auto run = tx.exec_params(fmt::format(R"(
 UPDATE {0}.workflows
 SET status = 'running', result = NULL, error_type = NULL, error_message = NULL, ended_at = NULL, runnable = true,
-    runnable_since = now(), wake_at = NULL, next_seq = next_seq + 1, lease_token = NULL, lease_owner = NULL,
+    runnable_since = now(), wake_at = NULL, next_seq = next_seq + 1, replay_lag = replay_lag + 1, lease_token = NULL,
+    lease_owner = NULL,
     lease_until = NULL, updated_at = now()
 WHERE run_id = $1::uuid AND status = 'failed' AND latest AND next_seq = $2
 RETURNING workflow_id, next_seq - 1 AS seq)",
@@ -629,9 +630,10 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
       }
     }
     auto inserted = tx.exec_params(fmt::format(R"(
-INSERT INTO {0}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, forked_from_run,
-                           forked_from_step)
-VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), true, 'fork', $6::uuid, $7)
+INSERT INTO {0}.workflows (workflow_id, run_id, name, status, input, next_seq, replay_lag, runnable, started_by,
+                           forked_from_run, forked_from_step)
+VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb), true,
+        'fork', $6::uuid, $7)
 ON CONFLICT (workflow_id) WHERE latest DO NOTHING
 RETURNING 1)",
                                                s_),

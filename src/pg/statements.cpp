@@ -60,7 +60,7 @@ const char* const drop_unawaited_sql = R"(
 // e, t and n: the statement's SELECT counts w (workflow_id, run_id of each cancelled run).
 const char* const cancel_runs_sql = R"(w AS (
   UPDATE {s}.workflows o
-  SET status = 'cancelled', runnable = false, next_seq = o.next_seq + 1, lease_token = NULL,
+  SET status = 'cancelled', runnable = false, next_seq = o.next_seq + 1, replay_lag = o.replay_lag + 1, lease_token = NULL,
       lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
   FROM {from} f WHERE o.run_id = f.run_id AND (o.status = 'running') IS TRUE
   RETURNING o.workflow_id, o.next_seq - 1 AS seq, o.run_id),
@@ -77,7 +77,7 @@ n AS (SELECT pg_notify({channel}, '') WHERE EXISTS (SELECT 1 FROM w)))";
 // {p}n: the statement's SELECT reads {p}w (workflow_id, run_id of each run asked) and {p}n.
 const char* const request_cancel_sql = R"({p}w AS (
   UPDATE {s}.workflows o
-  SET next_seq = o.next_seq + 1, cancel_requested_at = now(), runnable = true,
+  SET next_seq = o.next_seq + 1, replay_lag = o.replay_lag + 1, cancel_requested_at = now(), runnable = true,
       runnable_since = CASE WHEN o.runnable THEN o.runnable_since ELSE now() END, updated_at = now()
   FROM {from} f WHERE o.run_id = f.run_id AND (o.status = 'running') IS TRUE AND o.cancel_requested_at IS NULL
   RETURNING o.workflow_id, o.next_seq - 1 AS seq, o.run_id),
@@ -117,7 +117,7 @@ const char* const holder_live_sql = R"(EXISTS (
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
 const char* const fast_sql = R"((wf.next_seq = t.expected_seq AND wf.run_id = t.replay_run
-        AND wf.replayed_seq = t.replayed_seq AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
+        AND wf.next_seq - wf.replay_lag = t.replayed_seq AND (wf.lease_until IS NULL OR wf.lease_until < {now})))";
 
 // In complete_steps: task `k` is finished by input row `i` under a live lease. The test is one
 // CASE so that no index on running tasks matches it: each row is found by primary key (its run
@@ -267,7 +267,8 @@ WITH w AS (
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
       lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
       ended_at = CASE WHEN $4 <> 'running' THEN now() END, latest = latest AND $4 <> 'continued',
-      app_version = nullif($24, ''), blocked_at = NULL, blocked = NULL, replayed_seq = $8
+      app_version = nullif($24, ''), blocked_at = NULL, blocked = NULL,
+      replay_lag = next_seq + jsonb_array_length($3::jsonb) - $8
   WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
   RETURNING workflow_id, next_seq - jsonb_array_length($3::jsonb) AS base, run_id),
 c AS ({drop_unawaited}),
@@ -554,7 +555,7 @@ w AS (
       app_version = CASE WHEN {fast} THEN nullif($7, '') ELSE wf.app_version END,
       blocked_at = CASE WHEN {fast} THEN NULL ELSE wf.blocked_at END,
       blocked = CASE WHEN {fast} THEN NULL ELSE wf.blocked END,
-      replayed_seq = CASE WHEN {fast} THEN t.expected_seq + 1 ELSE wf.replayed_seq END,
+      replay_lag = CASE WHEN {fast} THEN jsonb_array_length(t.events) ELSE wf.replay_lag + 1 END,
       runnable = NOT {fast}, updated_at = now(),
       runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
   FROM t WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
@@ -899,7 +900,8 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
         fmt::arg(
             "request_own_children",
             request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_")),
-        fmt::arg("orphan", with_names(orphan_sql)), fmt::arg("replayed_seq", "w.replayed_seq"));
+        fmt::arg("orphan", with_names(orphan_sql)),
+        fmt::arg("replayed_seq", "w.next_seq - w.replay_lag AS replayed_seq"));
     conn.prepare(name, with_clock(text));
   }
 }
