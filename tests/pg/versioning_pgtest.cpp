@@ -159,6 +159,25 @@ TEST_CASE("changed code blocks the run instead of failing it, counted and logged
   CHECK(v1.metrics().workflows_blocked == 0);
 }
 
+TEST_CASE("under on_nondeterminism = fail, changed workflow code fails the run and writes no task",
+          "[pg][versioning][nondeterminism]") {
+  TestDb db;
+  const std::string run_id = start_under_v1(db, "fails");
+  EngineOptions fail = versioned(db, "v2");
+  fail.on_nondeterminism = OnNondeterminism::fail;
+  Engine v2(fail);
+  add_version<OrderV2>(v2);
+  v2.start();
+  auto run = v2.workflow<OrderV2>("fails");
+  expect_throw<NonDeterminismError>([&] { run.result(30s); }, "'fails'", "sequence number 0",
+                                    "journal holds activity 'echo'", "asked for activity 'add'");
+  CHECK(run.status() == WorkflowStatus::failed);
+  CHECK_FALSE(v2.runs().get(run_id).blocked);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run_id +
+                 "' AND kind = 'activity_scheduled'") == 1);  // only v1's echo
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status <> 'cancelled'") == 0);
+}
+
 TEST_CASE("resuming a blocked run lets a fixed build of the same app version take it on now, audited",
           "[pg][versioning][blocked][runs]") {
   TestDb db;

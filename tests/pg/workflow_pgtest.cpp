@@ -296,3 +296,12 @@ TEST_CASE("a body that never heartbeats sees cancelled() soon after its run is c
   // The engine checks its running tasks every 500 ms; the body would otherwise run its 30 s.
   CHECK(wait_until([] { return silent_saw_cancelled.load(); }, 5s));
 }
+
+TEST_CASE_METHOD(RunningEngine, "time skipping fires a 24-hour durable sleep at once", "[pg][timer][testing]") {
+  auto run = engine.start_workflow<SleepWorkflow>("day-nap", 24 * 3600 * 1000);
+  REQUIRE(
+      wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") > 0; }));
+  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{24});
+  auto result = run.result(10s);
+  CHECK(result["slept_ms"].get<long>() >= 24L * 3600 * 1000);
+}

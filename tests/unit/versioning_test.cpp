@@ -27,6 +27,12 @@ pg::JournalEvent event(int seq, const std::string& kind, int step, const std::st
   return {seq, pg::event_kind_from_text(kind), step, name, data.is_null() ? Json::object() : std::move(data)};
 }
 void start(JournalCache& journal) { journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}})); }
+// Started, then an echo scheduled and completed with `result` (steps 0, events 0 to 2).
+void one_echo_done(JournalCache& journal, const std::string& result) {
+  start(journal);
+  journal.apply(event(1, "activity_scheduled", 0, "echo"));
+  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", result}}));
+}
 std::vector<pg::EventKind> kinds(const Replay& replay) {
   std::vector<pg::EventKind> out;
   for (const auto& e : replay.events) out.push_back(e.kind);
@@ -65,9 +71,7 @@ TEST_CASE("patched is false for a run journaled past that point without the mark
           "[unit][versioning]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
-  journal.apply(event(1, "activity_scheduled", 0, "echo"));
-  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "old"}}));
+  one_echo_done(journal, "old");
   Replay replay("wf", "w", journal, 1000, registry);
   WorkflowContext ctx(replay);
   REQUIRE_FALSE(ctx.patched("add-first"));
@@ -81,9 +85,7 @@ TEST_CASE("a run suspended just before the patched point takes the new path when
   // Old code: echo, then echo. The run waits in the first echo when the patch is deployed.
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
-  journal.apply(event(1, "activity_scheduled", 0, "echo"));
-  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
+  one_echo_done(journal, "a");
   Replay replay("wf", "w", journal, 1000, registry);
   WorkflowContext ctx(replay);
   CHECK(ctx.call<test::EchoActivity>("x") == "a");
@@ -147,9 +149,7 @@ TEST_CASE("is_replaying is true while the code re-runs what the last replay ran,
           "[unit][versioning][logging]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
-  journal.apply(event(1, "activity_scheduled", 0, "echo"));
-  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
+  one_echo_done(journal, "a");
   journal.replayed_seq = 2;  // the last replay scheduled the echo and waited for it
   Replay replay("wf", "w", journal, 1000, registry);
   WorkflowContext ctx(replay);
@@ -186,9 +186,7 @@ TEST_CASE("the workflow logger keeps what is logged on new ground and drops what
           "[unit][versioning][logging]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
-  journal.apply(event(1, "activity_scheduled", 0, "echo"));
-  journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
+  one_echo_done(journal, "a");
   journal.replayed_seq = 2;
   std::ostringstream out;
   auto previous = spdlog::default_logger();
