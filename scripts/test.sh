@@ -5,6 +5,7 @@
 #   DURABLE_BUILD_DIR  build folder (default: build)
 #   DURABLE_WERROR     ON to treat warnings as errors (CI)
 #   DURABLE_SANITIZE   ON for an AddressSanitizer + UndefinedBehaviorSanitizer build
+#   DURABLE_BENCH      OFF to leave the benchmark program out (it is no test; CI builds it once)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -12,6 +13,7 @@ build="${DURABLE_BUILD_DIR:-$root/build}"
 build_type=RelWithDebInfo
 [ "${DURABLE_SANITIZE:-OFF}" = ON ] && build_type=Debug
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$build_type" \
-  -DDURABLE_WERROR="${DURABLE_WERROR:-OFF}" -DDURABLE_SANITIZE="${DURABLE_SANITIZE:-OFF}"
+  -DDURABLE_WERROR="${DURABLE_WERROR:-OFF}" -DDURABLE_SANITIZE="${DURABLE_SANITIZE:-OFF}" \
+  -DDURABLE_BENCH="${DURABLE_BENCH:-ON}"
 cmake --build "$build" -j "$(nproc)"
 exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2
