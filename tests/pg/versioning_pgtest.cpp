@@ -146,8 +146,9 @@ TEST_CASE("changed code blocks the run instead of failing it, counted and logged
     CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE name = 'add'") == 0);
     CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'failed'") == 0);
   }
-  // Version 1 brought back: an engine of another app version takes the run on at once (the v2
-  // engine's next try would be seconds away) and finishes it.
+  // Version 1 brought back: an engine of another app version takes the run on at once, through
+  // its sweep (the next try by the clock is put an hour away) and finishes it.
+  db.query("UPDATE {s}.workflows SET wake_at = {s}.db_now() + interval '1 hour' WHERE run_id = '" + run_id + "'");
   Engine v1(versioned(db, "v1"));
   add_version<OrderV1>(v1);
   v1.start();
