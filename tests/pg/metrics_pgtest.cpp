@@ -448,8 +448,12 @@ TEST_CASE("short steps of many workflows go on in batches of all of them, not in
   const auto m = settled_metrics(env.engine, 10);
   CHECK(m.completions == 300);
   // About 30 statements in batches of all ten; about 60 when the steps split into two halves that
-  // take turns (each half finishing while the other is in the database).
+  // take turns (each half finishing while the other is in the database). Timing, so checked in the
+  // plain build only: under AddressSanitizer, bodies, replays and commits are several times
+  // slower, and e7c74f4 measured 45 to 53 there on the 2-core machine (4 runs out of 4 over 44).
+#ifndef __SANITIZE_ADDRESS__
   CHECK(m.outcome_commits < 45);
+#endif
 }
 
 TEST_CASE("activities that finish together commit their outcomes in groups, each once", "[pg][metrics][fast-path]") {
