@@ -56,8 +56,8 @@ std::string prefix_pattern(const std::string& prefix) {
 // The columns of a run as lists show it, then those of a run in full.
 const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.status, w.latest, w.started_by,
   coalesce(w.origin, '') AS origin, coalesce(w.app_version, '') AS app_version,
-  w.status = 'running' AND w.blocked_at IS NOT NULL AS blocked, {s}.epoch_us(w.created_at) AS created_us, {s}.epoch_us(w.updated_at) AS updated_us,
-  {s}.epoch_us(w.ended_at) AS ended_us)";
+  w.status = 'running' AND w.blocked_at IS NOT NULL AS blocked, {s}.epoch_us(w.created_at) AS created_us,
+  {s}.epoch_us(w.updated_at) AS updated_us, {s}.epoch_us(w.ended_at) AS ended_us)";
 const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
   coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
   coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
