@@ -741,15 +741,16 @@ WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
 RETURNING (blocked->>'times')::int AS times)"},
 
     // Blocked runs of workflow names $1 (json array) that no engine of app version $2 tried since
-    // they last made progress: due now, for this engine's code to try. $3 workflows channel.
+    // they last made progress: due now, for this engine's code to try. No NOTIFY: the engine wakes
+    // its own runners, which so come first (others find them due at their next poll), rather than
+    // racing every engine, those of the version that blocked them included.
     {stmt::wake_blocked, R"(
 WITH w AS (
   UPDATE {s}.workflows SET wake_at = {now}, updated_at = now()
   WHERE status = 'running' AND blocked_at IS NOT NULL AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
     AND NOT (blocked->'versions' ? $2) AND wake_at > {now}
-  RETURNING 1),
-n AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM w))
-SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM n) AS notified)"},
+  RETURNING 1)
+SELECT count(*) AS woken FROM w)"},
 
     // How many running runs of workflow names $1 (json array) are blocked.
     {stmt::blocked_count, R"(

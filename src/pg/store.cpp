@@ -619,7 +619,7 @@ int Store::wake_blocked(const std::string& names_json) {
   int woken = 0;
   pool_.write("wake_blocked", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    woken = tx.exec_prepared1(stmt::wake_blocked, names_json, app_version_, workflows_channel_)["woken"].as<int>();
+    woken = tx.exec_prepared1(stmt::wake_blocked, names_json, app_version_)["woken"].as<int>();
   });
   return woken;
 }

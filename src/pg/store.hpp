@@ -101,7 +101,7 @@ class Store {
   // progress (1: the first time), 0 when the lease was lost.
   int block_run(const std::string& run_id, std::int64_t lease_token, const Json& divergence, Duration retry);
   // Makes blocked runs of these workflow names (json array) that no engine of this app version
-  // tried since they last made progress due now. Returns how many.
+  // tried since they last made progress due now, notifying no one. Returns how many.
   int wake_blocked(const std::string& names_json);
   // Running runs of these workflow names (json array) that are blocked.
   std::int64_t blocked_count(const std::string& names_json);

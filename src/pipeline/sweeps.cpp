@@ -21,6 +21,7 @@ void Sweeps::wake_blocked() {
   try {
     if (const int woken = store_.wake_blocked(names_json_); woken > 0) {
       logger().info("taking on {} blocked run(s) that no engine of this app version tried yet", woken);
+      signals_.workflow_work.notify_one();  // this engine's runners first: they pass the wake-up on
     }
   } catch (const std::exception& e) {
     logger().warn("sweeping for blocked runs: {}", e.what());
