@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/expect.hpp"
+#include "support/journals.hpp"
 
 #include "base/registry.hpp"
 #include "replay/decide.hpp"
@@ -11,16 +12,10 @@ using namespace durable;
 using durable::test::expect_throw;
 using namespace durable::detail;
 
+using durable::test::event;
+
 namespace {
-Registry test_registry() {
-  Registry r;
-  r.activities.emplace("echo", make_activity<std::string>("echo", {}, test::EchoActivity{}));
-  r.activities.emplace("add", make_activity<test::Pair>("add", {}, test::AddActivity{}));
-  return r;
-}
-pg::JournalEvent event(int seq, const std::string& kind, int step, const std::string& name, Json data) {
-  return {seq, pg::event_kind_from_text(kind), step, name, std::move(data)};
-}
+Registry test_registry() { return test::echo_and_add(); }
 }  // namespace
 
 TEST_CASE("a new activity call becomes a command and suspends the code until its result", "[unit][replay]") {

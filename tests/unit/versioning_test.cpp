@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "support/expect.hpp"
+#include "support/journals.hpp"
 
 #include "base/registry.hpp"
 #include "replay/decide.hpp"
@@ -16,16 +17,10 @@ using namespace durable;
 using durable::test::expect_throw;
 using namespace durable::detail;
 
+using durable::test::event;
+
 namespace {
-Registry echo_registry() {
-  Registry r;
-  r.activities.emplace("echo", make_activity<std::string>("echo", {}, test::EchoActivity{}));
-  r.activities.emplace("add", make_activity<test::Pair>("add", {}, test::AddActivity{}));
-  return r;
-}
-pg::JournalEvent event(int seq, const std::string& kind, int step, const std::string& name, Json data = {}) {
-  return {seq, pg::event_kind_from_text(kind), step, name, data.is_null() ? Json::object() : std::move(data)};
-}
+Registry echo_registry() { return test::echo_and_add(); }
 void start(JournalCache& journal) { journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}})); }
 // Started, then an echo scheduled and completed with `result` (steps 0, events 0 to 2).
 void one_echo_done(JournalCache& journal, const std::string& result) {
