@@ -11,6 +11,8 @@
 #include "durable/options.hpp"
 #include "durable/runs.hpp"
 #include "durable/schedule.hpp"
+#include "durable/schema.hpp"
 #include "durable/start_options.hpp"
+#include "durable/stats.hpp"
 #include "durable/versioning.hpp"
 #include "durable/workflow.hpp"

@@ -48,6 +48,14 @@ struct EngineOptions {
   // Workflow code that no longer replays a run's journal: block the run (default) until a fixed
   // build or an operator takes it on, or fail it for good.
   OnNondeterminism on_nondeterminism = OnNondeterminism::block;
+  // The engine's first connection migrates the schema (under an advisory lock). false: it only
+  // checks that the schema is at this build's version and throws DatabaseError otherwise, for
+  // deployments that migrate first (durable/schema.hpp, `durable migrate`).
+  bool migrate_schema = true;
+  // How long database work retries a lost connection or a restarting server before it throws
+  // DatabaseUnavailable (the engine's own loops then try again later). Tools that answer a person
+  // use a few seconds.
+  Duration database_unavailable_after = std::chrono::seconds{60};
 };
 
 // The answer of Engine::start_or_find: the run under the id, and whether this call started it.

@@ -26,6 +26,7 @@ namespace durable {
 namespace detail {
 class EngineCore;
 }
+struct Stats;  // durable/stats.hpp
 
 using TimePoint = std::chrono::system_clock::time_point;
 
@@ -204,6 +205,9 @@ class Runs {
   // keys run their bodies again. Returns how many were deleted.
   std::int64_t expire_idempotency_results(TimePoint created_before, const OperatorAction& action);
   std::vector<AuditEntry> audit(const AuditQuery& query = {}) const;
+  // The schema's work right now, across all its engines: runs by status, the queues, the engines
+  // and their load (durable/stats.hpp).
+  Stats stats() const;
 
  private:
   std::shared_ptr<detail::EngineCore> core_;

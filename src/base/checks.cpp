@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "durable/detail/payload.hpp"
+#include "durable/errors.hpp"
 #include "durable/messages.hpp"
 #include "base/printable.hpp"
 
@@ -21,6 +24,15 @@ std::string text_problem(const std::string& text, std::size_t max_bytes) {
   return {};
 }
 }  // namespace
+
+std::string database_url_or_env(const std::string& url, const char* field) {
+  if (!url.empty()) return url;
+  if (const char* env = std::getenv("DURABLE_DATABASE_URL"); env && *env) return env;
+  throw InvalidArgument(
+      fmt::format("{} is empty and DURABLE_DATABASE_URL is not set: pass a libpq URI or conninfo string, e.g. "
+                  "\"postgresql://user@localhost/app\"",
+                  field));
+}
 
 void check_workflow_id(const std::string& id) {
   if (id.empty())

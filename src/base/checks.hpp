@@ -7,6 +7,9 @@
 namespace durable::detail {
 
 // Throws InvalidWorkflowId when the id is empty, over 1000 bytes or holds NUL.
+// `url`, else $DURABLE_DATABASE_URL; throws InvalidArgument naming `field` when both are empty.
+std::string database_url_or_env(const std::string& url, const char* field);
+
 void check_workflow_id(const std::string& id);
 
 // Throws InvalidTopic when the topic is empty, over max_topic_bytes, or holds NUL or invalid UTF-8.

@@ -1,6 +1,7 @@
 // A generation counter with a condition variable: "something changed since you last looked".
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -40,6 +41,22 @@ class WakeSignal {
   std::condition_variable changed_;
   std::uint64_t generation_ = 0;
 };
+
+// Runs `round` now and then every `every` until `stopping`, sleeping on `signal` in between: a
+// ring there (stop() rings it) wakes the sleep only to see whether the engine is stopping.
+template <typename Round>
+void repeat_until_stopped(WakeSignal& signal, std::chrono::steady_clock::duration every,
+                          const std::atomic<bool>& stopping, Round round) {
+  while (!stopping.load()) {
+    auto seen = signal.generation();
+    round();
+    const auto until = std::chrono::steady_clock::now() + every;
+    while (!stopping.load() && std::chrono::steady_clock::now() < until) {
+      signal.wait_for(seen, until - std::chrono::steady_clock::now());
+      seen = signal.generation();
+    }
+  }
+}
 
 // An engine's signals. Each wakes only the loops it concerns, from a NOTIFY or a local write.
 struct EngineSignals {

@@ -11,10 +11,12 @@
 #include "pipeline/dispatcher.hpp"
 #include "engine/engine_core.hpp"
 #include "pg/database.hpp"
+#include "base/checks.hpp"
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
 #include "pipeline/runner.hpp"
 #include "pipeline/sweeps.hpp"
+#include "pipeline/presence.hpp"
 #include "pipeline/retention.hpp"
 #include "pipeline/scheduler.hpp"
 #include "base/uuid.hpp"
@@ -37,14 +39,7 @@ void check_instance_name(const std::string& name) {
 }
 
 EngineOptions checked(EngineOptions o) {
-  if (o.database_url.empty()) {
-    if (const char* url = std::getenv("DURABLE_DATABASE_URL"); url && *url) o.database_url = url;
-  }
-  if (o.database_url.empty()) {
-    throw InvalidArgument(
-        "EngineOptions::database_url is empty and DURABLE_DATABASE_URL is not set: pass a libpq URI or "
-        "conninfo string, e.g. \"postgresql://user@localhost/app\"");
-  }
+  o.database_url = detail::database_url_or_env(o.database_url, "EngineOptions::database_url");
   pg::validate_schema_name(o.schema);
   auto at_least_one = [](int value, const char* field) {
     if (value < 1)
@@ -69,6 +64,7 @@ EngineOptions checked(EngineOptions o) {
   positive(o.poll_interval, "poll_interval");
   positive(o.workflow_lease, "workflow_lease");
   positive(o.lease_margin, "lease_margin");
+  positive(o.database_unavailable_after, "database_unavailable_after");
   if (o.retention < Duration{0}) {
     throw InvalidOptions(fmt::format(
         "EngineOptions::retention = {}ms is invalid: use 0 to keep ended runs until pruned, or how long to keep them",
@@ -92,7 +88,10 @@ EngineCore::EngineCore(EngineOptions o)
     : options_(checked(std::move(o))),
       owner_(fmt::format("{}@{}:{}", options_.instance, host_name(), getpid())),
       database_(options_.database_url, options_.schema, options_.connection_pool_size,
-                fmt::format("durable/{}/{}", options_.schema, options_.instance), options_.app_version),
+                fmt::format("durable/{}/{}", options_.schema, options_.instance), options_.app_version,
+                pg::SessionPolicy{.migrate = options_.migrate_schema,
+                                  .unavailable_after = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      options_.database_unavailable_after)}),
       steps_([this](const std::vector<const pg::StepCommit*>& batch) {
         auto outcomes = store().complete_steps(batch, owner_, options_.lease_margin);
         ++metrics_.outcome_commits;
@@ -199,6 +198,11 @@ void EngineCore::start() {
     threads_.emplace_back([this] { dispatcher_->loop(); });
     threads_.emplace_back([this] { dispatcher_->watch(); });
   }
+  presence_ = std::make_unique<Presence>(store(),
+                                         PresenceRow{owner_, options_.instance, dispatcher_ ? activity_capacity() : 0,
+                                                     runner_ ? options_.workflow_max_concurrency : 0},
+                                         5 * options_.poll_interval, signals_, stopping_);
+  threads_.emplace_back([this] { presence_->loop(); });
   // Every engine fires schedules; row locks keep each fire once.
   scheduler_ = std::make_unique<Scheduler>(schedule_store(), options_.poll_interval, signals_, stopping_);
   threads_.emplace_back([this] { scheduler_->loop(); });
@@ -244,6 +248,8 @@ void EngineCore::stop() {
     std::lock_guard lock(lifecycle_mutex_);
     dispatcher_.reset();
   }
+  if (presence_) presence_->removed();  // not when start() failed before it
+  presence_.reset();
   runner_.reset();
   scheduler_.reset();
   retention_.reset();

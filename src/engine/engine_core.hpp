@@ -26,6 +26,7 @@ class Runner;
 class Scheduler;
 class Retention;
 class Sweeps;
+class Presence;
 
 class EngineCore {
  public:
@@ -89,6 +90,7 @@ class EngineCore {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<Retention> retention_;  // when EngineOptions::retention is on
   std::unique_ptr<Sweeps> sweeps_;        // when it runs workflows
+  std::unique_ptr<Presence> presence_;    // its row in the list of engines, while started
   std::vector<std::thread> threads_;
   std::once_flag listener_once_;
   std::thread listener_;

@@ -1,6 +1,7 @@
 // Runs: the management API. Checks every input before the store writes anything; works out from
 // a run's journal what a resume retries and what a fork copies.
 #include "durable/runs.hpp"
+#include "durable/stats.hpp"
 
 #include <fmt/format.h>
 
@@ -331,6 +332,8 @@ std::int64_t Runs::expire_idempotency_results(TimePoint created_before, const Op
   check_action(action);
   return core_->run_store().expire_idempotency_results(us_of(created_before), action);
 }
+
+Stats Runs::stats() const { return core_->run_store().stats(); }
 
 std::vector<AuditEntry> Runs::audit(const AuditQuery& query) const {
   check_limit(query.limit, "audit");

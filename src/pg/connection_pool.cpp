@@ -16,12 +16,12 @@ namespace durable::pg {
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
 ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name,
-                               bool read_only)
+                               SessionPolicy policy)
     : url_(std::move(url)),
       schema_(std::move(schema)),
       application_name_(std::move(application_name)),
       size_(size),
-      read_only_(read_only) {}
+      policy_(policy) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -50,12 +50,12 @@ void ConnectionPool::ensure_schema() {
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   auto conn = open();
-  if (read_only_) {
+  if (policy_.read_only || !policy_.migrate) {
     check_schema_version(*conn, schema_);
-    pqxx::nontransaction(*conn).exec0("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
   } else {
     std::call_once(migrated_, [&] { migrate(*conn, schema_); });
   }
+  if (policy_.read_only) pqxx::nontransaction(*conn).exec0("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
   // Every statement finds its rows by key. Planned once while the tables are still small, a
@@ -100,16 +100,14 @@ void ConnectionPool::release(std::unique_ptr<pqxx::connection> conn) {
   available_.notify_one();
 }
 
-void ConnectionPool::read(const std::function<void(pqxx::connection&)>& work, std::chrono::milliseconds give_up_after) {
-  run_tries([&](pqxx::connection& conn, bool) { work(conn); }, {}, give_up_after);
+void ConnectionPool::read(const std::function<void(pqxx::connection&)>& work) {
+  run_tries([&](pqxx::connection& conn, bool) { work(conn); }, {});
 }
 
-void ConnectionPool::write(std::string_view name, const Write& work, std::chrono::milliseconds give_up_after) {
-  run_tries(work, name, give_up_after);
-}
+void ConnectionPool::write(std::string_view name, const Write& work) { run_tries(work, name); }
 
-void ConnectionPool::run_tries(const Write& work, std::string_view name, std::chrono::milliseconds give_up_after) {
-  const auto deadline = std::chrono::steady_clock::now() + give_up_after;
+void ConnectionPool::run_tries(const Write& work, std::string_view name) {
+  const auto deadline = std::chrono::steady_clock::now() + policy_.unavailable_after;
   auto pause = std::chrono::milliseconds{20};
   bool maybe_committed = false;  // an earlier try's statement may have committed
   const std::string lost_answer = name.empty() ? std::string() : fmt::format("lost_answer.{}", name);

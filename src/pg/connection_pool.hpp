@@ -12,13 +12,15 @@
 #include <string_view>
 #include <vector>
 
+#include "pg/session_policy.hpp"
+
 namespace durable::pg {
 
 class ConnectionPool {
  public:
   // `application_name` names the sessions in pg_stat_activity (unless the URL names them).
-  // `read_only`: every session is read-only, and the schema is checked, never migrated.
-  ConnectionPool(std::string url, std::string schema, int size, std::string application_name, bool read_only = false);
+  ConnectionPool(std::string url, std::string schema, int size, std::string application_name,
+                 SessionPolicy policy = {});
   ~ConnectionPool();
 
   // Opens a connection with the schema's statements prepared on it; the pool's first one migrates
@@ -30,11 +32,10 @@ class ConnectionPool {
   std::unique_ptr<pqxx::connection> open() const;
 
   // Runs `work`, which only reads, on a pooled connection. A broken connection, a serialization
-  // failure or a deadlock is retried on a fresh connection until `give_up_after`. Giving up
+  // failure or a deadlock is retried on a fresh connection until the policy's unavailable_after. Giving up
   // throws durable::DatabaseUnavailable; any other statement error is durable::DatabaseRefused
   // at once. Whatever writes goes through write().
-  void read(const std::function<void(pqxx::connection&)>& work,
-            std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
+  void read(const std::function<void(pqxx::connection&)>& work);
 
   // The one policy for a write whose outcome is unknown. Retried like read, but `work` is told whether an
   // earlier try may have committed (the connection broke or the commit was in doubt after the
@@ -42,14 +43,13 @@ class ConnectionPool {
   // decide (committed earlier, or fenced off), never assume nothing happened. `name` names the
   // write for the failpoint `lost_answer.<name>`, which drops the answer of a try that committed.
   using Write = std::function<void(pqxx::connection&, bool maybe_committed)>;
-  void write(std::string_view name, const Write& work,
-             std::chrono::milliseconds give_up_after = std::chrono::seconds{60});
+  void write(std::string_view name, const Write& work);
 
   const std::string& url() const { return url_; }
   const std::string& schema() const { return schema_; }
 
  private:
-  void run_tries(const Write& work, std::string_view name, std::chrono::milliseconds give_up_after);
+  void run_tries(const Write& work, std::string_view name);
   std::unique_ptr<pqxx::connection> acquire();
   void release(std::unique_ptr<pqxx::connection> conn);
   std::unique_ptr<pqxx::connection> open_session() const;
@@ -58,7 +58,7 @@ class ConnectionPool {
   std::string schema_;
   std::string application_name_;
   int size_;
-  bool read_only_;
+  SessionPolicy policy_;
   int open_ = 0;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   std::mutex mutex_;

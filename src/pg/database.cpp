@@ -6,8 +6,8 @@
 namespace durable::pg {
 
 Database::Database(const std::string& url, const std::string& schema, int pool_size,
-                   const std::string& application_name, const std::string& app_version, bool read_only)
-    : pool_(std::make_unique<ConnectionPool>(url, schema, pool_size, application_name, read_only)),
+                   const std::string& application_name, const std::string& app_version, SessionPolicy policy)
+    : pool_(std::make_unique<ConnectionPool>(url, schema, pool_size, application_name, policy)),
       store_(std::make_unique<Store>(*pool_, app_version)),
       schedules_(std::make_unique<ScheduleStore>(*pool_, app_version)),
       runs_(std::make_unique<RunStore>(*pool_)) {}

@@ -8,6 +8,7 @@
 
 #include "pg/run_store.hpp"
 #include "pg/schedule_store.hpp"
+#include "pg/session_policy.hpp"
 #include "pg/store.hpp"
 
 namespace durable::pg {
@@ -29,10 +30,9 @@ enum class Wake {
 class Database {
  public:
   // `pool_size` connections at most; `application_name` names them in pg_stat_activity;
-  // `app_version` is recorded on the runs the store starts and replays. `read_only`: nothing can be
-  // written through it, and the schema is checked, never migrated (replay checks).
+  // `app_version` is recorded on the runs the store starts and replays.
   Database(const std::string& url, const std::string& schema, int pool_size, const std::string& application_name,
-           const std::string& app_version = {}, bool read_only = false);
+           const std::string& app_version = {}, SessionPolicy policy = {});
   ~Database();
 
   // Migrates the schema unless done already (the pool's first connection does it otherwise).

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <regex>
 
+#include "base/checks.hpp"
 #include "durable/errors.hpp"
+#include "durable/schema.hpp"
 #include "pg/connection_pool.hpp"
 
 namespace durable::pg {
@@ -485,6 +487,22 @@ BEGIN
   RETURN NEW;
 END $$;
 )",
+    // 16: the engines a schema has, for the operator's view (Runs::stats, `durable stats`): each
+    // started engine says so, says again every few poll intervals that it is alive, and takes its
+    // row away as it stops. An engine that died leaves its row until it expires (then the next
+    // engine to start or look removes it an hour later). A new table: nothing in flight changes.
+    R"(
+CREATE TABLE {s}.engines (
+  owner             text PRIMARY KEY,        -- instance@host:pid, as leases name it
+  instance          text NOT NULL,
+  app_version       text,
+  activity_capacity integer NOT NULL,        -- its activity slots (0: it runs no activities)
+  workflow_capacity integer NOT NULL,        -- its runners (0: it runs no workflows)
+  started_at        timestamptz NOT NULL DEFAULT now(),
+  seen_at           timestamptz NOT NULL DEFAULT now(),
+  expires_at        timestamptz NOT NULL     -- it says it is alive again before this
+);
+)",
 };
 
 }  // namespace
@@ -501,20 +519,24 @@ void validate_schema_name(const std::string& schema) {
   }
 }
 
-void check_schema_version(pqxx::connection& conn, const std::string& schema) {
+int schema_version_of(pqxx::connection& conn, const std::string& schema) {
   validate_schema_name(schema);
   pqxx::nontransaction tx(conn);
   const bool exists =
       tx.exec_params1("SELECT to_regclass($1) IS NOT NULL", quoted(schema) + ".schema_version")[0].as<bool>();
-  const int version =
-      exists ? tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", quoted(schema)))[0]
-                   .as<int>()
-             : 0;
+  return exists ? tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", quoted(schema)))[0]
+                      .as<int>()
+                : 0;
+}
+
+void check_schema_version(pqxx::connection& conn, const std::string& schema) {
+  const int version = schema_version_of(conn, schema);
   if (version != latest_schema_version()) {
     throw DatabaseError(fmt::format(
         "schema '{}' is at version {} but this build reads version {}: {}", schema, version, latest_schema_version(),
-        version < latest_schema_version() ? "start an engine of this build on it first (it migrates)"
-                                          : "use a build of durable as new as the engines on it"));
+        version < latest_schema_version()
+            ? "migrate it first (`durable migrate`, or start an engine of this build with migrate_schema on)"
+            : "use a build of durable as new as the engines on it"));
   }
 }
 
@@ -563,3 +585,40 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
 }
 
 }  // namespace durable::pg
+
+namespace durable {
+
+namespace {
+
+// One session for an administrative read or write: a server that cannot be reached is
+// DatabaseUnavailable at once (no retries: an operator or a deploy script is waiting), any other
+// refusal DatabaseRefused.
+template <typename Work>
+auto with_session(const std::string& database_url, const std::string& schema, Work work) {
+  pg::validate_schema_name(schema);
+  const std::string url = detail::database_url_or_env(database_url, "the database URL");
+  try {
+    pqxx::connection conn(url);
+    return work(conn);
+  } catch (const pqxx::broken_connection& e) {
+    throw DatabaseUnavailable(fmt::format("cannot reach the database: {}", detail::printable(e.what())));
+  } catch (const pqxx::sql_error& e) {
+    throw DatabaseRefused(fmt::format("database error ({}): {}", e.sqlstate(), detail::printable(e.what())));
+  }
+}
+
+}  // namespace
+
+int latest_schema_version() { return pg::latest_schema_version(); }
+
+SchemaVersion schema_version(const std::string& database_url, const std::string& schema) {
+  return with_session(database_url, schema, [&](pqxx::connection& conn) {
+    return SchemaVersion{pg::schema_version_of(conn, schema), pg::latest_schema_version()};
+  });
+}
+
+int migrate_schema(const std::string& database_url, const std::string& schema) {
+  return with_session(database_url, schema, [&](pqxx::connection& conn) { return pg::migrate(conn, schema); });
+}
+
+}  // namespace durable

@@ -12,6 +12,9 @@ namespace durable::pg {
 // build older versions); returns the version reached.
 int migrate(pqxx::connection& conn, const std::string& schema, int up_to = -1);
 
+// The schema's version, 0 when it has no durable tables; writes nothing.
+int schema_version_of(pqxx::connection& conn, const std::string& schema);
+
 // Checks, writing nothing, that the schema is at the version this build knows; throws
 // DatabaseError naming what to do when it is missing, behind or ahead.
 void check_schema_version(pqxx::connection& conn, const std::string& schema);

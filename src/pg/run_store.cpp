@@ -267,6 +267,81 @@ std::map<WorkflowStatus, std::int64_t> RunStore::count_by_status(const RunFilter
   return counts;
 }
 
+Stats RunStore::stats() {
+  Stats st;
+  pool_.read([&](pqxx::connection& conn) {
+    st = {};
+    // One snapshot for every figure, at the schema's clock (moved by the test kit's time skipping).
+    pqxx::read_transaction tx(conn);
+    const std::string now = fmt::format("(SELECT now() + skew FROM {}.clock)", s_);
+    st.at = time_of(tx.exec1(fmt::format("SELECT {}.epoch_us({}) AS now_us", s_, now))["now_us"].as<std::int64_t>());
+    for (const auto& row :
+         tx.exec(fmt::format("SELECT w.status, count(*) AS n, count(*) FILTER (WHERE w.status = 'running' AND "
+                             "w.blocked_at IS NOT NULL) AS blocked FROM {}.workflows w GROUP BY w.status",
+                             s_))) {
+      st.runs_by_status[public_status(row["status"].as<std::string>())] = row["n"].as<std::int64_t>();
+      st.blocked += row["blocked"].as<std::int64_t>();
+    }
+    auto oldest =
+        tx.exec(fmt::format("SELECT {} FROM {}.workflows w WHERE w.status = 'running' ORDER BY w.created_at "
+                            "LIMIT 1",
+                            fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)), s_));
+    if (!oldest.empty()) read_summary(oldest[0], st.oldest_running.emplace());
+    // Ready: what a claim would take (due, or its attempt's lease ran out), as the queue-age gauge reads it.
+    for (const auto& row : tx.exec(fmt::format(R"(
+WITH t AS (
+  SELECT name, status = 'pending' AND available_at <= n.now AS due, status = 'running' AND lease_until < n.now AS lost,
+         status = 'pending' AND available_at > n.now AS delayed, status = 'running' AND lease_until >= n.now AS running,
+         CASE WHEN status = 'pending' THEN available_at ELSE lease_until END AS since, n.now
+  FROM {0}.tasks, (SELECT {1} AS now) AS n WHERE status IN ('pending', 'running'))
+SELECT name, count(*) FILTER (WHERE due OR lost) AS ready, count(*) FILTER (WHERE delayed) AS delayed,
+       count(*) FILTER (WHERE running) AS running,
+       coalesce(extract(epoch FROM max(now) - min(since) FILTER (WHERE due OR lost)), 0)::float8 AS oldest
+FROM t GROUP BY name ORDER BY name)",
+                                               s_, now))) {
+      st.activity_queues.push_back({row["name"].as<std::string>(), row["ready"].as<std::int64_t>(),
+                                    row["delayed"].as<std::int64_t>(), row["running"].as<std::int64_t>(),
+                                    row["oldest"].as<double>()});
+    }
+    // Waiting: what a runner would claim (runnable, or its timer came due), unleased.
+    for (const auto& row : tx.exec(fmt::format(R"(
+SELECT w.name, count(*) AS waiting,
+       coalesce(extract(epoch FROM max(n.now) - min(CASE WHEN w.runnable THEN w.runnable_since ELSE w.wake_at END)),
+                0)::float8 AS oldest
+FROM {0}.workflows w, (SELECT {1} AS now) AS n
+WHERE w.status = 'running' AND (w.runnable OR w.wake_at <= n.now) AND (w.lease_until IS NULL OR w.lease_until < n.now)
+GROUP BY w.name ORDER BY w.name)",
+                                               s_, now))) {
+      st.workflow_queues.push_back(
+          {row["name"].as<std::string>(), row["waiting"].as<std::int64_t>(), row["oldest"].as<double>()});
+    }
+    for (const auto& row : tx.exec(fmt::format(R"(
+WITH leased AS (
+  SELECT lease_owner AS owner, count(*) AS n FROM {0}.tasks, (SELECT {1} AS now) AS n
+  WHERE status = 'running' AND lease_until >= n.now GROUP BY lease_owner)
+SELECT coalesce(e.owner, l.owner) AS owner, coalesce(e.instance, '') AS instance,
+       coalesce(e.app_version, '') AS app_version, coalesce(e.activity_capacity, 0) AS activity_capacity,
+       coalesce(e.workflow_capacity, 0) AS workflow_capacity, coalesce(l.n, 0) AS leased,
+       {0}.epoch_us(e.started_at) AS started_us, {0}.epoch_us(e.seen_at) AS seen_us,
+       coalesce(e.expires_at >= now(), false) AS alive
+FROM {0}.engines e FULL JOIN leased l ON l.owner = e.owner ORDER BY 1)",
+                                               s_, now))) {
+      InstanceStats& i = st.instances.emplace_back();
+      i.owner = row["owner"].as<std::string>();
+      i.instance = row["instance"].as<std::string>();
+      i.app_version = row["app_version"].as<std::string>();
+      i.activity_capacity = row["activity_capacity"].as<int>();
+      i.workflow_capacity = row["workflow_capacity"].as<int>();
+      i.activities_leased = row["leased"].as<std::int64_t>();
+      if (i.activity_capacity > 0) i.saturation = static_cast<double>(i.activities_leased) / i.activity_capacity;
+      i.started_at = time_or_none(row["started_us"]);
+      i.seen_at = time_or_none(row["seen_us"]);
+      i.alive = row["alive"].as<bool>();
+    }
+  });
+  return st;
+}
+
 std::optional<RunInfo> RunStore::get(const std::string& run_id) {
   std::optional<RunInfo> info;
   pool_.read([&](pqxx::connection& conn) {

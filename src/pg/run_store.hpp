@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "durable/runs.hpp"
+#include "durable/stats.hpp"
 
 namespace durable::pg {
 
@@ -37,6 +38,7 @@ class RunStore {
   std::optional<RunInfo> latest(const std::string& workflow_id);
   History history(const std::string& run_id, int from_seq, int limit);
   std::vector<AuditEntry> audit(int limit, std::optional<std::int64_t> before);
+  Stats stats();
 
   // Asks a running run to cancel (its code sees WorkflowCancelled), audited when this call asked.
   // False when the run has ended; true when it runs, asked now or before.

@@ -757,6 +757,19 @@ SELECT count(*) AS woken FROM w)"},
 SELECT count(*) AS blocked FROM {s}.workflows
 WHERE status = 'running' AND blocked_at IS NOT NULL AND name IN (SELECT jsonb_array_elements_text($1::jsonb)))"},
 
+    // Engine $1 (its owner name) of instance $2 and app version $3, with $4 activity slots and $5
+    // runners, is alive for $6 ms more; $7: it is starting (a pid reused after a crash starts anew).
+    // Rows of engines that stopped saying so an hour ago go.
+    {stmt::engine_alive, R"(
+WITH gone AS (DELETE FROM {s}.engines WHERE expires_at < now() - interval '1 hour')
+INSERT INTO {s}.engines (owner, instance, app_version, activity_capacity, workflow_capacity, expires_at)
+VALUES ($1, $2, nullif($3, ''), $4, $5, now() + $6::bigint * interval '1 millisecond')
+ON CONFLICT (owner) DO UPDATE
+SET instance = EXCLUDED.instance, app_version = EXCLUDED.app_version, activity_capacity = EXCLUDED.activity_capacity,
+    workflow_capacity = EXCLUDED.workflow_capacity, seen_at = now(), expires_at = EXCLUDED.expires_at,
+    started_at = CASE WHEN $7 THEN now() ELSE {s}.engines.started_at END)"},
+    {stmt::engine_stopped, "DELETE FROM {s}.engines WHERE owner = $1"},
+
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
     {stmt::db_now_us, "SELECT {s}.epoch_us({now}) AS now_us"},
 

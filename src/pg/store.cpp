@@ -624,6 +624,22 @@ int Store::wake_blocked(const std::string& names_json) {
   return woken;
 }
 
+void Store::engine_alive(const std::string& owner, const std::string& instance, int activity_capacity,
+                         int workflow_capacity, Duration alive_for, bool starting) {
+  pool_.write("engine_alive", [&](pqxx::connection& conn, bool) {  // an upsert: a second try changes nothing
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared0(stmt::engine_alive, owner, instance, app_version_, activity_capacity, workflow_capacity,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(alive_for).count(), starting);
+  });
+}
+
+void Store::engine_stopped(const std::string& owner) {
+  pool_.write("engine_stopped", [&](pqxx::connection& conn, bool) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared0(stmt::engine_stopped, owner);
+  });
+}
+
 std::int64_t Store::blocked_count(const std::string& names_json) {
   std::int64_t count = 0;
   pool_.read([&](pqxx::connection& conn) {

@@ -110,6 +110,12 @@ class Store {
   // Seconds since the oldest runnable workflow of these names (json array) became claimable; 0 if none.
   double workflow_queue_age(const std::string& names_json);
 
+  // This engine is alive for `alive_for` more (`starting`: it just started), with its capacities,
+  // in the schema's list of engines; and, as it stops, no longer.
+  void engine_alive(const std::string& owner, const std::string& instance, int activity_capacity, int workflow_capacity,
+                    Duration alive_for, bool starting);
+  void engine_stopped(const std::string& owner);
+
  private:
   // The run a read statement (read_workflow, read_run) finds by `key`.
   std::optional<WorkflowRow> read_one_run(const char* statement, const std::string& key);

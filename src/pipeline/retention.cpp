@@ -14,8 +14,7 @@ void Retention::loop() {
   const Duration every = std::clamp<Duration>(retention_ / 10, std::chrono::seconds{1}, std::chrono::hours{1});
   const OperatorAction action{owner_,
                               fmt::format("retention: runs that ended more than {} ms ago", retention_.count())};
-  while (!stopping_.load()) {
-    const auto seen = signals_.schedule_work.generation();
+  repeat_until_stopped(signals_.schedule_work, every, stopping_, [&] {
     try {
       const auto cutoff = std::chrono::system_clock::now() - retention_;
       const PruneOutcome pruned =
@@ -25,14 +24,7 @@ void Retention::loop() {
     } catch (const std::exception& e) {
       logger().warn("retention: {}", e.what());
     }
-    const auto until = std::chrono::steady_clock::now() + every;
-    auto s = seen;
-    while (!stopping_.load() && std::chrono::steady_clock::now() < until) {
-      signals_.schedule_work.wait_for(s,
-                                      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()));
-      s = signals_.schedule_work.generation();
-    }
-  }
+  });
 }
 
 }  // namespace durable::detail

@@ -29,17 +29,10 @@ void Sweeps::wake_blocked() {
 }
 
 void Sweeps::loop() {
-  while (!stopping_.load()) {
-    auto seen = signals_.schedule_work.generation();
+  repeat_until_stopped(signals_.schedule_work, every_, stopping_, [&] {
     wake_blocked();
     cancel_orphans();
-    const auto until = std::chrono::steady_clock::now() + every_;
-    while (!stopping_.load() && std::chrono::steady_clock::now() < until) {
-      signals_.schedule_work.wait_for(seen,
-                                      std::chrono::duration_cast<Duration>(until - std::chrono::steady_clock::now()));
-      seen = signals_.schedule_work.generation();
-    }
-  }
+  });
 }
 
 }  // namespace durable::detail

@@ -93,7 +93,7 @@ ReplayReport check_replay(const std::string& url, const std::string& schema, con
         fmt::format("replay check sample {} is out of range: ask for 1 to 100000 runs", options.sample));
   }
   pg::validate_schema_name(schema);
-  pg::Database db(url, schema, 1, "durable/check_replay", {}, /*read_only=*/true);
+  pg::Database db(url, schema, 1, "durable/check_replay", {}, pg::SessionPolicy{.migrate = false, .read_only = true});
   ReplayReport report;
   std::optional<std::int64_t> cursor_us;
   std::string cursor_run;
