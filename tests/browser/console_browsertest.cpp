@@ -152,7 +152,10 @@ TEST_CASE("a workflow id full of markup renders as text and runs nothing", "[bro
   b.screenshot(artifact("escaping.png"));
 }
 
-TEST_CASE("the overview counts runs by status and the schedules page lists schedules", "[browser]") {
+TEST_CASE(
+    "the overview counts runs by status, a parent links to its children and back, and the schedules page lists "
+    "schedules",
+    "[browser]") {
   ConsoleAndBrowser t("overview");
   auto& engine = t.env.engine;
   engine.schedules().create("nightly-report",
@@ -167,6 +170,16 @@ TEST_CASE("the overview counts runs by status and the schedules page lists sched
   CHECK(b.text(b.find("#overview-schedules .n")) == "1");
   CHECK(b.find_all("#hourly rect.seg.completed").size() == 1);  // all made this hour
   b.screenshot(artifact("overview.png"));
+
+  // A parent links to its children, and a child back to its parent.
+  const auto parent = engine.start_workflow<durable::test::FanOutWorkflow>("fan", 2);
+  REQUIRE(parent.result(10s) == 6);
+  b.go(t.base() + "/#/run/" + parent.run_id());
+  b.wait_count("#children a.run-link", 2);
+  b.wait_text("#children", "fan/1");
+  b.click(b.find("#children a.run-link"));
+  b.wait_text("#run-title", "fan/");
+  CHECK(b.text(b.find("#run-facts a.run-link")) == parent.run_id());
 
   b.go(t.base() + "/#/schedules");
   b.wait_text("table#schedules tbody", "nightly-report");
@@ -268,6 +281,18 @@ TEST_CASE("an action needs the token and the console's own page, and a read-only
     CHECK(Json::parse(res->body).at("changed") == true);
     CHECK(audited() == 1);
     CHECK(wait_until([&] { return run.status() == durable::WorkflowStatus::cancelled; }));
+  }
+  SECTION("a fork starts a new run under the id asked for; a resume of a running run is refused") {
+    const Json fork{{"run_id", run.run_id()}, {"reason", "try again"}, {"from_step", 0}, {"workflow_id", "guarded-2"}};
+    res = http.client.Post("/api/actions/fork", good, fork.dump(), "application/json");
+    REQUIRE(res->status == 200);
+    const std::string forked = Json::parse(res->body).at("run_id");
+    CHECK(env.engine.runs().get(forked).forked_from_run == run.run_id());
+    CHECK(env.db.count("SELECT count(*) FROM {s}.audit WHERE action = 'fork' AND reason = 'try again'") == 1);
+    res = http.client.Post("/api/actions/resume", good, Json{{"run_id", run.run_id()}, {"reason", "go"}}.dump(),
+                           "application/json");
+    CHECK(res->status == 400);
+    CHECK_FALSE(error_of(res).empty());
   }
 }
 

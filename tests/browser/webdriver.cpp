@@ -117,7 +117,7 @@ Browser::Browser(const std::string& log_path) {
                      "--disable-background-networking",
                      "--disable-component-update",
                      "--disable-sync",
-                     "--window-size=1280,900",
+                     "--window-size=1280,1300",
                      "--user-data-dir=" + profile_};
   const Json session = call("POST", "/session",
                             {{"capabilities",

@@ -267,7 +267,7 @@ async function renderRun(runId) {
   }}, 'Load more history');
   drawHistory();
 
-  setPage(h('h1', {id: 'run-title'}, run.workflow_id), h('div', {class: 'panel'}, facts), blocked,
+  setPage(h('h1', {id: 'run-title'}, run.workflow_id), h('div', {class: 'panel', id: 'run-facts'}, facts), blocked,
       actionsPanel(run), outcome, h('div', {class: 'panel'}, jsonBlock('Input', run.input, true)), children,
       timeline, journal, more);
 }
