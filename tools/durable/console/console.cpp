@@ -219,31 +219,31 @@ struct Console::Impl {
       }
     }
 
-    Runs& runs = engine.runs();
-    server.Get("/api/runs", [&runs](const httplib::Request& req, httplib::Response& res) {
-      send_json(res, 200, detail::runs_page(runs, req.params));
+    Runs* runs = &engine.runs();  // lives as long as the engine, which outlives the console
+    server.Get("/api/runs", [runs](const httplib::Request& req, httplib::Response& res) {
+      send_json(res, 200, detail::runs_page(*runs, req.params));
     });
-    server.Get("/api/counts", [&runs](const httplib::Request& req, httplib::Response& res) {
-      send_json(res, 200, detail::run_counts(runs, req.params));
+    server.Get("/api/counts", [runs](const httplib::Request& req, httplib::Response& res) {
+      send_json(res, 200, detail::run_counts(*runs, req.params));
     });
-    server.Get("/api/run", [&runs](const httplib::Request& req, httplib::Response& res) {
-      send_json(res, 200, detail::run(runs, req.get_param_value("id")));
+    server.Get("/api/run", [runs](const httplib::Request& req, httplib::Response& res) {
+      send_json(res, 200, detail::run(*runs, req.get_param_value("id")));
     });
-    server.Get("/api/history", [&runs](const httplib::Request& req, httplib::Response& res) {
-      send_json(res, 200, detail::history(runs, req.params));
+    server.Get("/api/history", [runs](const httplib::Request& req, httplib::Response& res) {
+      send_json(res, 200, detail::history(*runs, req.params));
     });
     server.Get("/api/schedules", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, detail::schedules(engine.schedules()));
     });
-    server.Get("/api/overview", [this, &runs](const httplib::Request&, httplib::Response& res) {
-      send_json(res, 200, detail::overview(runs, engine.schedules()));
+    server.Get("/api/overview", [this, runs](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200, detail::overview(*runs, engine.schedules()));
     });
     server.Post(R"(/api/actions/(cancel|resume|fork|terminate))",
-                [this, &runs](const httplib::Request& req, httplib::Response& res) {
+                [this, runs](const httplib::Request& req, httplib::Response& res) {
                   if (!action_allowed(req, res)) return;
                   const std::string verb = req.matches[1];
                   const Json body = Json::parse(req.body);
-                  Json outcome = detail::act(runs, verb, body, options.actor);
+                  Json outcome = detail::act(*runs, verb, body, options.actor);
                   spdlog::info("console: {} of run {} by {}: {}", verb, body.value("run_id", ""), options.actor,
                                body.value("reason", ""));
                   send_json(res, 200, outcome);
