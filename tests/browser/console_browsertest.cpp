@@ -1,0 +1,318 @@
+// The web console, end to end: a real engine on a real PostgreSQL schema, the console serving it,
+// and Debian's chromium driving the pages (webdriver.hpp). Each test checks the rendered page and
+// the database. Screenshots go to DURABLE_BROWSER_ARTIFACTS (docs/console.png is one of them).
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <console.hpp>
+#include <filesystem>
+#include <regex>
+
+#include "browser/webdriver.hpp"
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace std::chrono_literals;
+using durable::console::Console;
+using durable::console::ConsoleOptions;
+using durable::test::Browser;
+using durable::test::RunningEngine;
+using durable::test::wait_until;
+using Json = nlohmann::json;
+
+namespace {
+
+// Fails for good: the boom activity's three attempts all throw.
+struct DoomedWorkflow {
+  static constexpr auto name = "doomed";
+  int operator()(durable::WorkflowContext& ctx, const std::string& why) {
+    return ctx.call<durable::test::BoomActivity>(why, {.retry = durable::RetryPolicy{.max_attempts = 3, .base = 20ms}});
+  }
+};
+
+std::string artifact(const std::string& name) {
+  std::filesystem::create_directories(DURABLE_BROWSER_ARTIFACTS);
+  return std::string(DURABLE_BROWSER_ARTIFACTS) + "/" + name;
+}
+
+// An engine with the test workflows, a console on a free loopback port, and a browser holding
+// the console's token (from the URL fragment, as `durable console` prints it).
+struct ConsoleAndBrowser {
+  explicit ConsoleAndBrowser(const std::string& name)
+      : env({}, [](durable::Engine& e) { e.add<DoomedWorkflow>(); }),
+        console(env.engine, {.listen = "127.0.0.1:0"}),
+        browser(artifact(name + "-chromedriver.log")) {
+    console.start();
+  }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(console.port()); }
+  void open(const std::string& route) {
+    browser.go(base() + "/#token=" + console.token());
+    browser.find("main[data-loaded='runs']");
+    if (!route.empty()) {
+      browser.go(base() + "/" + route);
+      browser.find("main[data-loaded]:not([data-loaded=''])");
+    }
+  }
+  RunningEngine env;
+  Console console;
+  Browser browser;
+};
+
+}  // namespace
+
+TEST_CASE("the runs list filters failed runs, and a failed run shows its attempts and errors", "[browser]") {
+  ConsoleAndBrowser t("runs");
+  auto& engine = t.env.engine;
+  for (const auto* id : {"greet-1", "greet-2"})
+    engine.start_workflow<durable::test::HelloWorkflow>(id, "ada").result(10s);
+  const auto doomed = engine.start_workflow<DoomedWorkflow>("doomed-1", "disk on fire");
+  REQUIRE_THROWS_AS(doomed.result(10s), durable::WorkflowFailed);
+  const auto waiting = engine.start_workflow<durable::test::ApprovalWorkflow>("waiting-1", 3'600'000);
+  REQUIRE(t.env.db.count("SELECT count(*) FROM {s}.workflows") == 4);
+
+  t.open("");
+  auto& b = t.browser;
+  b.wait_count("table#runs tbody tr", 4);
+  for (const auto* id : {"greet-1", "greet-2", "doomed-1", "waiting-1"}) {
+    CHECK(b.find_all("table#runs tr[data-run-id] td.c-id a").size() == 4);
+    b.wait_text("table#runs tbody", id);
+  }
+  CHECK(b.text(b.find("#counts a[data-status='failed'] b")) == "1");
+  CHECK(b.text(b.find("#counts a[data-status='completed'] b")) == "2");
+  b.screenshot(artifact("runs.png"));
+
+  b.click(b.find("#f-status option[value='failed']"));
+  b.click(b.find("#f-apply"));
+  b.wait_count("table#runs tbody tr", 1);
+  CHECK(b.url().find("status=failed") != std::string::npos);
+  CHECK(b.text(b.find("table#runs tbody td.c-id")) == "doomed-1");
+
+  b.click(b.find("table#runs tbody td.c-id a"));
+  CHECK(b.wait_text("#run-title", "doomed-1") == "doomed-1");
+  CHECK(b.text(b.find("#run-status")) == "failed");
+  CHECK(b.text(b.find("#run-id")) == doomed.run_id());
+  b.wait_text("#run-error", "ActivityFailed");
+  // One bar per attempt, all failed, each with its error beside it; the database agrees.
+  const auto history = engine.runs().history(doomed.run_id());
+  REQUIRE(history.attempts.size() == 3);
+  b.wait_count("#timeline tr.attempt.failed rect.bar.failed", 3);
+  for (const auto& error : b.find_all("#timeline tr.attempt td.attempt-error")) {
+    CHECK(b.text(error).find("boom: disk on fire") != std::string::npos);
+  }
+  for (const auto& bar : b.find_all("#timeline rect.bar")) CHECK(std::stod(b.attribute(bar, "width")) > 0);
+  CHECK(b.find_all("#journal tr.event").size() == history.events.size());
+  b.screenshot(artifact("run-failed.png"));
+  (void)waiting;
+}
+
+TEST_CASE("an operator cancels a waiting run from its page, with a reason the audit trail keeps", "[browser]") {
+  ConsoleAndBrowser t("cancel");
+  const auto run = t.env.engine.start_workflow<durable::test::ApprovalWorkflow>("order-77", 3'600'000);
+  t.open("#/run/" + run.run_id());
+  auto& b = t.browser;
+  CHECK(b.wait_text("#run-status", "running") == "running");
+
+  b.click(b.find("#act-cancel"));
+  b.click(b.find("#act-submit"));  // no reason: nothing is sent
+  std::this_thread::sleep_for(300ms);
+  CHECK(t.env.db.count("SELECT count(*) FROM {s}.audit") == 0);
+
+  b.type(b.find("#act-reason"), "customer called to stop it");
+  b.screenshot(artifact("run-cancel.png"));
+  b.click(b.find("#act-submit"));
+  b.wait_text("#act-message", "Cancel done");
+  CHECK(wait_until([&] {
+    return t.env.db.count(
+               "SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'order-77' AND status = 'cancelled'") == 1;
+  }));
+  CHECK(t.env.db.count("SELECT count(*) FROM {s}.audit WHERE action = 'cancel' AND actor = 'console' AND "
+                       "reason = 'customer called to stop it' AND run_id = '" +
+                       run.run_id() + "'") == 1);
+  b.go(t.base() + "/#/run/" + run.run_id());
+  CHECK(b.wait_text("#run-status", "cancelled") == "cancelled");
+}
+
+TEST_CASE("a workflow id full of markup renders as text and runs nothing", "[browser]") {
+  ConsoleAndBrowser t("escaping");
+  const std::string id = "<script>alert(1)</script>";
+  const std::string input = "<img src=x onerror=window.__xss=1>";
+  const auto run = t.env.engine.start_workflow<durable::test::HelloWorkflow>(id, input);
+  run.result(10s);
+
+  t.open("");
+  auto& b = t.browser;
+  CHECK(b.wait_text("table#runs tbody td.c-id", "alert") == id);
+  b.go(t.base() + "/#/run/" + run.run_id());
+  CHECK(b.wait_text("#run-title", "alert") == id);
+  b.wait_text("main", "hello, " + input);
+  // No element was made from the strings, no script ran, no alert is open.
+  CHECK(b.execute("return document.querySelectorAll('main script, main img, #main [onerror]').length;") == 0);
+  CHECK(b.execute("return window.__xss === undefined;") == true);
+  CHECK_FALSE(b.alert_open());
+  b.screenshot(artifact("escaping.png"));
+}
+
+TEST_CASE(
+    "the overview counts runs by status, a parent links to its children and back, and the schedules page lists "
+    "schedules",
+    "[browser]") {
+  ConsoleAndBrowser t("overview");
+  auto& engine = t.env.engine;
+  engine.schedules().create("nightly-report",
+                            {.workflow = "hello", .input = "night", .cron = "0 2 * * *", .time_zone = "Europe/Paris"});
+  for (const auto* id : {"a-1", "a-2", "a-3"}) engine.start_workflow<durable::test::HelloWorkflow>(id, "x").result(10s);
+  REQUIRE_THROWS(engine.start_workflow<DoomedWorkflow>("b-1", "no").result(10s));
+
+  t.open("#/overview");
+  auto& b = t.browser;
+  CHECK(b.wait_text("#overview-counts a[data-status='completed'] .n", "3") == "3");
+  CHECK(b.text(b.find("#overview-counts a[data-status='failed'] .n")) == "1");
+  CHECK(b.text(b.find("#overview-schedules .n")) == "1");
+  CHECK(b.find_all("#hourly rect.seg.completed").size() == 1);  // all made this hour
+  b.screenshot(artifact("overview.png"));
+
+  // A parent links to its children, and a child back to its parent.
+  const auto parent = engine.start_workflow<durable::test::FanOutWorkflow>("fan", 2);
+  REQUIRE(parent.result(10s) == 6);
+  b.go(t.base() + "/#/run/" + parent.run_id());
+  b.wait_count("#children a.run-link", 2);
+  b.wait_text("#children", "fan/1");
+  b.click(b.find("#children a.run-link"));
+  b.wait_text("#run-title", "fan/");
+  CHECK(b.text(b.find("#run-facts a.run-link")) == parent.run_id());
+
+  b.go(t.base() + "/#/schedules");
+  b.wait_text("table#schedules tbody", "nightly-report");
+  const std::string row = b.text(b.find("table#schedules tbody tr"));
+  CHECK(row.find("0 2 * * *") != std::string::npos);
+  CHECK(row.find("Europe/Paris") != std::string::npos);
+  CHECK(row.find("hello") != std::string::npos);
+}
+
+// ---- without a browser: the HTTP rules ------------------------------------------------------------
+
+namespace {
+
+struct Http {
+  explicit Http(const Console& console) : client("127.0.0.1", console.port()) {
+    client.set_connection_timeout(5);
+    client.set_read_timeout(10);
+  }
+  std::string csrf() {
+    auto page = client.Get("/");
+    REQUIRE(page);
+    std::smatch m;
+    REQUIRE(std::regex_search(page->body, m, std::regex(R"re(name="durable-csrf" content="([0-9a-f]+)")re")));
+    return m[1];
+  }
+  httplib::Result cancel(const std::string& run_id, const httplib::Headers& headers,
+                         const std::string& reason = "test") {
+    return client.Post("/api/actions/cancel", headers, Json{{"run_id", run_id}, {"reason", reason}}.dump(),
+                       "application/json");
+  }
+  httplib::Client client;
+};
+
+std::string error_of(const httplib::Result& res) { return Json::parse(res->body).at("error").get<std::string>(); }
+
+}  // namespace
+
+TEST_CASE("an action needs the token and the console's own page, and a read-only console refuses it", "[browser]") {
+  RunningEngine env;
+  const auto run = env.engine.start_workflow<durable::test::ApprovalWorkflow>("guarded", 3'600'000);
+  const auto audited = [&] { return env.db.count("SELECT count(*) FROM {s}.audit"); };
+
+  Console console(env.engine, {.listen = "127.0.0.1:0", .token = "s3cret"});
+  console.start();
+  Http http(console);
+  const std::string csrf = http.csrf();
+  const httplib::Headers good{{"Authorization", "Bearer s3cret"}, {"X-Durable-CSRF", csrf}};
+
+  auto res = http.cancel(run.run_id(), {{"X-Durable-CSRF", csrf}});
+  CHECK(res->status == 401);
+  CHECK(error_of(res).find("token") != std::string::npos);
+  CHECK(http.cancel(run.run_id(), {{"Authorization", "Bearer wrong"}, {"X-Durable-CSRF", csrf}})->status == 401);
+  CHECK(http.cancel(run.run_id(), {{"Authorization", "Bearer s3cret"}})->status == 403);  // no CSRF token
+  CHECK(http.cancel(run.run_id(), {{"Authorization", "Bearer s3cret"}, {"X-Durable-CSRF", "0000"}})->status == 403);
+  auto cross = good;
+  cross.emplace("Origin", "http://evil.example");
+  CHECK(http.cancel(run.run_id(), cross)->status == 403);
+  cross = good;
+  cross.emplace("Sec-Fetch-Site", "cross-site");
+  CHECK(http.cancel(run.run_id(), cross)->status == 403);
+  res = http.cancel(run.run_id(), good, "  ");
+  CHECK(res->status == 400);
+  CHECK(error_of(res).find("reason") != std::string::npos);
+  // A page of another site whose name resolves to 127.0.0.1 (DNS rebinding) reads nothing.
+  CHECK(http.client.Get("/api/runs", {{"Host", "evil.example:" + std::to_string(console.port())}})->status == 403);
+  CHECK(audited() == 0);
+  CHECK(run.status() == durable::WorkflowStatus::running);
+
+  // Errors of the management API come back as JSON, with their HTTP status.
+  res = http.client.Get("/api/run?id=01890000-0000-7000-8000-000000000000");
+  CHECK(res->status == 404);
+  CHECK_FALSE(error_of(res).empty());
+  CHECK(http.client.Get("/api/runs?status=sleeping")->status == 400);
+  CHECK(http.client.Get("/no/such/page")->status == 404);
+  // Every response forbids inline script and framing.
+  for (const auto* path : {"/", "/assets/console.js", "/api/runs", "/no/such/page"}) {
+    res = http.client.Get(path);
+    INFO(path);
+    CHECK(res->get_header_value("Content-Security-Policy").find("script-src 'self'") != std::string::npos);
+    CHECK(res->get_header_value("Content-Security-Policy").find("frame-ancestors 'none'") != std::string::npos);
+    CHECK(res->get_header_value("X-Content-Type-Options") == "nosniff");
+    CHECK(res->get_header_value("Referrer-Policy") == "no-referrer");
+  }
+
+  SECTION("a read-only console refuses even a good request") {
+    Console read_only(env.engine, {.listen = "127.0.0.1:0", .read_only = true, .token = "s3cret"});
+    read_only.start();
+    Http ro(read_only);
+    res = ro.cancel(run.run_id(), {{"Authorization", "Bearer s3cret"}, {"X-Durable-CSRF", ro.csrf()}});
+    CHECK(res->status == 403);
+    CHECK(error_of(res).find("read-only") != std::string::npos);
+    CHECK(ro.client.Get("/api/runs")->status == 200);
+    CHECK(audited() == 0);
+    CHECK(run.status() == durable::WorkflowStatus::running);
+  }
+  SECTION("the same request with the token and the page's CSRF token goes through") {
+    res = http.cancel(run.run_id(), good);
+    CHECK(res->status == 200);
+    CHECK(Json::parse(res->body).at("changed") == true);
+    CHECK(audited() == 1);
+    CHECK(wait_until([&] { return run.status() == durable::WorkflowStatus::cancelled; }));
+  }
+  SECTION("a fork starts a new run under the id asked for; a resume of a running run is refused") {
+    const Json fork{{"run_id", run.run_id()}, {"reason", "try again"}, {"from_step", 0}, {"workflow_id", "guarded-2"}};
+    res = http.client.Post("/api/actions/fork", good, fork.dump(), "application/json");
+    REQUIRE(res->status == 200);
+    const std::string forked = Json::parse(res->body).at("run_id");
+    CHECK(env.engine.runs().get(forked).forked_from_run == run.run_id());
+    CHECK(env.db.count("SELECT count(*) FROM {s}.audit WHERE action = 'fork' AND reason = 'try again'") == 1);
+    res = http.client.Post("/api/actions/resume", good, Json{{"run_id", run.run_id()}, {"reason", "go"}}.dump(),
+                           "application/json");
+    CHECK(res->status == 400);
+    CHECK_FALSE(error_of(res).empty());
+  }
+}
+
+TEST_CASE("the console listens on loopback unless given a token, which then guards reads too", "[browser]") {
+  RunningEngine env;
+  for (const auto* bad :
+       {"nonsense", "127.0.0.1", ":8233", "127.0.0.1:99999", "127.0.0.1:80a", "::1:8233", "[::1]8233"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(Console(env.engine, {.listen = bad}), durable::InvalidOptions);
+  }
+  CHECK_THROWS_AS(Console(env.engine, {.listen = "0.0.0.0:0"}), durable::InvalidOptions);
+  CHECK_THROWS_AS(Console(env.engine, {.listen = "example.com:8233"}), durable::InvalidOptions);
+  Console a(env.engine, {.listen = "127.0.0.1:0"}), b(env.engine, {.listen = "localhost:0"});
+  CHECK(std::regex_match(a.token(), std::regex("[0-9a-f]{64}")));
+  CHECK(a.token() != b.token());
+
+  Console open(env.engine, {.listen = "0.0.0.0:0", .token = "wide-open-no-more"});
+  open.start();
+  Http http(open);
+  CHECK(http.client.Get("/api/runs")->status == 401);
+  CHECK(http.client.Get("/api/runs", {{"Authorization", "Bearer wide-open-no-more"}})->status == 200);
+  CHECK(http.client.Get("/")->status == 200);  // the page itself holds no data
+}

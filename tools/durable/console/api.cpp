@@ -1,0 +1,224 @@
+#include "api.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <durable/errors.hpp>
+
+namespace durable::console::detail {
+namespace {
+
+constexpr std::array all_statuses{WorkflowStatus::running, WorkflowStatus::completed, WorkflowStatus::failed,
+                                  WorkflowStatus::cancelled, WorkflowStatus::continued};
+
+// Times travel as milliseconds since the epoch: the page formats them in the viewer's zone.
+Json millis(TimePoint t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count(); }
+Json millis(const std::optional<TimePoint>& t) { return t ? millis(*t) : Json(); }
+
+std::string param(const Params& params, const std::string& key) {
+  const auto it = params.find(key);
+  return it == params.end() ? std::string{} : it->second;
+}
+
+int int_param(const std::string& value, const std::string& what, int fallback) {
+  if (value.empty()) return fallback;
+  try {
+    std::size_t used = 0;
+    const int n = std::stoi(value, &used);
+    if (used == value.size()) return n;
+  } catch (const std::logic_error&) {  // not a number, or out of range: refused below
+  }
+  throw InvalidArgument(what + " must be a whole number, not '" + value + "'");
+}
+
+WorkflowStatus parse_status(const std::string& text) {
+  for (const auto status : all_statuses) {
+    if (to_string(status) == text) return status;
+  }
+  throw InvalidArgument("unknown status '" + text + "': running, completed, failed, cancelled or continued");
+}
+
+RunFilter filter_of(const Params& params) {
+  RunFilter filter;
+  const std::string statuses = param(params, "status");
+  for (std::size_t start = 0; start < statuses.size();) {
+    auto end = statuses.find(',', start);
+    if (end == std::string::npos) end = statuses.size();
+    if (end > start) filter.statuses.push_back(parse_status(statuses.substr(start, end - start)));
+    start = end + 1;
+  }
+  filter.workflow_name = param(params, "name");
+  filter.id_prefix = param(params, "prefix");
+  filter.blocked_only = param(params, "blocked") == "1";
+  return filter;
+}
+
+Json summary(const RunSummary& r) {
+  return {{"workflow_id", r.workflow_id},
+          {"run_id", r.run_id},
+          {"workflow_name", r.workflow_name},
+          {"status", to_string(r.status)},
+          {"latest", r.latest},
+          {"started_by", to_string(r.started_by)},
+          {"origin", r.origin},
+          {"app_version", r.app_version},
+          {"blocked", r.blocked},
+          {"created_at", millis(r.created_at)},
+          {"updated_at", millis(r.updated_at)},
+          {"ended_at", millis(r.ended_at)}};
+}
+
+Json counts_json(const std::map<WorkflowStatus, std::int64_t>& counts) {
+  Json out = Json::object();
+  for (const auto status : all_statuses) {
+    const auto it = counts.find(status);
+    out[std::string(to_string(status))] = it == counts.end() ? 0 : it->second;
+  }
+  return out;
+}
+
+std::int64_t total(const std::map<WorkflowStatus, std::int64_t>& counts) {
+  std::int64_t sum = 0;
+  for (const auto& [status, n] : counts) sum += n;
+  return sum;
+}
+
+std::string required_string(const Json& body, const char* key) {
+  const auto it = body.find(key);
+  if (it == body.end() || !it->is_string()) throw InvalidArgument(std::string("the request needs \"") + key + "\"");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Json runs_page(Runs& runs, const Params& params) {
+  RunQuery query{.filter = filter_of(params),
+                 .limit = int_param(param(params, "limit"), "limit", 50),
+                 .cursor = param(params, "cursor")};
+  const RunPage page = runs.list(query);
+  Json list = Json::array();
+  for (const auto& r : page.runs) list.push_back(summary(r));
+  return {{"runs", std::move(list)}, {"next_cursor", page.next_cursor}};
+}
+
+Json run_counts(Runs& runs, const Params& params) {
+  return {{"counts", counts_json(runs.count_by_status(filter_of(params)))}};
+}
+
+Json run(Runs& runs, const std::string& run_id) {
+  const RunInfo info = runs.get(run_id);
+  Json out = summary(info);
+  out.update({{"input", info.input},
+              {"result", info.result},
+              {"error_type", info.error_type},
+              {"error_message", info.error_message},
+              {"journal_length", info.journal_length},
+              {"activities", info.activities},
+              {"attempts", info.attempts},
+              {"failed_attempts", info.failed_attempts},
+              {"parent_run_id", info.parent_run_id},
+              {"forked_from_run", info.forked_from_run},
+              {"forked_from_step", info.forked_from_step},
+              {"continued_from_run", info.continued_from_run},
+              {"continued_as_run", info.continued_as_run},
+              {"blocked_at", millis(info.blocked_at)},
+              {"blocked_by", nullptr}});
+  if (info.blocked_by) {
+    const auto& b = *info.blocked_by;
+    out["blocked_by"] = {{"step", b.divergence.step},    {"journaled", b.divergence.journaled},
+                         {"asked", b.divergence.asked},  {"message", b.divergence.message},
+                         {"app_version", b.app_version}, {"times", b.times}};
+  }
+  const RunPage children = runs.list({.filter = {.parent_run_id = info.run_id}, .limit = 100});
+  Json list = Json::array();
+  for (const auto& child : children.runs) list.push_back(summary(child));
+  out["children"] = std::move(list);
+  out["more_children"] = !children.next_cursor.empty();
+  return out;
+}
+
+Json history(Runs& runs, const Params& params) {
+  const History page = runs.history(param(params, "id"),
+                                    {.from_seq = int_param(param(params, "from_seq"), "from_seq", 0), .limit = 500});
+  Json events = Json::array();
+  for (const auto& e : page.events) {
+    events.push_back(
+        {{"seq", e.seq}, {"kind", e.kind}, {"step", e.step}, {"name", e.name}, {"at", millis(e.at)}, {"data", e.data}});
+  }
+  Json attempts = Json::array();
+  for (const auto& a : page.attempts) {
+    attempts.push_back({{"step", a.step},
+                        {"activity", a.activity},
+                        {"attempt", a.attempt},
+                        {"started_at", millis(a.started_at)},
+                        {"ended_at", millis(a.ended_at)},
+                        {"outcome", a.outcome},
+                        {"error_type", a.error_type},
+                        {"error_message", a.error_message},
+                        {"retry_at", millis(a.retry_at)}});
+  }
+  return {{"events", std::move(events)},
+          {"attempts", std::move(attempts)},
+          {"next_seq", page.next_seq ? Json(*page.next_seq) : Json()},
+          // Running attempts are drawn up to now: the server's clock, as the database's is not public.
+          {"now", millis(std::chrono::system_clock::now())}};
+}
+
+Json schedules(Schedules& schedules) {
+  Json list = Json::array();
+  for (const auto& s : schedules.list()) {
+    list.push_back({{"id", s.id},
+                    {"workflow", s.spec.workflow},
+                    {"cron", s.spec.cron},
+                    {"time_zone", s.spec.time_zone},
+                    {"misfire", to_string(s.spec.misfire)},
+                    {"next_fire", millis(s.next_fire)},
+                    {"paused", s.paused},
+                    {"fires_started", s.fires_started},
+                    {"fires_dropped", s.fires_dropped}});
+  }
+  return {{"schedules", std::move(list)}};
+}
+
+Json overview(Runs& runs, Schedules& schedules) {
+  using std::chrono::hours;
+  // 24 buckets of an hour, the last one the hour now is in. One count per bucket for now: the
+  // management API has no grouped statistics.
+  const auto this_hour = std::chrono::floor<hours>(std::chrono::system_clock::now());
+  Json buckets = Json::array();
+  for (int i = 23; i >= 0; --i) {
+    const TimePoint from = this_hour - hours{i};
+    const auto counts = runs.count_by_status({.created_from = from, .created_until = from + hours{1}});
+    buckets.push_back({{"from", millis(from)}, {"counts", counts_json(counts)}});
+  }
+  return {{"counts", counts_json(runs.count_by_status())},
+          {"blocked", total(runs.count_by_status({.blocked_only = true}))},
+          {"schedules", schedules.list().size()},
+          {"hours", std::move(buckets)}};
+}
+
+Json act(Runs& runs, const std::string& verb, const Json& body, const std::string& actor) {
+  if (!body.is_object()) throw InvalidArgument("the request body must be a JSON object");
+  const std::string run_id = required_string(body, "run_id");
+  const OperatorAction action{actor, required_string(body, "reason")};
+  if (std::all_of(action.reason.begin(), action.reason.end(), [](unsigned char c) { return std::isspace(c); })) {
+    throw InvalidArgument("a reason is required: say why, it goes to the audit trail");
+  }
+  if (verb == "cancel") return {{"changed", runs.cancel(run_id, action)}};
+  if (verb == "terminate") return {{"changed", runs.terminate(run_id, action)}};
+  const auto started = [](const UntypedWorkflowHandle& h) {
+    return Json{{"changed", true}, {"workflow_id", h.id()}, {"run_id", h.run_id()}};
+  };
+  if (verb == "resume") return started(runs.resume(run_id, action));
+  if (verb == "fork") {
+    const auto step = body.find("from_step");
+    if (step == body.end() || !step->is_number_integer()) throw InvalidArgument("a fork needs \"from_step\", a number");
+    const auto id = body.find("workflow_id");
+    ForkOptions options{.workflow_id = id != body.end() && id->is_string() ? id->get<std::string>() : std::string{}};
+    return started(runs.fork(run_id, step->get<int>(), action, options));
+  }
+  throw InvalidArgument("unknown action '" + verb + "': cancel, resume, fork or terminate");
+}
+
+}  // namespace durable::console::detail

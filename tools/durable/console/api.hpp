@@ -1,0 +1,33 @@
+// The console's JSON API: what each /api/... request reads or does, through the public
+// management API only (Engine::runs(), Engine::schedules()). Transport and security live in
+// console.cpp; these functions throw durable's errors, which it maps to HTTP statuses.
+#pragma once
+
+#include <durable/engine.hpp>
+#include <map>
+#include <string>
+
+namespace durable::console::detail {
+
+// Query parameters, as cpp-httplib's Params (std::multimap) hold them.
+using Params = std::multimap<std::string, std::string>;
+
+// GET /api/runs: a page of runs. Params: status (comma-separated), name, prefix, blocked=1,
+// cursor, limit.
+Json runs_page(Runs& runs, const Params& params);
+// GET /api/counts: runs per status under the same filter (status ignored).
+Json run_counts(Runs& runs, const Params& params);
+// GET /api/run?id=RUN_ID: one run in full, with its children (the first 100).
+Json run(Runs& runs, const std::string& run_id);
+// GET /api/history?id=RUN_ID&from_seq=N: a page of its journal and the attempts of its activities.
+Json history(Runs& runs, const Params& params);
+// GET /api/schedules
+Json schedules(Schedules& schedules);
+// GET /api/overview: counts by status, blocked runs, schedules, and runs created per hour over
+// the last 24 hours by status.
+Json overview(Runs& runs, Schedules& schedules);
+// POST /api/actions/{cancel,resume,fork,terminate}, body {"run_id", "reason"[, "from_step",
+// "workflow_id"]}: does it as `actor` and says what happened.
+Json act(Runs& runs, const std::string& verb, const Json& body, const std::string& actor);
+
+}  // namespace durable::console::detail
