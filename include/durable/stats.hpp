@@ -16,9 +16,9 @@ namespace durable {
 // Activity tasks of one activity name that are not finished.
 struct ActivityQueueStats {
   std::string activity;
-  std::int64_t ready = 0;          // claimable now: due, or their attempt's lease ran out
-  std::int64_t delayed = 0;        // waiting for a retry's backoff (or a timer) to pass
-  std::int64_t running = 0;        // leased to an engine now
+  std::int64_t ready = 0;           // claimable now: due, or their attempt's lease ran out
+  std::int64_t delayed = 0;         // waiting for a retry's backoff (or a timer) to pass
+  std::int64_t running = 0;         // leased to an engine now
   double oldest_ready_seconds = 0;  // how long the oldest ready one has waited (0: none)
 };
 
@@ -48,8 +48,8 @@ struct InstanceStats {
 struct Stats {
   TimePoint at{};  // the database's time of the reading
   std::map<WorkflowStatus, std::int64_t> runs_by_status;
-  std::int64_t blocked = 0;                // running runs blocked by a non-determinism error
-  std::optional<RunSummary> oldest_running;  // the running run created first
+  std::int64_t blocked = 0;                         // running runs blocked by a non-determinism error
+  std::optional<RunSummary> oldest_running;         // the running run created first
   std::vector<ActivityQueueStats> activity_queues;  // by activity name
   std::vector<WorkflowQueueStats> workflow_queues;  // by workflow name; names with none waiting are left out
   std::vector<InstanceStats> instances;             // by owner

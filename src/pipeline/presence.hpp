@@ -21,10 +21,9 @@ class Presence {
  public:
   // Renews the row through `store` every `every`, each time for three times that long (two missed
   // renewals are not yet a death); sleeps on the schedule signal, which stop() rings.
-  Presence(pg::Store& store, PresenceRow row, Duration every, EngineSignals& signals,
-           const std::atomic<bool>& stopping)
+  Presence(pg::Store& store, PresenceRow row, Duration every, EngineSignals& signals, const std::atomic<bool>& stopping)
       : store_(store), row_(std::move(row)), every_(every), signals_(signals), stopping_(stopping) {}
-  void loop();    // writes the row at once, then renews it until `stopping`
+  void loop();     // writes the row at once, then renews it until `stopping`
   void removed();  // as the engine stops: its row goes (a failure only logs: the row expires)
 
  private:

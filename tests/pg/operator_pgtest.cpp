@@ -51,8 +51,7 @@ TEST_CASE("an engine with migrate_schema off refuses a schema behind this build,
   CHECK(after.runs().list().runs.empty());
 }
 
-TEST_CASE("database work against an unreachable server gives up after database_unavailable_after",
-          "[pg][schema]") {
+TEST_CASE("database work against an unreachable server gives up after database_unavailable_after", "[pg][schema]") {
   EngineOptions options;
   options.database_url = "host=127.0.0.1 port=1 dbname=none connect_timeout=1";
   options.database_unavailable_after = std::chrono::milliseconds{300};
@@ -64,8 +63,7 @@ TEST_CASE("database work against an unreachable server gives up after database_u
   CHECK_THROWS_AS(Engine(options), InvalidOptions);
 }
 
-TEST_CASE("stats show runs by status, blocked and oldest running runs, queues, and each engine's load",
-          "[pg][stats]") {
+TEST_CASE("stats show runs by status, blocked and oldest running runs, queues, and each engine's load", "[pg][stats]") {
   const WorkflowRef<int, int> stall_one{"stall_one"};
   RunningEngine a(
       [](EngineOptions& o) {

@@ -1,0 +1,87 @@
+#include "text.hpp"
+
+#include <fmt/format.h>
+
+#include <durable/errors.hpp>
+#include <regex>
+
+namespace durable::cli {
+
+std::string iso_time(TimePoint t) {
+  const auto ms = std::chrono::floor<std::chrono::milliseconds>(t);
+  const auto day = std::chrono::floor<std::chrono::days>(ms);
+  const std::chrono::year_month_day ymd{day};
+  const std::chrono::hh_mm_ss hms{ms - day};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
+                     hms.minutes().count(), hms.seconds().count(), hms.subseconds().count());
+}
+
+std::string iso_time(const std::optional<TimePoint>& t) { return t ? iso_time(*t) : std::string(); }
+
+std::string span(std::chrono::system_clock::duration d) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  if (ms < 0) return "-" + span(-d);
+  if (ms < 60'000) return fmt::format("{:.3f}s", ms / 1000.0);
+  const auto s = ms / 1000;
+  if (s < 3600) return fmt::format("{}m {}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h {}m", s / 3600, s % 3600 / 60);
+  return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
+}
+
+TimePoint parse_time(const std::string& text, const std::string& option, TimePoint now) {
+  static const std::regex age(R"((\d{1,9})(s|m|h|d))");
+  static const std::regex iso(
+      R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]\d{2}:?\d{2})?)");
+  std::smatch m;
+  if (std::regex_match(text, m, age)) {
+    const long n = std::stol(m[1]);
+    const char unit = m[2].str()[0];
+    const long seconds = unit == 's' ? n : unit == 'm' ? n * 60 : unit == 'h' ? n * 3600 : n * 86400;
+    return now - std::chrono::seconds{seconds};
+  }
+  if (std::regex_match(text, m, iso)) {
+    const std::chrono::year_month_day ymd{std::chrono::year{std::stoi(m[1])},
+                                          std::chrono::month{static_cast<unsigned>(std::stoi(m[2]))},
+                                          std::chrono::day{static_cast<unsigned>(std::stoi(m[3]))}};
+    auto field = [&](int i) { return m[i].matched ? std::stoi(m[i]) : 0; };
+    if (ymd.ok() && field(4) < 24 && field(5) < 60 && field(6) < 60) {
+      std::string fraction = m[7].matched ? m[7].str() : "";
+      fraction.resize(6, '0');
+      TimePoint t = std::chrono::sys_days{ymd} + std::chrono::hours{field(4)} + std::chrono::minutes{field(5)} +
+                    std::chrono::seconds{field(6)} + std::chrono::microseconds{std::stol(fraction)};
+      const std::string zone = m[8].matched ? m[8].str() : "Z";
+      if (zone != "Z") {
+        const std::string digits = std::regex_replace(zone.substr(1), std::regex(":"), "");
+        const auto offset = std::chrono::hours{std::stoi(digits.substr(0, 2))} +
+                            std::chrono::minutes{std::stoi(digits.substr(2, 2))};
+        t = zone[0] == '+' ? t - offset : t + offset;  // local time minus its offset is UTC
+      }
+      return t;
+    }
+  }
+  throw InvalidArgument(fmt::format(
+      "{} '{}' is not a time: use a date or date and time in ISO-8601 (2026-12-01, 2026-12-01T08:00:00Z, "
+      "2026-12-01T09:00+01:00; no zone means UTC) or an age like 30m, 12h or 7d",
+      option, text));
+}
+
+std::string Table::str() const {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows_) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows_) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+  }
+  return out;
+}
+
+}  // namespace durable::cli

@@ -1,0 +1,35 @@
+// Text for people and scripts: times printed and parsed, and aligned tables.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <durable/runs.hpp>
+
+namespace durable::cli {
+
+// "2026-12-02T20:31:05.123Z": UTC, milliseconds.
+std::string iso_time(TimePoint t);
+std::string iso_time(const std::optional<TimePoint>& t);  // "" when none
+// "1.250s", "3m 20s", "2h 5m", "3d 4h": how long, for tables.
+std::string span(std::chrono::system_clock::duration d);
+
+// A time an operator types: an ISO-8601 date or date and time ("2026-12-01", "2026-12-01T08:00",
+// "2026-12-01T08:00:00Z", "...+01:00"; no zone: UTC), or an age before `now` ("30m", "12h", "7d").
+// Throws InvalidArgument naming `option` and the forms it takes.
+TimePoint parse_time(const std::string& text, const std::string& option, TimePoint now);
+
+// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) { rows_.push_back(std::move(headers)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string str() const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace durable::cli
