@@ -58,8 +58,8 @@ class Tool {
     if (run_id.empty()) return runs().latest(workflow_id);
     RunInfo run = runs().get(run_id);
     if (run.workflow_id != workflow_id) {
-      throw NotFound(fmt::format("run {} is not a run of workflow '{}' (it is of '{}')", run_id, workflow_id,
-                                 run.workflow_id));
+      throw NotFound(
+          fmt::format("run {} is not a run of workflow '{}' (it is of '{}')", run_id, workflow_id, run.workflow_id));
     }
     return run;
   }
@@ -67,9 +67,7 @@ class Tool {
   OperatorAction action(const std::string& reason) const { return {g_.actor, reason}; }
 
   // Prints `doc` under --json, else `human`.
-  void print(const Json& doc, const std::string& human) const {
-    std::cout << (g_.json ? doc.dump(2) + "\n" : human);
-  }
+  void print(const Json& doc, const std::string& human) const { std::cout << (g_.json ? doc.dump(2) + "\n" : human); }
   bool json() const { return g_.json; }
 
  private:
@@ -86,7 +84,9 @@ std::string default_actor() {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
-std::string status_text(const RunSummary& r) { return std::string(to_string(r.status)) + (r.blocked ? " (blocked)" : ""); }
+std::string status_text(const RunSummary& r) {
+  return std::string(to_string(r.status)) + (r.blocked ? " (blocked)" : "");
+}
 
 // --- workflows -----------------------------------------------------------------------------------
 
@@ -124,19 +124,21 @@ void list_runs(Tool& tool, const ListArgs& a) {
 
 void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
   const RunInfo r = tool.run_of(id, run_id);
-  std::string h = fmt::format("workflow id   {}\nrun id        {}{}\nworkflow      {}\nstatus        {}\n", r.workflow_id,
-                              r.run_id, r.latest ? " (latest)" : "", r.workflow_name, status_text(r));
+  std::string h = fmt::format("workflow id   {}\nrun id        {}{}\nworkflow      {}\nstatus        {}\n",
+                              r.workflow_id, r.run_id, r.latest ? " (latest)" : "", r.workflow_name, status_text(r));
   h += fmt::format("started by    {}{}\ncreated       {}\n", to_string(r.started_by),
                    r.origin.empty() ? "" : " " + r.origin, iso_time(r.created_at));
-  if (r.ended_at) h += fmt::format("ended         {} (after {})\n", iso_time(r.ended_at), span(*r.ended_at - r.created_at));
+  if (r.ended_at)
+    h += fmt::format("ended         {} (after {})\n", iso_time(r.ended_at), span(*r.ended_at - r.created_at));
   if (!r.app_version.empty()) h += fmt::format("app version   {}\n", r.app_version);
-  h += fmt::format("journal       {} events, {} activities, {} attempts ({} failed)\n", r.journal_length,
-                   r.activities, r.attempts, r.failed_attempts);
+  h += fmt::format("journal       {} events, {} activities, {} attempts ({} failed)\n", r.journal_length, r.activities,
+                   r.attempts, r.failed_attempts);
   auto link = [&](const char* label, const std::string& value) {
     if (!value.empty()) h += fmt::format("{:<14}{}\n", label, value);
   };
   link("parent run", r.parent_run_id);
-  link("forked from", r.forked_from_run.empty() ? "" : fmt::format("{} at step {}", r.forked_from_run, r.forked_from_step));
+  link("forked from",
+       r.forked_from_run.empty() ? "" : fmt::format("{} at step {}", r.forked_from_run, r.forked_from_step));
   link("continued from", r.continued_from_run);
   link("continued as", r.continued_as_run);
   if (r.blocked_by) {
@@ -195,12 +197,13 @@ void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
   std::string what;
   if (verb == "cancel" || verb == "terminate") {
     bool done = running;
-    if (!a.dry_run) done = verb == "cancel" ? tool.runs().cancel(r.run_id, action) : tool.runs().terminate(r.run_id, action);
+    if (!a.dry_run)
+      done = verb == "cancel" ? tool.runs().cancel(r.run_id, action) : tool.runs().terminate(r.run_id, action);
     doc["changed"] = done;
-    what = !done ? fmt::format("run {} of '{}' had ended ({}): nothing to {}", r.run_id, r.workflow_id,
-                               to_string(r.status), verb)
-                 : verb == "cancel" ? fmt::format("asked run {} of '{}' to cancel", r.run_id, r.workflow_id)
-                                    : fmt::format("terminated run {} of '{}'", r.run_id, r.workflow_id);
+    what = !done              ? fmt::format("run {} of '{}' had ended ({}): nothing to {}", r.run_id, r.workflow_id,
+                                            to_string(r.status), verb)
+           : verb == "cancel" ? fmt::format("asked run {} of '{}' to cancel", r.run_id, r.workflow_id)
+                              : fmt::format("terminated run {} of '{}'", r.run_id, r.workflow_id);
   } else if (verb == "resume") {
     if (r.status != WorkflowStatus::failed && !r.blocked) {
       throw InvalidRunState(fmt::format("run {} of '{}' is {}: only a failed or blocked run can be resumed", r.run_id,
@@ -217,14 +220,14 @@ void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
       auto handle = tool.runs().fork(r.run_id, a.from_step, action, {.workflow_id = a.new_id});
       doc["new_workflow_id"] = handle.id();
       doc["new_run_id"] = handle.run_id();
-      what = fmt::format("forked run {} of '{}' from step {}: new run {} of '{}'", r.run_id, r.workflow_id,
-                         a.from_step, handle.run_id(), handle.id());
+      what = fmt::format("forked run {} of '{}' from step {}: new run {} of '{}'", r.run_id, r.workflow_id, a.from_step,
+                         handle.run_id(), handle.id());
     }
     doc["changed"] = true;
   } else {  // delete
     if (running) {
-      throw InvalidRunState(fmt::format("run {} of '{}' is running: cancel or terminate it before deleting it",
-                                        r.run_id, r.workflow_id));
+      throw InvalidRunState(
+          fmt::format("run {} of '{}' is running: cancel or terminate it before deleting it", r.run_id, r.workflow_id));
     }
     if (!a.dry_run) tool.runs().remove(r.run_id, action);
     doc["changed"] = true;
@@ -248,13 +251,14 @@ void list_schedules(Tool& tool) {
 
 void show_schedule(Tool& tool, const std::string& id) {
   const ScheduleInfo s = tool.engine().schedules().get(id);
-  tool.print(to_json(s),
-             fmt::format("id             {}\nworkflow       {}\ninput          {}\ncron           {} ({})\nmisfire        "
-                         "{} (grace {}, catch-up limit {})\npaused         {}\nnext fire      {}\nfires started  "
-                         "{}\nfires dropped  {}\n",
-                         s.id, s.spec.workflow, s.spec.input.dump(), s.spec.cron, s.spec.time_zone,
-                         to_string(s.spec.misfire), span(s.spec.misfire_grace), s.spec.catchup_limit,
-                         s.paused ? "yes" : "no", iso_time(s.next_fire), s.fires_started, s.fires_dropped));
+  tool.print(
+      to_json(s),
+      fmt::format("id             {}\nworkflow       {}\ninput          {}\ncron           {} ({})\nmisfire        "
+                  "{} (grace {}, catch-up limit {})\npaused         {}\nnext fire      {}\nfires started  "
+                  "{}\nfires dropped  {}\n",
+                  s.id, s.spec.workflow, s.spec.input.dump(), s.spec.cron, s.spec.time_zone, to_string(s.spec.misfire),
+                  span(s.spec.misfire_grace), s.spec.catchup_limit, s.paused ? "yes" : "no", iso_time(s.next_fire),
+                  s.fires_started, s.fires_dropped));
 }
 
 void show_stats(Tool& tool) {
@@ -284,10 +288,10 @@ void show_stats(Tool& tool) {
   h += "\nworkflows waiting for a replay\n" + (s.workflow_queues.empty() ? "none\n" : flows.str());
   Table engines({"ENGINE", "APP VERSION", "ACTIVITIES", "SLOTS", "SATURATION", "RUNNERS", "SEEN"});
   for (const auto& i : s.instances) {
-    engines.add({i.owner, or_dash(i.app_version), std::to_string(i.activities_leased),
-                 std::to_string(i.activity_capacity), i.saturation ? fmt::format("{:.0f}%", *i.saturation * 100) : "-",
-                 std::to_string(i.workflow_capacity),
-                 !i.seen_at ? "leases only" : fmt::format("{} ago{}", span(s.at - *i.seen_at), i.alive ? "" : " (gone)")});
+    engines.add(
+        {i.owner, or_dash(i.app_version), std::to_string(i.activities_leased), std::to_string(i.activity_capacity),
+         i.saturation ? fmt::format("{:.0f}%", *i.saturation * 100) : "-", std::to_string(i.workflow_capacity),
+         !i.seen_at ? "leases only" : fmt::format("{} ago{}", span(s.at - *i.seen_at), i.alive ? "" : " (gone)")});
   }
   h += "\nengines\n" + (s.instances.empty() ? "none\n" : engines.str());
   tool.print(to_json(s), h);
@@ -392,9 +396,9 @@ int run(int argc, char** argv) {
   verb(migrate, [&] {
     if (check) {
       const SchemaVersion v = schema_version(g.database_url, g.schema);
-      tool.print({{"schema", g.schema}, {"version", v.current}, {"latest", v.latest}, {"up_to_date", v.up_to_date()}},
-                 fmt::format("schema '{}' is at version {}; this build reads version {}\n", g.schema, v.current,
-                             v.latest));
+      tool.print(
+          {{"schema", g.schema}, {"version", v.current}, {"latest", v.latest}, {"up_to_date", v.up_to_date()}},
+          fmt::format("schema '{}' is at version {}; this build reads version {}\n", g.schema, v.current, v.latest));
       if (v.current < v.latest) throw NotFound(fmt::format("schema '{}' is behind: run `durable migrate`", g.schema));
       if (v.current > v.latest) {
         throw DatabaseError(fmt::format("schema '{}' is newer than this build: upgrade durable", g.schema));
@@ -462,11 +466,12 @@ int run(int argc, char** argv) {
              "durable workflows terminate order-42 --reason \"no engine runs this code any more\"");
   add_action("resume", "run a failed run again from its journal, or unblock a blocked run",
              "durable workflows resume order-42 --reason \"payment provider fixed\"");
-  auto* fork = add_action("fork", "start a new run from a run's journal up to a step",
-                          "durable workflows fork order-42 --from-step 3 --reason \"replay after fix\" --new-id order-42b");
-  fork->add_option("--from-step", aa.from_step, "keep the journal's steps before this one (0: start over)")
-      ->required();
-  fork->add_option("--new-id", aa.new_id, "the new run's workflow id (default: the same, whose latest run must have ended)");
+  auto* fork =
+      add_action("fork", "start a new run from a run's journal up to a step",
+                 "durable workflows fork order-42 --from-step 3 --reason \"replay after fix\" --new-id order-42b");
+  fork->add_option("--from-step", aa.from_step, "keep the journal's steps before this one (0: start over)")->required();
+  fork->add_option("--new-id", aa.new_id,
+                   "the new run's workflow id (default: the same, whose latest run must have ended)");
   add_action("delete", "delete an ended run and its history",
              "durable workflows delete order-42 --reason \"test data\"");
 
@@ -482,7 +487,8 @@ int run(int argc, char** argv) {
     try {
       message = Json::parse(payload);
     } catch (const Json::parse_error& e) {
-      throw PayloadError(fmt::format("the payload is not JSON ({}): quote it, e.g. '{{\"approved\": true}}'", e.what()));
+      throw PayloadError(
+          fmt::format("the payload is not JSON ({}): quote it, e.g. '{{\"approved\": true}}'", e.what()));
     }
     const std::string message_id = tool.engine().send(id, topic, message, {.idempotency_key = key});
     tool.print({{"workflow_id", id}, {"topic", topic}, {"message_id", message_id}},
@@ -490,8 +496,8 @@ int run(int argc, char** argv) {
   });
 
   // schedules
-  auto* schedules = app.add_subcommand("schedules", "list, read, pause, resume and delete schedules")
-                        ->require_subcommand(1);
+  auto* schedules =
+      app.add_subcommand("schedules", "list, read, pause, resume and delete schedules")->require_subcommand(1);
   schedules->fallthrough();
   auto* slist = schedules->add_subcommand("list", "every schedule, by id");
   example(slist, "durable schedules list");
@@ -503,7 +509,7 @@ int run(int argc, char** argv) {
   example(sshow, "durable schedules show nightly-report");
   verb(sshow, [&] { show_schedule(tool, sid); });
   for (const std::string name : {"pause", "resume", "delete"}) {
-    auto* sub = schedules->add_subcommand(name, name == "pause"    ? "stop firing (missed fires follow the misfire policy)"
+    auto* sub = schedules->add_subcommand(name, name == "pause" ? "stop firing (missed fires follow the misfire policy)"
                                                 : name == "resume" ? "fire again"
                                                                    : "delete it (the runs it started stay)");
     sub->add_option("id", sid, "schedule id")->required();
@@ -511,7 +517,8 @@ int run(int argc, char** argv) {
       sub->add_option("--reason", sreason, "why")->required();
       sub->add_flag("--dry-run", sdry, "check and say what would happen; write nothing");
     }
-    example(sub, fmt::format("durable schedules {} nightly-report{}", name, name == "delete" ? " --reason \"replaced\"" : ""));
+    example(sub, fmt::format("durable schedules {} nightly-report{}", name,
+                             name == "delete" ? " --reason \"replaced\"" : ""));
     verb(sub, [&, name] {
       Schedules& s = tool.engine().schedules();
       s.get(sid);  // ScheduleNotFound before anything
@@ -539,8 +546,8 @@ int run(int argc, char** argv) {
     const TimePoint cutoff = parse_time(ended_before, "--ended-before", std::chrono::system_clock::now());
     const PruneOutcome p = tool.runs().prune(cutoff, tool.action(preason), pdry);
     tool.print({{"runs", p.runs}, {"batches", p.batches}, {"dry_run", pdry}, {"ended_before", iso_time(cutoff)}},
-               fmt::format("{} {} run(s) that ended before {}\n", pdry ? "dry run, nothing written: would delete" : "deleted",
-                           p.runs, iso_time(cutoff)));
+               fmt::format("{} {} run(s) that ended before {}\n",
+                           pdry ? "dry run, nothing written: would delete" : "deleted", p.runs, iso_time(cutoff)));
   });
 
   int alimit = 50;

@@ -45,7 +45,8 @@ TimePoint parse_time(const std::string& text, const std::string& option, TimePoi
                                           std::chrono::month{static_cast<unsigned>(std::stoi(m[2]))},
                                           std::chrono::day{static_cast<unsigned>(std::stoi(m[3]))}};
     auto field = [&](int i) { return m[i].matched ? std::stoi(m[i]) : 0; };
-    if (ymd.ok() && field(4) < 24 && field(5) < 60 && field(6) < 60) {
+    const int year = static_cast<int>(ymd.year());  // the clock's nanoseconds reach 2262
+    if (ymd.ok() && year >= 1970 && year <= 2200 && field(4) < 24 && field(5) < 60 && field(6) < 60) {
       std::string fraction = m[7].matched ? m[7].str() : "";
       fraction.resize(6, '0');
       TimePoint t = std::chrono::sys_days{ymd} + std::chrono::hours{field(4)} + std::chrono::minutes{field(5)} +
@@ -53,17 +54,18 @@ TimePoint parse_time(const std::string& text, const std::string& option, TimePoi
       const std::string zone = m[8].matched ? m[8].str() : "Z";
       if (zone != "Z") {
         const std::string digits = std::regex_replace(zone.substr(1), std::regex(":"), "");
-        const auto offset = std::chrono::hours{std::stoi(digits.substr(0, 2))} +
-                            std::chrono::minutes{std::stoi(digits.substr(2, 2))};
+        const auto offset =
+            std::chrono::hours{std::stoi(digits.substr(0, 2))} + std::chrono::minutes{std::stoi(digits.substr(2, 2))};
         t = zone[0] == '+' ? t - offset : t + offset;  // local time minus its offset is UTC
       }
       return t;
     }
   }
-  throw InvalidArgument(fmt::format(
-      "{} '{}' is not a time: use a date or date and time in ISO-8601 (2026-12-01, 2026-12-01T08:00:00Z, "
-      "2026-12-01T09:00+01:00; no zone means UTC) or an age like 30m, 12h or 7d",
-      option, text));
+  throw InvalidArgument(
+      fmt::format("{} '{}' is not a time: use a date from 1970 to 2200 or date and time in ISO-8601 (2026-12-01, "
+                  "2026-12-01T08:00:00Z, "
+                  "2026-12-01T09:00+01:00; no zone means UTC) or an age like 30m, 12h or 7d",
+                  option, text));
 }
 
 std::string Table::str() const {

@@ -68,16 +68,16 @@ Json to_json(const RunInfo& r) {
               {"blocked_by", nullptr}});
   if (r.blocked_by) {
     const BlockedRun& b = *r.blocked_by;
-    out["blocked_by"] = {{"step", b.divergence.step},          {"journaled", b.divergence.journaled},
-                         {"asked", b.divergence.asked},        {"message", b.divergence.message},
-                         {"app_version", b.app_version},       {"times", b.times}};
+    out["blocked_by"] = {{"step", b.divergence.step},    {"journaled", b.divergence.journaled},
+                         {"asked", b.divergence.asked},  {"message", b.divergence.message},
+                         {"app_version", b.app_version}, {"times", b.times}};
   }
   return out;
 }
 
 Json to_json(const HistoryEvent& e) {
-  return {{"seq", e.seq}, {"kind", e.kind}, {"step", e.step}, {"name", e.name}, {"at", iso_time(e.at)},
-          {"data", e.data}};
+  return {{"seq", e.seq},   {"kind", e.kind},       {"step", e.step},
+          {"name", e.name}, {"at", iso_time(e.at)}, {"data", e.data}};
 }
 
 Json to_json(const ActivityAttempt& a) {
@@ -132,19 +132,15 @@ Json to_json(const Stats& s) {
                          {"seen_at", time_or_null(i.seen_at)},
                          {"alive", i.alive}});
   }
-  return {{"at", iso_time(s.at)},
-          {"runs_by_status", counts_json(s.runs_by_status)},
-          {"blocked", s.blocked},
-          {"oldest_running", s.oldest_running ? to_json(*s.oldest_running) : Json()},
-          {"activity_queues", activities},
-          {"workflow_queues", workflows},
+  return {{"at", iso_time(s.at)},          {"runs_by_status", counts_json(s.runs_by_status)},
+          {"blocked", s.blocked},          {"oldest_running", s.oldest_running ? to_json(*s.oldest_running) : Json()},
+          {"activity_queues", activities}, {"workflow_queues", workflows},
           {"instances", instances}};
 }
 
 Json to_json(const AuditEntry& e) {
-  return {{"id", e.id},         {"at", iso_time(e.at)},          {"actor", e.actor},
-          {"action", e.action}, {"reason", e.reason},            {"workflow_id", e.workflow_id},
-          {"run_id", e.run_id}, {"details", e.details}};
+  return {{"id", e.id},         {"at", iso_time(e.at)},         {"actor", e.actor},   {"action", e.action},
+          {"reason", e.reason}, {"workflow_id", e.workflow_id}, {"run_id", e.run_id}, {"details", e.details}};
 }
 
 }  // namespace durable::cli

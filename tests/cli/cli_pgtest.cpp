@@ -1,0 +1,298 @@
+// The `durable` command-line tool against a real PostgreSQL: every verb run as a user runs it (the
+// binary, in a shell), its JSON parsed and its text compared, its effect read from the database,
+// and bad input checked for its message and exit code.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+  Json json() const { return Json::parse(out); }
+};
+
+std::string quoted(const std::string& arg) {
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `durable ARGS` on the test's schema (unless `on_schema` is false) and captures everything.
+Outcome cli(const TestDb& db, const std::vector<std::string>& args, bool on_schema = true) {
+  static int n = 0;
+  const std::string base = fmt::format("/tmp/durable-cli-test-{}-{}", getpid(), n++);
+  std::string command = quoted(DURABLE_CLI);
+  if (on_schema) command += " --database-url " + quoted(db.url()) + " --schema " + quoted(db.schema());
+  for (const auto& a : args) command += " " + quoted(a);
+  command += " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(command.c_str());
+  Outcome o{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  INFO("durable " << fmt::format("{}", fmt::join(args, " ")) << "\nstdout: " << o.out << "\nstderr: " << o.err);
+  return o;
+}
+
+// Times and run ids replaced by fixed ones of the same width: what stays the same from run to run.
+std::string stable(std::string text) {
+  text = std::regex_replace(text, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"),
+                            "2000-01-01T00:00:00.000Z");
+  text = std::regex_replace(text, std::regex(R"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"),
+                            "00000000-0000-0000-0000-000000000000");
+  return text;
+}
+
+struct Fleet : RunningEngine {
+  Fleet() {
+    engine.start_workflow<HelloWorkflow>("hello-1", "ada").result(10s);
+    engine.start_workflow<FailingWorkflow>("failing-1", "on purpose");
+    engine.start_workflow<InboxWorkflow>("inbox-1", InboxInput{});
+    REQUIRE(wait_until([&] { return engine.runs().latest("failing-1").status == WorkflowStatus::failed; }));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("migrate creates the schema, --check says whether it is behind, and no other verb migrates",
+          "[pg][cli]") {
+  TestDb db;
+  auto behind = cli(db, {"migrate", "--check"});
+  CHECK(behind.code == 1);
+  CHECK(behind.err == fmt::format("durable: schema '{}' is behind: run `durable migrate`\n", db.schema()));
+  auto list = cli(db, {"workflows", "list"});
+  CHECK(list.code == 3);
+  CHECK(list.err.find("durable migrate") != std::string::npos);
+  CHECK_FALSE(db.schema_exists());
+
+  auto first = cli(db, {"migrate"});
+  CHECK(first.code == 0);
+  CHECK(first.out ==
+        fmt::format("schema '{}' migrated from version 0 to {}\n", db.schema(), latest_schema_version()));
+  auto again = cli(db, {"migrate", "--json"});
+  CHECK(again.json()["version"] == latest_schema_version());
+  CHECK(again.json()["migrated_from"] == latest_schema_version());
+  auto check = cli(db, {"--json", "migrate", "--check"});
+  CHECK(check.code == 0);
+  CHECK(check.json()["up_to_date"] == true);
+}
+
+TEST_CASE_METHOD(Fleet, "workflows list filters and pages runs, as text and as JSON", "[pg][cli]") {
+  auto all = cli(db, {"workflows", "list", "--json"});
+  REQUIRE(all.code == 0);
+  CHECK(all.json()["runs"].size() == 3);
+  CHECK(all.json()["next_cursor"] == "");
+
+  auto failed = cli(db, {"workflows", "list", "--status", "failed", "--json"});
+  REQUIRE(failed.json()["runs"].size() == 1);
+  CHECK(failed.json()["runs"][0]["workflow_id"] == "failing-1");
+  CHECK(cli(db, {"workflows", "list", "--status", "running", "--status", "completed", "--json"}).json()["runs"].size() ==
+        2);
+  CHECK(cli(db, {"workflows", "list", "--name", "inbox", "--json"}).json()["runs"][0]["workflow_id"] == "inbox-1");
+  CHECK(cli(db, {"workflows", "list", "--id-prefix", "hel", "--json"}).json()["runs"].size() == 1);
+  CHECK(cli(db, {"workflows", "list", "--since", "1h", "--json"}).json()["runs"].size() == 3);
+  CHECK(cli(db, {"workflows", "list", "--until", "2020-01-01", "--json"}).json()["runs"].empty());
+  CHECK(cli(db, {"workflows", "list", "--blocked", "--json"}).json()["runs"].empty());
+  CHECK(cli(db, {"workflows", "list", "--app-version", "", "--json"}).json()["runs"].size() == 3);
+
+  auto page1 = cli(db, {"workflows", "list", "--limit", "2", "--json"});
+  REQUIRE(page1.json()["runs"].size() == 2);
+  const std::string cursor = page1.json()["next_cursor"];
+  REQUIRE_FALSE(cursor.empty());
+  auto page2 = cli(db, {"workflows", "list", "--limit", "2", "--cursor", cursor, "--json"});
+  REQUIRE(page2.json()["runs"].size() == 1);
+  CHECK(page2.json()["runs"][0]["workflow_id"] == "hello-1");  // the oldest, last
+  CHECK(stable(cli(db, {"workflows", "list", "--limit", "2"}).out).find("more: --cursor ") != std::string::npos);
+
+  CHECK(stable(cli(db, {"workflows", "list", "--name", "hello"}).out) ==
+        "WORKFLOW ID  NAME   STATUS     STARTED BY  CREATED                   ENDED                     APP VERSION  "
+        "RUN ID\n"
+        "hello-1      hello  completed  call        2000-01-01T00:00:00.000Z  2000-01-01T00:00:00.000Z  -            "
+        "00000000-0000-0000-0000-000000000000\n");
+}
+
+TEST_CASE_METHOD(Fleet, "workflows show, history and export read a run", "[pg][cli]") {
+  auto show = cli(db, {"workflows", "show", "failing-1", "--json"});
+  REQUIRE(show.code == 0);
+  const Json run = show.json();
+  CHECK(run["status"] == "failed");
+  CHECK(run["input"] == "on purpose");
+  CHECK(run["error_message"].get<std::string>().find("workflow gave up: on purpose") != std::string::npos);
+  auto text = cli(db, {"workflows", "show", "hello-1"});
+  CHECK(stable(text.out).find("status        completed\n") != std::string::npos);
+  CHECK(text.out.find("result        \"hello, ada\"") != std::string::npos);
+  auto by_run = cli(db, {"workflows", "show", "hello-1", "--run", run["run_id"], "--json"});
+  CHECK(by_run.code == 1);
+  CHECK(by_run.err.find("is not a run of workflow 'hello-1'") != std::string::npos);
+
+  auto history = cli(db, {"workflows", "history", "failing-1", "--json"});
+  REQUIRE(history.code == 0);
+  const Json h = history.json();
+  CHECK(h["events"][0]["kind"] == "workflow_started");
+  CHECK(h["events"].back()["kind"] == "workflow_failed");
+  REQUIRE_FALSE(h["attempts"].empty());
+  CHECK(h["attempts"][0]["activity"] == "echo");
+  auto timeline = cli(db, {"workflows", "history", "failing-1"});
+  CHECK(timeline.out.find("SEQ  AT") != std::string::npos);
+  CHECK(timeline.out.find("workflow_failed") != std::string::npos);
+  CHECK(timeline.out.find("attempts\nSTEP  ACTIVITY  ATTEMPT") != std::string::npos);
+
+  auto exported = cli(db, {"workflows", "export", "hello-1"});
+  REQUIRE(exported.code == 0);
+  CHECK(exported.json()["format"] == history_format);
+}
+
+TEST_CASE_METHOD(Fleet, "actions need a reason, change nothing in a dry run, and are audited", "[pg][cli]") {
+  auto no_reason = cli(db, {"workflows", "cancel", "inbox-1"});
+  CHECK(no_reason.code == 2);
+  CHECK(no_reason.err == "durable: --reason is required (see --help)\n");
+
+  auto dry = cli(db, {"workflows", "cancel", "inbox-1", "--reason", "test", "--dry-run"});
+  CHECK(dry.code == 0);
+  CHECK(stable(dry.out) == "dry run, nothing written: would have asked run 00000000-0000-0000-0000-000000000000 of 'inbox-1' to cancel\n");
+  CHECK(db.count("SELECT count(*) FROM {s}.audit") == 0);
+
+  auto cancel = cli(db, {"--actor", "ops@test", "workflows", "cancel", "inbox-1", "--reason", "customer left"});
+  CHECK(cancel.code == 0);
+  CHECK(wait_until([&] { return engine.runs().latest("inbox-1").status == WorkflowStatus::cancelled; }));
+  CHECK(db.count("SELECT count(*) FROM {s}.audit WHERE actor = 'ops@test' AND reason = 'customer left'") == 1);
+  auto again = cli(db, {"workflows", "cancel", "inbox-1", "--reason", "twice", "--json"});
+  CHECK(again.json()["changed"] == false);
+
+  auto resume_done = cli(db, {"workflows", "resume", "hello-1", "--reason", "why not"});
+  CHECK(resume_done.code == 2);
+  CHECK(resume_done.err.find("only a failed or blocked run can be resumed") != std::string::npos);
+  CHECK(cli(db, {"workflows", "resume", "failing-1", "--reason", "fixed", "--dry-run"}).code == 0);
+  CHECK(engine.runs().latest("failing-1").status == WorkflowStatus::failed);
+
+  auto fork = cli(db, {"workflows", "fork", "hello-1", "--from-step", "0", "--new-id", "hello-2", "--reason", "again",
+                       "--json"});
+  REQUIRE(fork.code == 0);
+  CHECK(fork.json()["new_workflow_id"] == "hello-2");
+  CHECK(engine.workflow<HelloWorkflow>("hello-2").result(10s) == "hello, ada");
+
+  auto delete_running = cli(db, {"workflows", "delete", "hello-2", "--reason", "x"});
+  CHECK((delete_running.code == 0 || delete_running.code == 2));  // it may have completed already
+  CHECK(cli(db, {"workflows", "delete", "hello-1", "--reason", "test data", "--dry-run"}).code == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'hello-1'") == 1);
+  CHECK(cli(db, {"workflows", "delete", "hello-1", "--reason", "test data"}).code == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'hello-1'") == 0);
+
+  auto audit = cli(db, {"audit", "--json"});
+  REQUIRE(audit.code == 0);
+  CHECK(audit.json()["entries"].size() >= 3);
+  CHECK(audit.json()["entries"][0]["reason"] == "test data");
+}
+
+TEST_CASE_METHOD(Fleet, "a running run is not deleted, and terminate ends it at once", "[pg][cli]") {
+  auto refused = cli(db, {"workflows", "delete", "inbox-1", "--reason", "x"});
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("is running: cancel or terminate it before deleting it") != std::string::npos);
+  CHECK(cli(db, {"workflows", "terminate", "inbox-1", "--reason", "stuck"}).code == 0);
+  CHECK(engine.runs().latest("inbox-1").status == WorkflowStatus::cancelled);
+}
+
+TEST_CASE_METHOD(Fleet, "send puts a message in a run's inbox, once per key", "[pg][cli]") {
+  auto sent = cli(db, {"workflows", "send", "inbox-1", "item", "\"parcel\"", "--key", "k1", "--json"});
+  REQUIRE(sent.code == 0);
+  CHECK_FALSE(sent.json()["message_id"].get<std::string>().empty());
+  CHECK(engine.workflow<InboxWorkflow>("inbox-1").result(10s) == std::vector<std::string>{"parcel"});
+  auto bad = cli(db, {"workflows", "send", "hello-1", "item", "{not json"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.rfind("durable: the payload is not JSON", 0) == 0);
+  CHECK(cli(db, {"workflows", "send", "nobody", "item", "1"}).code == 1);
+}
+
+TEST_CASE_METHOD(Fleet, "schedules list, show, pause, resume and delete", "[pg][cli]") {
+  engine.schedules().create("nightly", {.workflow = "hello", .input = "night", .cron = "0 2 * * *"});
+  auto list = cli(db, {"schedules", "list", "--json"});
+  REQUIRE(list.json()["schedules"].size() == 1);
+  CHECK(list.json()["schedules"][0]["cron"] == "0 2 * * *");
+  CHECK(stable(cli(db, {"schedules", "list"}).out) ==
+        "ID       WORKFLOW  CRON       ZONE  NEXT FIRE                 PAUSED  STARTED  DROPPED\n"
+        "nightly  hello     0 2 * * *  UTC   2000-01-01T00:00:00.000Z  no      0        0\n");
+  CHECK(cli(db, {"schedules", "pause", "nightly"}).code == 0);
+  CHECK(engine.schedules().get("nightly").paused);
+  CHECK(cli(db, {"schedules", "show", "nightly", "--json"}).json()["paused"] == true);
+  CHECK(cli(db, {"schedules", "resume", "nightly"}).code == 0);
+  CHECK_FALSE(engine.schedules().get("nightly").paused);
+  CHECK(cli(db, {"schedules", "delete", "nightly"}).code == 2);  // no reason
+  CHECK(cli(db, {"schedules", "delete", "nightly", "--reason", "r", "--dry-run"}).code == 0);
+  CHECK(engine.schedules().list().size() == 1);
+  CHECK(cli(db, {"schedules", "delete", "nightly", "--reason", "replaced"}).code == 0);
+  CHECK(engine.schedules().list().empty());
+  auto missing = cli(db, {"schedules", "show", "nightly"});
+  CHECK(missing.code == 1);
+  CHECK(missing.err.find("nightly") != std::string::npos);
+}
+
+TEST_CASE_METHOD(Fleet, "stats and prune read across the schema", "[pg][cli]") {
+  auto stats = cli(db, {"stats", "--json"});
+  REQUIRE(stats.code == 0);
+  const Json s = stats.json();
+  CHECK(s["runs_by_status"]["completed"] == 1);
+  CHECK(s["runs_by_status"]["failed"] == 1);
+  CHECK(s["runs_by_status"]["running"] == 1);
+  CHECK(s["oldest_running"]["workflow_id"] == "inbox-1");
+  REQUIRE(s["instances"].size() == 1);
+  CHECK(s["instances"][0]["alive"] == true);
+  auto text = cli(db, {"stats"});
+  CHECK(text.out.find("runs by status\nSTATUS     RUNS\nrunning    1\ncompleted  1\nfailed     1\n") !=
+        std::string::npos);
+
+  auto dry = cli(db, {"prune", "--ended-before", "2200-01-01", "--reason", "all", "--dry-run", "--json"});
+  REQUIRE(dry.code == 0);
+  CHECK(dry.json()["runs"] == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 3);
+  CHECK(cli(db, {"prune", "--ended-before", "2200-01-01", "--reason", "all"}).code == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
+}
+
+TEST_CASE("bad input gets one line naming what was wrong, and its exit code", "[pg][cli]") {
+  TestDb db;
+  migrate_schema(db.url(), db.schema());
+  auto verb = cli(db, {"workflow"});
+  CHECK(verb.code == 2);
+  CHECK(verb.err.rfind("durable: unknown verb 'workflow' for 'durable'", 0) == 0);
+  auto sub = cli(db, {"workflows", "lsit"});
+  CHECK(sub.code == 2);
+  CHECK(sub.err.rfind("durable: unknown verb 'lsit' for 'durable workflows': use one of list, show", 0) == 0);
+  auto date = cli(db, {"workflows", "list", "--since", "yesterday"});
+  CHECK(date.code == 2);
+  CHECK(date.err.rfind("durable: --since 'yesterday' is not a time", 0) == 0);
+  CHECK(cli(db, {"workflows", "list", "--since", "2026-13-01"}).code == 2);
+  CHECK(cli(db, {"workflows", "list", "--since", "2999-01-01"}).code == 2);  // past the clock's range
+  CHECK(cli(db, {"workflows", "list", "--status", "done"}).code == 2);
+  CHECK(cli(db, {"workflows", "list", "--limit", "0"}).code == 2);
+  auto unknown = cli(db, {"workflows", "show", "no-such-run"});
+  CHECK(unknown.code == 1);
+  CHECK(unknown.err == "durable: no workflow with id 'no-such-run'\n");
+  auto schema = cli(db, {"--schema", "Bad-Schema", "stats"}, false);
+  CHECK(schema.code == 2);
+  auto unreachable = cli(db, {"--database-url", "host=127.0.0.1 port=1 dbname=none", "stats"}, false);
+  CHECK(unreachable.code == 3);
+  CHECK(unreachable.err.find('\n') == unreachable.err.size() - 1);  // one line
+  auto exposed = cli(db, {"console", "--listen", "0.0.0.0:0"});
+  CHECK(exposed.code == 2);
+  CHECK(exposed.err.find("token") != std::string::npos);
+  auto help = cli(db, {"workflows", "fork", "--help"});
+  CHECK(help.code == 0);
+  CHECK(help.out.find("Example:\n  durable workflows fork order-42 --from-step 3") != std::string::npos);
+}
