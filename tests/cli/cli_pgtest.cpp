@@ -53,8 +53,7 @@ Outcome cli(const TestDb& db, const std::vector<std::string>& args, bool on_sche
 
 // Times and run ids replaced by fixed ones of the same width: what stays the same from run to run.
 std::string stable(std::string text) {
-  text = std::regex_replace(text, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"),
-                            "2000-01-01T00:00:00.000Z");
+  text = std::regex_replace(text, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)"), "2000-01-01T00:00:00.000Z");
   text = std::regex_replace(text, std::regex(R"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"),
                             "00000000-0000-0000-0000-000000000000");
   return text;
@@ -71,8 +70,7 @@ struct Fleet : RunningEngine {
 
 }  // namespace
 
-TEST_CASE("migrate creates the schema, --check says whether it is behind, and no other verb migrates",
-          "[pg][cli]") {
+TEST_CASE("migrate creates the schema, --check says whether it is behind, and no other verb migrates", "[pg][cli]") {
   TestDb db;
   auto behind = cli(db, {"migrate", "--check"});
   CHECK(behind.code == 1);
@@ -84,8 +82,7 @@ TEST_CASE("migrate creates the schema, --check says whether it is behind, and no
 
   auto first = cli(db, {"migrate"});
   CHECK(first.code == 0);
-  CHECK(first.out ==
-        fmt::format("schema '{}' migrated from version 0 to {}\n", db.schema(), latest_schema_version()));
+  CHECK(first.out == fmt::format("schema '{}' migrated from version 0 to {}\n", db.schema(), latest_schema_version()));
   auto again = cli(db, {"migrate", "--json"});
   CHECK(again.json()["version"] == latest_schema_version());
   CHECK(again.json()["migrated_from"] == latest_schema_version());
@@ -103,8 +100,9 @@ TEST_CASE_METHOD(Fleet, "workflows list filters and pages runs, as text and as J
   auto failed = cli(db, {"workflows", "list", "--status", "failed", "--json"});
   REQUIRE(failed.json()["runs"].size() == 1);
   CHECK(failed.json()["runs"][0]["workflow_id"] == "failing-1");
-  CHECK(cli(db, {"workflows", "list", "--status", "running", "--status", "completed", "--json"}).json()["runs"].size() ==
-        2);
+  CHECK(
+      cli(db, {"workflows", "list", "--status", "running", "--status", "completed", "--json"}).json()["runs"].size() ==
+      2);
   CHECK(cli(db, {"workflows", "list", "--name", "inbox", "--json"}).json()["runs"][0]["workflow_id"] == "inbox-1");
   CHECK(cli(db, {"workflows", "list", "--id-prefix", "hel", "--json"}).json()["runs"].size() == 1);
   CHECK(cli(db, {"workflows", "list", "--since", "1h", "--json"}).json()["runs"].size() == 3);
@@ -166,7 +164,8 @@ TEST_CASE_METHOD(Fleet, "actions need a reason, change nothing in a dry run, and
 
   auto dry = cli(db, {"workflows", "cancel", "inbox-1", "--reason", "test", "--dry-run"});
   CHECK(dry.code == 0);
-  CHECK(stable(dry.out) == "dry run, nothing written: would have asked run 00000000-0000-0000-0000-000000000000 of 'inbox-1' to cancel\n");
+  CHECK(stable(dry.out) ==
+        "dry run, nothing written: would have asked run 00000000-0000-0000-0000-000000000000 of 'inbox-1' to cancel\n");
   CHECK(db.count("SELECT count(*) FROM {s}.audit") == 0);
 
   auto cancel = cli(db, {"--actor", "ops@test", "workflows", "cancel", "inbox-1", "--reason", "customer left"});
@@ -182,8 +181,17 @@ TEST_CASE_METHOD(Fleet, "actions need a reason, change nothing in a dry run, and
   CHECK(cli(db, {"workflows", "resume", "failing-1", "--reason", "fixed", "--dry-run"}).code == 0);
   CHECK(engine.runs().latest("failing-1").status == WorkflowStatus::failed);
 
-  auto fork = cli(db, {"workflows", "fork", "hello-1", "--from-step", "0", "--new-id", "hello-2", "--reason", "again",
-                       "--json"});
+  auto far = cli(db, {"workflows", "fork", "hello-1", "--from-step", "9", "--reason", "r", "--dry-run"});
+  CHECK(far.code == 2);
+  CHECK(far.err.find("from step 9: its journal has steps 0 to 0") != std::string::npos);
+  auto taken = cli(
+      db, {"workflows", "fork", "hello-1", "--from-step", "0", "--new-id", "inbox-1", "--reason", "r", "--dry-run"});
+  CHECK(taken.code == 2);
+  CHECK(cli(db, {"workflows", "fork", "hello-1", "--from-step", "1", "--new-id", "free", "--reason", "r", "--dry-run"})
+            .code == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'free'") == 0);
+  auto fork = cli(
+      db, {"workflows", "fork", "hello-1", "--from-step", "0", "--new-id", "hello-2", "--reason", "again", "--json"});
   REQUIRE(fork.code == 0);
   CHECK(fork.json()["new_workflow_id"] == "hello-2");
   CHECK(engine.workflow<HelloWorkflow>("hello-2").result(10s) == "hello, ada");
@@ -218,6 +226,9 @@ TEST_CASE_METHOD(Fleet, "send puts a message in a run's inbox, once per key", "[
   CHECK(bad.code == 2);
   CHECK(bad.err.rfind("durable: the payload is not JSON", 0) == 0);
   CHECK(cli(db, {"workflows", "send", "nobody", "item", "1"}).code == 1);
+  auto ended = cli(db, {"workflows", "send", "hello-1", "item", "\"late\""});
+  CHECK(ended.code == 2);  // WorkflowEnded: input the run's state refuses
+  CHECK(ended.err.find("has ended") != std::string::npos);
 }
 
 TEST_CASE_METHOD(Fleet, "schedules list, show, pause, resume and delete", "[pg][cli]") {
@@ -274,6 +285,9 @@ TEST_CASE("bad input gets one line naming what was wrong, and its exit code", "[
   auto sub = cli(db, {"workflows", "lsit"});
   CHECK(sub.code == 2);
   CHECK(sub.err.rfind("durable: unknown verb 'lsit' for 'durable workflows': use one of list, show", 0) == 0);
+  auto none = cli(db, {"workflows"});
+  CHECK(none.code == 2);
+  CHECK(none.err.rfind("durable: 'durable workflows' needs a verb: one of list, show", 0) == 0);
   auto date = cli(db, {"workflows", "list", "--since", "yesterday"});
   CHECK(date.code == 2);
   CHECK(date.err.rfind("durable: --since 'yesterday' is not a time", 0) == 0);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -34,12 +35,22 @@ struct Globals {
   bool json = false;
 };
 
+void check_database_url(const std::string& url) {
+  const char* env = std::getenv("DURABLE_DATABASE_URL");
+  if (url.empty() && !(env && *env)) {
+    throw InvalidArgument(
+        "no database: pass --database-url (a libpq URI such as postgresql://user@host/app) or set "
+        "DURABLE_DATABASE_URL");
+  }
+}
+
 class Tool {
  public:
   explicit Tool(Globals& g) : g_(g) {}
 
   Engine& engine() {
     if (!engine_) {
+      check_database_url(g_.database_url);
       EngineOptions o;
       o.database_url = g_.database_url;
       o.schema = g_.schema;
@@ -77,6 +88,7 @@ class Tool {
 
 std::string default_actor() {
   const char* user = std::getenv("USER");
+  if (!user || !*user) user = std::getenv("LOGNAME");
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return fmt::format("{}@{}", user && *user ? user : "unknown", host);
@@ -85,7 +97,12 @@ std::string default_actor() {
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 std::string status_text(const RunSummary& r) {
-  return std::string(to_string(r.status)) + (r.blocked ? " (blocked)" : "");
+  return std::string(to_string(r.status)) + (r.blocked ? ", blocked" : "");
+}
+
+// "1 event", "3 events".
+std::string count_of(std::int64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
 // --- workflows -----------------------------------------------------------------------------------
@@ -142,8 +159,9 @@ void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
   link("continued from", r.continued_from_run);
   link("continued as", r.continued_as_run);
   if (r.blocked_by) {
-    h += fmt::format("blocked       since {} by app version {} ({} times): {}\n", iso_time(r.blocked_at),
-                     or_dash(r.blocked_by->app_version), r.blocked_by->times, r.blocked_by->divergence.message);
+    h += fmt::format("blocked       since {} by app version {} ({}): {}\n", iso_time(r.blocked_at),
+                     or_dash(r.blocked_by->app_version), count_of(r.blocked_by->times, "time", "times"),
+                     r.blocked_by->divergence.message);
   }
   h += fmt::format("input         {}\n", r.input.dump());
   if (r.status == WorkflowStatus::completed) h += fmt::format("result        {}\n", r.result.dump());
@@ -189,6 +207,31 @@ struct ActionArgs {
   bool dry_run = false;
 };
 
+// What a fork would refuse, for a dry run: a step outside the journal, or a workflow id whose
+// latest run is running (for a new id: any run).
+void check_fork(Tool& tool, const RunInfo& r, const ActionArgs& a) {
+  int steps = 0;
+  for (std::optional<int> from = 0; from;) {
+    const History page = tool.runs().history(r.run_id, {.from_seq = *from, .limit = 1000});
+    for (const auto& e : page.events) steps = std::max(steps, e.step + 1);
+    from = page.next_seq;
+  }
+  if (a.from_step < 0 || a.from_step > steps) {
+    throw InvalidArgument(
+        fmt::format("cannot fork run {} from step {}: its journal has steps 0 to {}; give 0 (start "
+                    "over) to {} (after its last step)",
+                    r.run_id, a.from_step, steps - 1, steps));
+  }
+  const std::string id = a.new_id.empty() ? r.workflow_id : a.new_id;
+  try {
+    const RunInfo latest = tool.runs().latest(id);
+    if (!a.new_id.empty() || latest.status == WorkflowStatus::running) {
+      throw WorkflowAlreadyStarted(id, latest.run_id, std::string(to_string(latest.status)));
+    }
+  } catch (const WorkflowNotFound&) {  // a new id that is free
+  }
+}
+
 void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
   const RunInfo r = tool.run_of(a.id, a.run);
   const OperatorAction action = tool.action(a.reason);
@@ -200,10 +243,13 @@ void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
     if (!a.dry_run)
       done = verb == "cancel" ? tool.runs().cancel(r.run_id, action) : tool.runs().terminate(r.run_id, action);
     doc["changed"] = done;
-    what = !done              ? fmt::format("run {} of '{}' had ended ({}): nothing to {}", r.run_id, r.workflow_id,
-                                            to_string(r.status), verb)
-           : verb == "cancel" ? fmt::format("asked run {} of '{}' to cancel", r.run_id, r.workflow_id)
-                              : fmt::format("terminated run {} of '{}'", r.run_id, r.workflow_id);
+    if (!done) {  // nothing to do is an answer, not an error
+      tool.print(doc, fmt::format("run {} of '{}' had ended ({}): nothing to {}\n", r.run_id, r.workflow_id,
+                                  to_string(r.status), verb));
+      return;
+    }
+    what = verb == "cancel" ? fmt::format("asked run {} of '{}' to cancel", r.run_id, r.workflow_id)
+                            : fmt::format("terminated run {} of '{}'", r.run_id, r.workflow_id);
   } else if (verb == "resume") {
     if (r.status != WorkflowStatus::failed && !r.blocked) {
       throw InvalidRunState(fmt::format("run {} of '{}' is {}: only a failed or blocked run can be resumed", r.run_id,
@@ -211,10 +257,10 @@ void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
     }
     doc["changed"] = true;
     if (!a.dry_run) tool.runs().resume(r.run_id, action);
-    what = fmt::format("resumed run {} of '{}' ({})", r.run_id, r.workflow_id, status_text(r));
+    what = fmt::format("resumed run {} of '{}' (it was {})", r.run_id, r.workflow_id, status_text(r));
   } else if (verb == "fork") {
     if (a.dry_run) {
-      if (a.from_step < 0) throw InvalidArgument(fmt::format("--from-step {} is negative: use 0 or more", a.from_step));
+      check_fork(tool, r, a);
       what = fmt::format("forked run {} of '{}' from step {}", r.run_id, r.workflow_id, a.from_step);
     } else {
       auto handle = tool.runs().fork(r.run_id, a.from_step, action, {.workflow_id = a.new_id});
@@ -299,6 +345,7 @@ void show_stats(Tool& tool) {
 
 void show_audit(Tool& tool, int limit, std::int64_t before) {
   AuditQuery q{.limit = limit};
+  if (before < 0) throw InvalidArgument(fmt::format("--before {} is not an audit entry id: ids are 1 or more", before));
   if (before > 0) q.before = before;
   Json all = Json::array();
   Table table({"ID", "AT", "ACTOR", "ACTION", "WORKFLOW ID", "REASON"});
@@ -328,12 +375,23 @@ void serve_console(Tool& tool, const std::string& listen, bool read_only, const 
   c.stop();
 }
 
-// One line: libpq's messages span several.
+// One line: libpq's messages span several, each a sentence of its own.
 std::string one_line(const std::string& text) {
   std::string out;
+  bool break_pending = false;
   for (char c : text) {
-    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-    if (!(c == ' ' && (out.empty() || out.back() == ' '))) out += c;
+    if (c == '\n' || c == '\r') {
+      break_pending = !out.empty();
+    } else if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ' && !break_pending) out += ' ';
+    } else {
+      if (break_pending) {
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        out += "; ";
+        break_pending = false;
+      }
+      out += c;
+    }
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
@@ -352,6 +410,15 @@ int exit_code_of(const std::exception_ptr& e) {
     std::cerr << "durable: " << one_line(x.what()) << "\n";
     return not_found;
   } catch (const InvalidArgument& x) {
+    std::cerr << "durable: " << one_line(x.what()) << "\n";
+    return usage;
+  } catch (const WorkflowAlreadyStarted& x) {  // input the database's state refuses, like InvalidRunState
+    std::cerr << "durable: " << one_line(x.what()) << "\n";
+    return usage;
+  } catch (const WorkflowEnded& x) {
+    std::cerr << "durable: " << one_line(x.what()) << "\n";
+    return usage;
+  } catch (const ScheduleAlreadyExists& x) {
     std::cerr << "durable: " << one_line(x.what()) << "\n";
     return usage;
   } catch (const DatabaseError& x) {
@@ -386,7 +453,10 @@ int run(int argc, char** argv) {
       }
     });
   };
-  auto example = [](CLI::App* sub, const std::string& text) { sub->footer("Example:\n  " + text); };
+  auto example = [](CLI::App* sub, const std::string& text) {
+    sub->footer("Example:\n  " + text +
+                "\n\nEvery verb also takes --database-url, --schema, --actor and --json (see durable --help).");
+  };
 
   // migrate
   bool check = false;
@@ -394,6 +464,7 @@ int run(int argc, char** argv) {
   migrate->add_flag("--check", check, "change nothing; exit 1 when the schema is behind this build");
   example(migrate, "durable migrate --check --schema orders");
   verb(migrate, [&] {
+    check_database_url(g.database_url);
     if (check) {
       const SchemaVersion v = schema_version(g.database_url, g.schema);
       tool.print(
@@ -420,7 +491,7 @@ int run(int argc, char** argv) {
   list->add_option("--status", la.statuses, "running, completed, failed, cancelled or continued (repeatable)");
   list->add_option("--name", la.name, "workflow name");
   list->add_option("--id-prefix", la.id_prefix, "workflow ids starting with this");
-  list->add_option("--since", la.since, "created at or after: ISO-8601 time or an age (30m, 12h, 7d)");
+  list->add_option("--since", la.since, "created at or after: ISO-8601 time or an age (90s, 30m, 12h, 7d)");
   list->add_option("--until", la.until, "created before: ISO-8601 time or an age");
   list->add_flag("--blocked", la.blocked, "only running runs blocked by a non-determinism error");
   list->add_option("--app-version", la.app_version, "runs of this app version (\"\" for unversioned)")
@@ -578,11 +649,16 @@ int run(int argc, char** argv) {
     CLI::App* at = &app;
     while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
     const auto rest = app.remaining(true);
-    if (!rest.empty() && !at->get_subcommands({}).empty() && rest.front().rfind('-', 0) != 0) {
+    if (!at->get_subcommands({}).empty()) {
       std::string verbs;
       for (const auto* sub : at->get_subcommands({})) verbs += (verbs.empty() ? "" : ", ") + sub->get_name();
-      std::cerr << fmt::format("durable: unknown verb '{}' for '{}': use one of {} (see --help)\n", rest.front(),
-                               at == &app ? std::string("durable") : "durable " + at->get_name(), verbs);
+      const std::string where = at == &app ? std::string("durable") : "durable " + at->get_name();
+      if (!rest.empty() && rest.front().rfind('-', 0) != 0) {
+        std::cerr << fmt::format("durable: unknown verb '{}' for '{}': use one of {} (see --help)\n", rest.front(),
+                                 where, verbs);
+      } else {
+        std::cerr << fmt::format("durable: '{}' needs a verb: one of {} (see --help)\n", where, verbs);
+      }
       return usage;
     }
     std::cerr << "durable: " << one_line(e.what()) << " (see --help)\n";

@@ -62,9 +62,9 @@ TimePoint parse_time(const std::string& text, const std::string& option, TimePoi
     }
   }
   throw InvalidArgument(
-      fmt::format("{} '{}' is not a time: use a date from 1970 to 2200 or date and time in ISO-8601 (2026-12-01, "
-                  "2026-12-01T08:00:00Z, "
-                  "2026-12-01T09:00+01:00; no zone means UTC) or an age like 30m, 12h or 7d",
+      fmt::format("{} '{}' is not a time: use an ISO-8601 date or date and time from 1970 to 2200 (2026-12-01, "
+                  "2026-12-01T08:00:00Z, 2026-12-01T09:00+01:00; no zone means UTC) or an age like 90s, 30m, 12h "
+                  "or 7d",
                   option, text));
 }
 
