@@ -353,3 +353,28 @@ INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
   CHECK_FALSE(run.blocked);
   CHECK(engine.metrics().workflows_blocked == 0);
 }
+
+TEST_CASE("a schema at version 15 with runs in flight upgrades to the list of engines, and its runs complete",
+          "[pg][migrations][stats]") {
+  TestDb db;
+  build_schema_at(db, 15);
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
+  ('v15-chain', '018f0000-0000-7000-8000-0000000000e1', 'chain', 'running', '1', 3, true);
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
+  ('018f0000-0000-7000-8000-0000000000e1', 0, 'workflow_started', NULL, NULL, '{{"input": 1}}'),
+  ('018f0000-0000-7000-8000-0000000000e1', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
+  ('018f0000-0000-7000-8000-0000000000e1', 2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'))");
+  CHECK(schema_version(db.url(), db.schema()).current == 15);
+  CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
+  EngineOptions options = db.options();
+  options.instance = "after-16";
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000e1").result_json(30s) == 6);
+  CHECK(wait_until([&] {
+    const Stats s = engine.runs().stats();
+    return s.instances.size() == 1 && s.instances[0].instance == "after-16" && s.instances[0].alive;
+  }));
+}
