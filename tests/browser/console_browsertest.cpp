@@ -30,6 +30,12 @@ struct DoomedWorkflow {
   }
 };
 
+// Holds an activity slot for `ms` (the stall activity), so the overview has a running task.
+struct StallingWorkflow {
+  static constexpr auto name = "stalling";
+  int operator()(durable::WorkflowContext& ctx, const int& ms) { return ctx.call<durable::test::StallActivity>(ms); }
+};
+
 std::string artifact(const std::string& name) {
   std::filesystem::create_directories(DURABLE_BROWSER_ARTIFACTS);
   return std::string(DURABLE_BROWSER_ARTIFACTS) + "/" + name;
@@ -39,7 +45,8 @@ std::string artifact(const std::string& name) {
 // the console's token (from the URL fragment, as `durable console` prints it).
 struct ConsoleAndBrowser {
   explicit ConsoleAndBrowser(const std::string& name)
-      : env({}, [](durable::Engine& e) { e.add<DoomedWorkflow>(); }),
+      : env([](durable::EngineOptions& o) { o.instance = "browser"; },
+            [](durable::Engine& e) { e.add<DoomedWorkflow>().add<StallingWorkflow>(); }),
         console(env.engine, {.listen = "127.0.0.1:0"}),
         browser(artifact(name + "-chromedriver.log")) {
     console.start();
@@ -162,6 +169,11 @@ TEST_CASE(
                             {.workflow = "hello", .input = "night", .cron = "0 2 * * *", .time_zone = "Europe/Paris"});
   for (const auto* id : {"a-1", "a-2", "a-3"}) engine.start_workflow<durable::test::HelloWorkflow>(id, "x").result(10s);
   REQUIRE_THROWS(engine.start_workflow<DoomedWorkflow>("b-1", "no").result(10s));
+  engine.start_workflow<StallingWorkflow>("stuck-1", 60'000);
+  REQUIRE(wait_until([&] {
+    const durable::Stats s = engine.runs().stats();
+    return s.activity_queues.size() == 1 && s.activity_queues[0].running == 1;
+  }));
 
   t.open("#/overview");
   auto& b = t.browser;
@@ -169,6 +181,12 @@ TEST_CASE(
   CHECK(b.text(b.find("#overview-counts a[data-status='failed'] .n")) == "1");
   CHECK(b.text(b.find("#overview-schedules .n")) == "1");
   CHECK(b.find_all("#hourly rect.seg.completed").size() == 1);  // all made this hour
+  // The queues and engines of Runs::stats: the stall is leased to this engine, the oldest running run.
+  CHECK(b.text(b.find("#overview-activity-queues tr[data-activity='stall'] td.c-activity")) == "stall");
+  const std::string owner = b.text(b.find("#overview-engines tbody td.c-owner"));
+  CHECK(owner.rfind("browser@", 0) == 0);
+  CHECK(std::stoi(b.text(b.find("#overview-engines tbody td.c-leased .leased"))) >= 1);
+  CHECK(b.text(b.find("#overview-oldest a.run-link")) == "stuck-1");
   b.screenshot(artifact("overview.png"));
 
   // A parent links to its children, and a child back to its parent.

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <durable/errors.hpp>
+#include <durable/stats.hpp>
 
 namespace durable::console::detail {
 namespace {
@@ -76,12 +77,6 @@ Json counts_json(const std::map<WorkflowStatus, std::int64_t>& counts) {
     out[std::string(to_string(status))] = it == counts.end() ? 0 : it->second;
   }
   return out;
-}
-
-std::int64_t total(const std::map<WorkflowStatus, std::int64_t>& counts) {
-  std::int64_t sum = 0;
-  for (const auto& [status, n] : counts) sum += n;
-  return sum;
 }
 
 std::string required_string(const Json& body, const char* key) {
@@ -183,6 +178,7 @@ Json schedules(Schedules& schedules) {
 
 Json overview(Runs& runs, Schedules& schedules) {
   using std::chrono::hours;
+  const Stats stats = runs.stats();
   // 24 buckets of an hour, the last one the hour now is in. One count per bucket for now: the
   // management API has no grouped statistics.
   const auto this_hour = std::chrono::floor<hours>(std::chrono::system_clock::now());
@@ -192,10 +188,48 @@ Json overview(Runs& runs, Schedules& schedules) {
     const auto counts = runs.count_by_status({.created_from = from, .created_until = from + hours{1}});
     buckets.push_back({{"from", millis(from)}, {"counts", counts_json(counts)}});
   }
-  return {{"counts", counts_json(runs.count_by_status())},
-          {"blocked", total(runs.count_by_status({.blocked_only = true}))},
+  Json oldest;  // null: nothing is running
+  if (const auto& r = stats.oldest_running) {
+    oldest = {{"workflow_id", r->workflow_id},
+              {"run_id", r->run_id},
+              {"workflow_name", r->workflow_name},
+              {"created_at", millis(r->created_at)}};
+  }
+  Json activity_queues = Json::array();
+  for (const auto& q : stats.activity_queues) {
+    activity_queues.push_back({{"activity", q.activity},
+                               {"ready", q.ready},
+                               {"delayed", q.delayed},
+                               {"running", q.running},
+                               {"oldest_ready_seconds", q.oldest_ready_seconds}});
+  }
+  Json workflow_queues = Json::array();
+  for (const auto& q : stats.workflow_queues) {
+    workflow_queues.push_back(
+        {{"workflow", q.workflow}, {"waiting", q.waiting}, {"oldest_waiting_seconds", q.oldest_waiting_seconds}});
+  }
+  Json engines = Json::array();
+  for (const auto& i : stats.instances) {
+    engines.push_back({{"owner", i.owner},
+                       {"instance", i.instance},
+                       {"app_version", i.app_version},
+                       {"activity_capacity", i.activity_capacity},
+                       {"workflow_capacity", i.workflow_capacity},
+                       {"activities_leased", i.activities_leased},
+                       {"saturation", i.saturation ? Json(*i.saturation) : Json()},
+                       {"started_at", millis(i.started_at)},
+                       {"seen_at", millis(i.seen_at)},
+                       {"alive", i.alive}});
+  }
+  return {{"at", millis(stats.at)},
+          {"counts", counts_json(stats.runs_by_status)},
+          {"blocked", stats.blocked},
           {"schedules", schedules.list().size()},
-          {"hours", std::move(buckets)}};
+          {"hours", std::move(buckets)},
+          {"oldest_running", std::move(oldest)},
+          {"activity_queues", std::move(activity_queues)},
+          {"workflow_queues", std::move(workflow_queues)},
+          {"engines", std::move(engines)}};
 }
 
 Json act(Runs& runs, const std::string& verb, const Json& body, const std::string& actor) {

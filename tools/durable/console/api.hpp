@@ -23,8 +23,9 @@ Json run(Runs& runs, const std::string& run_id);
 Json history(Runs& runs, const Params& params);
 // GET /api/schedules
 Json schedules(Schedules& schedules);
-// GET /api/overview: counts by status, blocked runs, schedules, and runs created per hour over
-// the last 24 hours by status.
+// GET /api/overview: counts by status, blocked runs, schedules, runs created per hour over the
+// last 24 hours by status, and from Runs::stats the oldest running run, the activity and workflow
+// queues and the engines with their load.
 Json overview(Runs& runs, Schedules& schedules);
 // POST /api/actions/{cancel,resume,fork,terminate}, body {"run_id", "reason"[, "from_step",
 // "workflow_id"]}: does it as `actor` and says what happened.

@@ -399,8 +399,42 @@ async function renderOverview() {
           h('span', {class: 'n'}, data.blocked), h('span', {class: 'label'}, 'blocked')),
       h('a', {class: 'card', href: '#/schedules', id: 'overview-schedules'},
           h('span', {class: 'n'}, data.schedules), h('span', {class: 'label'}, 'schedules')));
+  const oldest = data.oldest_running;
+  const oldestLine = h('p', {id: 'overview-oldest'}, oldest
+    ? ['Oldest running run: ', runLink(oldest.run_id, oldest.workflow_id), ` (${oldest.workflow_name}), created `,
+      formatTime(oldest.created_at), `, running for ${formatDuration(Math.max(data.at - oldest.created_at, 0))}`]
+    : h('span', {class: 'muted'}, 'No run is running.'));
+  const seconds = x => `${x.toFixed(1)} s`;
+  const activities = smallTable('overview-activity-queues', ['Activity', 'Ready', 'Delayed', 'Running', 'Oldest ready'],
+      data.activity_queues.map(q => h('tr', {'data-activity': q.activity},
+          h('td', {class: 'mono c-activity'}, q.activity), h('td', {}, q.ready), h('td', {}, q.delayed),
+          h('td', {}, q.running), h('td', {}, q.ready ? seconds(q.oldest_ready_seconds) : '—'))));
+  const workflows = smallTable('overview-workflow-queues', ['Workflow', 'Waiting', 'Oldest'],
+      data.workflow_queues.map(q => h('tr', {'data-workflow': q.workflow},
+          h('td', {class: 'mono c-workflow'}, q.workflow), h('td', {}, q.waiting),
+          h('td', {}, seconds(q.oldest_waiting_seconds)))));
+  const engines = smallTable('overview-engines',
+      ['Engine', 'App version', 'Leased / slots', 'Saturation', 'Runners', 'Last seen'],
+      data.engines.map(e => h('tr', {'data-owner': e.owner, 'data-alive': String(e.alive)},
+          h('td', {class: 'mono c-owner'}, e.owner),
+          h('td', {class: 'mono'}, e.app_version || '—'),
+          h('td', {class: 'c-leased'}, h('span', {class: 'leased'}, e.activities_leased), ` / ${e.activity_capacity}`),
+          h('td', {}, e.saturation === null ? '—' : `${Math.round(e.saturation * 100)}%`),
+          h('td', {}, e.workflow_capacity),
+          h('td', {}, e.seen_at === null ? h('span', {class: 'muted'}, 'leases only')
+            : [`${formatDuration(Math.max(data.at - e.seen_at, 0))} ago`,
+              e.alive ? null : h('span', {class: 'gone', title: 'it stopped renewing its row'}, 'gone')]))));
   setPage(h('h1', {}, 'Overview'), cards, h('h2', {}, 'Runs created per hour, last 24 hours'), hourlyChart(data.hours),
-      h('div', {class: 'legend'}, STATUSES.map(s => h('span', {class: s}, s))));
+      h('div', {class: 'legend'}, STATUSES.map(s => h('span', {class: s}, s))), oldestLine,
+      h('h2', {}, 'Activity queues'), activities, h('h2', {}, 'Workflows waiting for a replay'), workflows,
+      h('h2', {}, 'Engines'), engines);
+}
+
+// A table of the overview's: a header row and `rows`, or one "none" row.
+function smallTable(id, headings, rows) {
+  return h('table', {id, class: 'small'},
+      h('thead', {}, h('tr', {}, headings.map(t => h('th', {}, t)))),
+      h('tbody', {}, rows.length ? rows : h('tr', {class: 'none'}, h('td', {colspan: headings.length, class: 'muted'}, 'none'))));
 }
 
 // Stacked bars, one per hour, in SVG (attributes, not styles: the CSP allows no inline style).
