@@ -86,8 +86,9 @@ void compare_to_empty(Result& result, double empty_steps_per_s);
 
 // ---- runs_scale.cpp: the management API with a big history (issue 16) -----------------------
 
-inline constexpr double aim_page_ms = 20.0;     // a page of runs (100), median
-inline constexpr double aim_history_ms = 50.0;  // a 1,000-step run's history, median
+inline constexpr double aim_page_ms = 20.0;           // a page of runs (100), median
+inline constexpr double aim_history_ms = 50.0;        // a 1,000-step run's history, median
+inline constexpr double aim_console_page_ms = 200.0;  // the console's runs page: its two requests, median
 inline constexpr double aim_prune_runs_per_s = 20'000.0;
 inline constexpr double aim_ratio_during_prune = 0.8;  // 10-step steps/s while a prune runs, to alone
 

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <httplib.h>
+
 #include "bench_workflows.hpp"
+#include "console/console.hpp"
 #include "measurements.hpp"
 
 namespace bench {
@@ -212,6 +215,38 @@ void time_long_run(const durable::Runs& runs, const std::function<void(Result)>&
   check(info.journal_length == static_cast<int>(events) && info.attempts == long_run_steps, "get");
 }
 
+// The web console's runs page (issue 19): the two requests the page makes, a page of 50 runs and
+// the counts by status under the same filter, answered by the console's server over loopback HTTP,
+// one after the other (the browser sends them at once: this is at least its wait).
+void time_console(durable::Engine& engine, const std::function<void(Result)>& report) {
+  progress("runs: timing the console's runs page, {} times each", repetitions);
+  durable::console::Console console(engine, {.listen = "127.0.0.1:0", .read_only = true});
+  console.start();
+  httplib::Client client("127.0.0.1", console.port());
+  auto get = [&](const std::string& path) {
+    const auto res = client.Get(path.c_str());
+    check(res && res->status == 200, "the console's " + path);
+  };
+  struct Case {
+    const char* what;
+    const char* label;
+    std::string query;
+  };
+  const std::vector<Case> cases = {
+      {"console_runs_page", "console runs page (50 runs + counts), no filter", ""},
+      {"console_failed_page", "console runs page (50 runs + counts), status failed", "status=failed"},
+      {"console_name_page", "console runs page (50 runs + counts), one workflow name",
+       std::string("name=") + other_workflow},
+  };
+  for (const auto& c : cases) {
+    report(timed(runs_result(c.what, c.label), aim_console_page_ms, [&] {
+      get("/api/runs?limit=50" + (c.query.empty() ? "" : "&" + c.query));
+      get("/api/counts" + (c.query.empty() ? "" : "?" + c.query));
+    }));
+  }
+  console.stop();
+}
+
 // ---- Prune while engines work ----
 
 struct PruneRun {
@@ -315,6 +350,7 @@ void measure_runs(const std::string& url, const RunsScale& scale, const std::fun
   runs.list({.limit = 1});  // untimed: opens the connection the timed calls use
   time_lists(runs, report);
   time_long_run(runs, report);
+  time_console(engine, report);
   prune_under_load(url, schema.name(), runs, cutoff, scale, report);
 }
 
