@@ -271,8 +271,9 @@ Stats RunStore::stats() {
   Stats st;
   pool_.read([&](pqxx::connection& conn) {
     st = {};
-    // One snapshot for every figure, at the schema's clock (moved by the test kit's time skipping).
-    pqxx::read_transaction tx(conn);
+    // One snapshot for every figure (repeatable read), at the schema's clock (moved by the test kit's
+    // time skipping).
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
     const std::string now = fmt::format("(SELECT now() + skew FROM {}.clock)", s_);
     st.at = time_of(tx.exec1(fmt::format("SELECT {}.epoch_us({}) AS now_us", s_, now))["now_us"].as<std::int64_t>());
     for (const auto& row :

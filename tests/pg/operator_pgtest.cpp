@@ -77,14 +77,16 @@ TEST_CASE("stats show runs by status, blocked and oldest running runs, queues, a
   a.engine.start_workflow<HelloWorkflow>("done-1", "x").result(10s);
   a.engine.start_workflow<FailingWorkflow>("failed-1", "on purpose");
   CHECK(wait_until([&] { return a.engine.runs().latest("failed-1").status == WorkflowStatus::failed; }));
-  // Two stalls hold both slots (leased to engine a); a third waits ready for a slot.
+  // Two stalls hold both slots (leased to engine a); a third waits for a slot, ready in the table, or
+  // leased already when the engine ran it at once as its workflow scheduled it (it then waits for
+  // a slot in the engine: leased tasks reach twice the slots).
   for (const char* id : {"stall-1", "stall-2", "stall-3"}) {
     a.engine.start_workflow(stall_one, id, 60'000);
   }
   CHECK(wait_until([&] {
     const Stats s = a.engine.runs().stats();
     for (const auto& q : s.activity_queues) {
-      if (q.activity == "stall") return q.running == 2 && q.ready == 1;
+      if (q.activity == "stall") return q.running >= 2 && q.running + q.ready == 3;
     }
     return false;
   }));
@@ -95,8 +97,9 @@ TEST_CASE("stats show runs by status, blocked and oldest running runs, queues, a
   CHECK(s.blocked == 0);
   REQUIRE(s.oldest_running);
   CHECK(s.oldest_running->workflow_id == "stall-1");
+  std::int64_t leased = 0;
   for (const auto& q : s.activity_queues) {
-    if (q.activity == "stall") CHECK(q.oldest_ready_seconds >= 0);
+    if (q.activity == "stall") leased = q.running;
   }
   REQUIRE(s.instances.size() == 1);
   const InstanceStats& i = s.instances[0];
@@ -105,9 +108,9 @@ TEST_CASE("stats show runs by status, blocked and oldest running runs, queues, a
   CHECK(i.app_version == "7.1");
   CHECK(i.activity_capacity == 2);
   CHECK(i.workflow_capacity == a.db.options().workflow_max_concurrency);
-  CHECK(i.activities_leased == 2);
+  CHECK(i.activities_leased == leased);
   REQUIRE(i.saturation);
-  CHECK(*i.saturation == Approx(1.0));
+  CHECK(*i.saturation == Approx(static_cast<double>(leased) / 2));
   CHECK(i.alive);
 
   // An engine that stops takes its row away; its leases go with its stop.
