@@ -168,7 +168,9 @@ class Runs {
 
   RunPage list(const RunQuery& query = {}) const;
   // How many runs match, per status (statuses with none are left out); `filter.statuses` is ignored.
-  std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter = {}) const;
+  // `at_most` > 0: each status is counted up to at_most + 1 only (more than at_most shows as
+  // at_most + 1), so that a count over millions of runs reads no more than that many per status.
+  std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter = {}, std::int64_t at_most = 0) const;
   RunInfo get(const std::string& run_id) const;
   // The latest run of a workflow id.
   RunInfo latest(const std::string& workflow_id) const;

@@ -106,9 +106,12 @@ RunPage Runs::list(const RunQuery& query) const {
   return core_->run_store().list(query.filter, query.limit, cursor_us, cursor_run);
 }
 
-std::map<WorkflowStatus, std::int64_t> Runs::count_by_status(const RunFilter& filter) const {
+std::map<WorkflowStatus, std::int64_t> Runs::count_by_status(const RunFilter& filter, std::int64_t at_most) const {
   check_filter(filter);
-  return core_->run_store().count_by_status(filter);
+  if (at_most < 0) {
+    throw InvalidArgument(fmt::format("count_by_status: at_most = {} is negative: use 0 to count exactly", at_most));
+  }
+  return core_->run_store().count_by_status(filter, at_most);
 }
 
 RunInfo Runs::get(const std::string& run_id) const {

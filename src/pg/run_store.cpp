@@ -253,15 +253,25 @@ RunPage RunStore::list(const RunFilter& filter, int limit, std::optional<std::in
   return page;
 }
 
-std::map<WorkflowStatus, std::int64_t> RunStore::count_by_status(const RunFilter& filter) {
+std::map<WorkflowStatus, std::int64_t> RunStore::count_by_status(const RunFilter& filter, std::int64_t at_most) {
   std::map<WorkflowStatus, std::int64_t> counts;
   pool_.read([&](pqxx::connection& conn) {
     counts.clear();
     pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec(fmt::format("SELECT w.status, count(*) AS n FROM {}.workflows w WHERE {} GROUP BY "
-                                               "w.status",
-                                               s_, conditions(tx, s_, filter, false)))) {
-      counts[public_status(row["status"].as<std::string>())] = row["n"].as<std::int64_t>();
+    const std::string where = conditions(tx, s_, filter, false);
+    std::string sql;
+    if (at_most == 0) {
+      sql = fmt::format("SELECT w.status, count(*) AS n FROM {}.workflows w WHERE {} GROUP BY w.status", s_, where);
+    } else {  // per status, reads stop after at_most + 1 rows
+      for (const char* status : {"running", "completed", "failed", "cancelled", "continued"}) {
+        sql += fmt::format(
+            "{}SELECT '{}' AS status, (SELECT count(*) FROM (SELECT FROM {}.workflows w WHERE {} AND "
+            "w.status = '{}' LIMIT {}) AS x) AS n",
+            sql.empty() ? "" : " UNION ALL ", status, s_, where, status, at_most + 1);
+      }
+    }
+    for (const auto& row : tx.exec(sql)) {
+      if (const auto n = row["n"].as<std::int64_t>(); n > 0) counts[public_status(row["status"].as<std::string>())] = n;
     }
   });
   return counts;

@@ -33,7 +33,8 @@ class RunStore {
   // `cursor_us` / `cursor_run`: the last run of the page before (none for the first page).
   RunPage list(const RunFilter& filter, int limit, std::optional<std::int64_t> cursor_us,
                const std::string& cursor_run);
-  std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter);
+  // `at_most` > 0: each status counted up to at_most + 1 only.
+  std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter, std::int64_t at_most = 0);
   std::optional<RunInfo> get(const std::string& run_id);
   std::optional<RunInfo> latest(const std::string& workflow_id);
   History history(const std::string& run_id, int from_seq, int limit);

@@ -114,6 +114,13 @@ TEST_CASE_METHOD(RunsEngine, "runs are listed newest first, filtered, counted an
   CHECK(counts[WorkflowStatus::completed] == 5);
   CHECK(counts[WorkflowStatus::failed] == 1);
   CHECK(counts.count(WorkflowStatus::running) == 0);
+  // Counted up to at_most + 1 a status: 5 completed stop at 3 (more than 2), 1 failed is exact.
+  auto capped = runs().count_by_status({.id_prefix = "order-"}, 2);
+  CHECK(capped[WorkflowStatus::completed] == 3);
+  CHECK(capped[WorkflowStatus::failed] == 1);
+  CHECK(capped.count(WorkflowStatus::running) == 0);
+  CHECK(runs().count_by_status({.id_prefix = "order-"}, 5)[WorkflowStatus::completed] == 5);
+  expect_throw<InvalidArgument>([&] { runs().count_by_status({}, -1); }, "at_most = -1 is negative");
 
   // Pages of 3, with a run started between pages: each run once, the new one on none.
   std::vector<std::string> seen;

@@ -98,7 +98,10 @@ Json runs_page(Runs& runs, const Params& params) {
 }
 
 Json run_counts(Runs& runs, const Params& params) {
-  return {{"counts", counts_json(runs.count_by_status(filter_of(params)))}};
+  // Exact up to 10,000 a status; beyond, the page says "10,000+" (an exact count of millions of
+  // runs would cost the page its time budget).
+  constexpr std::int64_t exact_up_to = 10'000;
+  return {{"counts", counts_json(runs.count_by_status(filter_of(params), exact_up_to))}, {"capped_at", exact_up_to}};
 }
 
 Json run(Runs& runs, const std::string& run_id) {

@@ -156,6 +156,11 @@ function runsHash(params) {
   return `#/runs${query ? `?${query}` : ''}`;
 }
 
+// A count the server stopped at (more than `cappedAt`) reads "10,000+".
+function countText(n, cappedAt) {
+  return cappedAt && n > cappedAt ? `${cappedAt.toLocaleString('en')}+` : String(n);
+}
+
 async function renderRuns(params) {
   const filter = filterParams(params);
   const query = {...filter, limit: 50};
@@ -164,7 +169,7 @@ async function renderRuns(params) {
 
   const chips = h('div', {class: 'chips', id: 'counts'},
       STATUSES.map(s => h('a', {class: 'chip', href: runsHash({...filter, status: s}), 'data-status': s},
-          statusBadge(s), h('b', {}, counts.counts[s]))));
+          statusBadge(s), h('b', {}, countText(counts.counts[s], counts.capped_at)))));
 
   const statusSelect = h('select', {id: 'f-status', name: 'status'}, h('option', {value: ''}, 'any status'),
       STATUSES.map(s => h('option', {value: s, selected: filter.status === s}, s)));
