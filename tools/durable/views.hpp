@@ -3,6 +3,8 @@
 
 #include <durable/durable.hpp>
 
+#include "console/statuses.hpp"
+
 namespace durable::cli {
 
 Json to_json(const RunSummary& run);
@@ -12,11 +14,9 @@ Json to_json(const ActivityAttempt& attempt);
 Json to_json(const ScheduleInfo& schedule);
 Json to_json(const Stats& stats);
 Json to_json(const AuditEntry& entry);
-Json counts_json(const std::map<WorkflowStatus, std::int64_t>& counts);  // every status, 0 for none
 
-// Every status, in the order lists show them.
-const std::vector<WorkflowStatus>& all_statuses();
-// "failed" -> WorkflowStatus::failed; throws InvalidArgument naming the statuses.
-WorkflowStatus parse_status(const std::string& text);
+using console::all_statuses;  // shared with the console (console/statuses.hpp)
+using console::counts_json;
+using console::parse_status;
 
 }  // namespace durable::cli

@@ -1,5 +1,7 @@
 #include "api.hpp"
 
+#include "statuses.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -9,9 +11,6 @@
 
 namespace durable::console::detail {
 namespace {
-
-constexpr std::array all_statuses{WorkflowStatus::running, WorkflowStatus::completed, WorkflowStatus::failed,
-                                  WorkflowStatus::cancelled, WorkflowStatus::continued};
 
 // Times travel as milliseconds since the epoch: the page formats them in the viewer's zone.
 Json millis(TimePoint t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count(); }
@@ -31,13 +30,6 @@ int int_param(const std::string& value, const std::string& what, int fallback) {
   } catch (const std::logic_error&) {  // not a number, or out of range: refused below
   }
   throw InvalidArgument(what + " must be a whole number, not '" + value + "'");
-}
-
-WorkflowStatus parse_status(const std::string& text) {
-  for (const auto status : all_statuses) {
-    if (to_string(status) == text) return status;
-  }
-  throw InvalidArgument("unknown status '" + text + "': running, completed, failed, cancelled or continued");
 }
 
 RunFilter filter_of(const Params& params) {
@@ -68,15 +60,6 @@ Json summary(const RunSummary& r) {
           {"created_at", millis(r.created_at)},
           {"updated_at", millis(r.updated_at)},
           {"ended_at", millis(r.ended_at)}};
-}
-
-Json counts_json(const std::map<WorkflowStatus, std::int64_t>& counts) {
-  Json out = Json::object();
-  for (const auto status : all_statuses) {
-    const auto it = counts.find(status);
-    out[std::string(to_string(status))] = it == counts.end() ? 0 : it->second;
-  }
-  return out;
 }
 
 std::string required_string(const Json& body, const char* key) {
