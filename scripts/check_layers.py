@@ -63,7 +63,7 @@ def main():
             return None
         found = None
         for kind, target in headers.get(path, []):
-            if kind == "<" and target.startswith("pqxx/"):
+            if (kind == "<" and target.startswith("pqxx/")) or target == "durable/pqxx.hpp":
                 found = [f"<{target}>"]
                 break
             if kind == '"' and target in headers:

@@ -14,6 +14,7 @@ namespace durable {
 namespace detail {
 struct AttemptState;
 }
+class TransactionContext;  // durable/pqxx.hpp: a transactional activity's context
 
 // Heartbeat details are kept in the task row for the next attempt; this bounds them.
 inline constexpr std::size_t max_heartbeat_details_bytes = 16 * 1024;
@@ -52,21 +53,22 @@ class ActivityContext {
 
 namespace detail {
 
-// A registered activity, type-erased so the engine can run it from JSON.
+// A registered activity, type-erased so the engine can run it from JSON. Exactly one of `run` and
+// `run_in_transaction` is set: the second for a transactional activity (durable/pqxx.hpp).
 struct ActivityDefinition {
   std::string name;
-  ActivityOptions options;                                        // declared by the activity
-  std::function<Json(ActivityContext&, const Json&)> run;         // converts, calls the body, converts back
+  ActivityOptions options;                                                   // declared by the activity
+  std::function<Json(ActivityContext&, const Json&)> run;                    // converts, calls the body, converts back
+  std::function<Json(TransactionContext&, const Json&)> run_in_transaction;  // the same, in the step's transaction
   std::function<void(const Json&)> check_input;                   // throws PayloadError when the input does not convert
   std::function<std::optional<std::string>(const Json&)> key_of;  // the declared idempotency key, if any
+  bool transactional() const { return static_cast<bool>(run_in_transaction); }
 };
 
-template <typename Input, typename F>
-ActivityDefinition make_activity(std::string name, ActivityOptions options, F body) {
-  ActivityDefinition def;
-  def.name = name;
-  def.options = std::move(options);
-  def.run = [body = std::move(body), name](ActivityContext& ctx, const Json& input) mutable -> Json {
+// An activity body `Out(Context&, const Input&)` behind a JSON interface.
+template <typename Context, typename Input, typename F>
+std::function<Json(Context&, const Json&)> json_body(const std::string& name, F body) {
+  return [body = std::move(body), name](Context& ctx, const Json& input) mutable -> Json {
     auto typed = from_payload<Input>(input, fmt::format("the input of activity '{}'", name));
     using R = decltype(body(ctx, typed));
     if constexpr (std::is_void_v<R>) {
@@ -76,6 +78,19 @@ ActivityDefinition make_activity(std::string name, ActivityOptions options, F bo
       return to_payload(body(ctx, typed), "an activity result");
     }
   };
+}
+
+// `Context` is ActivityContext, or TransactionContext for a transactional activity.
+template <typename Input, typename Context = ActivityContext, typename F>
+ActivityDefinition make_activity(std::string name, ActivityOptions options, F body) {
+  ActivityDefinition def;
+  def.name = name;
+  def.options = std::move(options);
+  if constexpr (std::is_same_v<Context, ActivityContext>) {
+    def.run = json_body<Context, Input>(name, std::move(body));
+  } else {
+    def.run_in_transaction = json_body<Context, Input>(name, std::move(body));
+  }
   def.check_input = [name](const Json& input) {
     (void)from_payload<Input>(input, fmt::format("the input of activity '{}'", name));
   };

@@ -87,14 +87,15 @@ class Engine {
 
   // Registers a workflow or activity type (told apart by its context parameter). An
   // activity may be passed as an instance carrying its dependencies; its operator() is
-  // called from several threads at once.
+  // called from several threads at once. An activity that takes a TransactionContext&
+  // (durable/pqxx.hpp) is transactional: its writes commit with its result, once.
   template <detail::Named T>
   Engine& add(T instance = T{}) {
     using Ctx = typename detail::call_traits<T>::context;
-    if constexpr (std::is_same_v<Ctx, ActivityContext>) {
+    if constexpr (std::is_same_v<Ctx, ActivityContext> || std::is_same_v<Ctx, TransactionContext>) {
       ActivityOptions declared{};
       if constexpr (detail::HasOptions<T>) declared = T::options();
-      auto def = detail::make_activity<detail::input_of<T>>(T::name, declared, std::move(instance));
+      auto def = detail::make_activity<detail::input_of<T>, Ctx>(T::name, declared, std::move(instance));
       if constexpr (detail::HasIdempotencyKey<T>) {
         def.key_of = [](const Json& input) -> std::optional<std::string> {
           return T::idempotency_key(detail::from_payload<detail::input_of<T>>(input, "an activity input"));
@@ -103,16 +104,20 @@ class Engine {
       return add_definition(std::move(def));
     } else {
       static_assert(std::is_same_v<Ctx, WorkflowContext>,
-                    "operator() must take durable::ActivityContext& or durable::WorkflowContext& first");
+                    "operator() must take durable::ActivityContext&, durable::TransactionContext& or "
+                    "durable::WorkflowContext& first");
       (void)instance;
       return add_definition(detail::make_workflow<detail::input_of<T>>(T::name, [] { return T{}; }));
     }
   }
 
-  // Registers a plain callable `Out(ActivityContext&, const In&)` as an activity.
+  // Registers a plain callable `Out(ActivityContext&, const In&)` as an activity, or
+  // `Out(TransactionContext&, const In&)` as a transactional one (durable/pqxx.hpp).
   template <typename In, typename Out, typename F>
   Engine& add_activity(const ActivityRef<In, Out>& activity, F body, ActivityOptions options = {}) {
-    return add_definition(detail::make_activity<In>(activity.name, std::move(options), std::move(body)));
+    using Ctx =
+        std::conditional_t<std::is_invocable_v<F&, ActivityContext&, const In&>, ActivityContext, TransactionContext>;
+    return add_definition(detail::make_activity<In, Ctx>(activity.name, std::move(options), std::move(body)));
   }
 
   // Registers a plain callable `Out(WorkflowContext&, const In&)` as a workflow. It is copied

@@ -26,7 +26,8 @@
 //       ├── ScheduleAlreadyExists      a schedule with that id exists
 //       ├── ScheduleNotFound           no schedule with that id
 //       ├── NonRetryableError          thrown by an activity: fail now, skip the remaining attempts
-//       │   └── IdempotencyKeyConflict   journaled: a key reused with another input (strict engines)
+//       │   ├── IdempotencyKeyConflict   journaled: a key reused with another input (strict engines)
+//       │   └── TransactionMisuse        journaled: a transactional activity's body committed or ended its transaction
 //       ├── ActivityTimeout            journaled: an attempt ran past its timeout (retried under the policy)
 //       ├── LeaseExpired               journaled: an attempt's worker stopped renewing its lease (retried)
 //       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
@@ -220,6 +221,14 @@ class NonRetryableError : public Error {
 // A key reused with another input than the one that produced its result, on an engine with
 // EngineOptions::idempotency_input_mismatch_fails.
 class IdempotencyKeyConflict : public NonRetryableError {
+ public:
+  using NonRetryableError::NonRetryableError;
+};
+
+// A transactional activity's body committed, aborted or otherwise ended the transaction it was
+// given (durable/pqxx.hpp): its writes must commit with its result, so nothing of it committed,
+// and the same body would do it again: not retried.
+class TransactionMisuse : public NonRetryableError {
  public:
   using NonRetryableError::NonRetryableError;
 };

@@ -103,7 +103,7 @@ EngineCore::EngineCore(EngineOptions o)
 EngineCore::~EngineCore() { stop(); }
 
 StageParts EngineCore::stage_parts() {
-  return {options_, owner_, registry_, store(), steps_, metrics_, signals_, stopping_};
+  return {options_, owner_, registry_, store(), database_.transactions(), steps_, metrics_, signals_, stopping_};
 }
 
 int EngineCore::activity_capacity() const {

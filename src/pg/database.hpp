@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "pg/activity_transaction.hpp"
 #include "pg/run_store.hpp"
 #include "pg/schedule_store.hpp"
 #include "pg/session_policy.hpp"
@@ -40,6 +41,7 @@ class Database {
   Store& store() { return *store_; }
   ScheduleStore& schedules() { return *schedules_; }
   RunStore& runs() { return *runs_; }
+  TransactionConnections& transactions() { return *transactions_; }
   // Calls `heard(kind)` for each notification, on a connection of its own, until `stopping()`;
   // and once for every kind at each (re)connect, since anything may have happened unheard.
   void listen(const std::function<void(Wake)>& heard, const std::function<bool()>& stopping);
@@ -49,6 +51,7 @@ class Database {
   std::unique_ptr<Store> store_;
   std::unique_ptr<ScheduleStore> schedules_;
   std::unique_ptr<RunStore> runs_;
+  std::unique_ptr<TransactionConnections> transactions_;
 };
 
 }  // namespace durable::pg

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "pg/connection_pool.hpp"
 #include "pg/records.hpp"
@@ -50,7 +52,7 @@ const char* const claimed_json_sql =
 // cancelled() at their next heartbeat and their outcomes are fenced off. For the runs in CTE
 // `{from}` whose new status is `{status}`, all but the task `{except}` finishing with it.
 const char* const drop_unawaited_sql = R"(
-  UPDATE {s}.tasks o SET status = 'cancelled', updated_at = now()
+  UPDATE {s}.tasks o SET status = 'cancelled', updated_at = statement_timestamp()
   FROM {from} f
   WHERE {status} <> 'running' AND o.run_id = f.run_id AND o.status IN ('pending', 'running')
     AND o.task_id IS DISTINCT FROM {except})";
@@ -61,13 +63,13 @@ const char* const drop_unawaited_sql = R"(
 const char* const cancel_runs_sql = R"(w AS (
   UPDATE {s}.workflows o
   SET status = 'cancelled', runnable = false, next_seq = o.next_seq + 1, replay_lag = o.replay_lag + 1, lease_token = NULL,
-      lease_owner = NULL, lease_until = NULL, updated_at = now(), ended_at = now()
+      lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp(), ended_at = statement_timestamp()
   FROM {from} f WHERE o.run_id = f.run_id AND (o.status = 'running') IS TRUE
   RETURNING o.workflow_id, o.next_seq - 1 AS seq, o.run_id),
 e AS (
   INSERT INTO {s}.journal (run_id, seq, kind, data) SELECT run_id, seq, 'workflow_cancelled', {data} FROM w),
 t AS (
-  UPDATE {s}.tasks k SET status = 'cancelled', updated_at = now()
+  UPDATE {s}.tasks k SET status = 'cancelled', updated_at = statement_timestamp()
   FROM w WHERE k.run_id = w.run_id AND k.status IN ('pending', 'running')),
 n AS (SELECT pg_notify({channel}, '') WHERE EXISTS (SELECT 1 FROM w)))";
 
@@ -77,8 +79,8 @@ n AS (SELECT pg_notify({channel}, '') WHERE EXISTS (SELECT 1 FROM w)))";
 // {p}n: the statement's SELECT reads {p}w (workflow_id, run_id of each run asked) and {p}n.
 const char* const request_cancel_sql = R"({p}w AS (
   UPDATE {s}.workflows o
-  SET next_seq = o.next_seq + 1, replay_lag = o.replay_lag + 1, cancel_requested_at = now(), runnable = true,
-      runnable_since = CASE WHEN o.runnable THEN o.runnable_since ELSE now() END, updated_at = now()
+  SET next_seq = o.next_seq + 1, replay_lag = o.replay_lag + 1, cancel_requested_at = statement_timestamp(), runnable = true,
+      runnable_since = CASE WHEN o.runnable THEN o.runnable_since ELSE statement_timestamp() END, updated_at = statement_timestamp()
   FROM {from} f WHERE o.run_id = f.run_id AND (o.status = 'running') IS TRUE AND o.cancel_requested_at IS NULL
   RETURNING o.workflow_id, o.next_seq - 1 AS seq, o.run_id),
 {p}e AS (
@@ -263,10 +265,10 @@ WITH w AS (
   UPDATE {s}.workflows
   SET next_seq = next_seq + jsonb_array_length($3::jsonb), status = $4, result = $5::jsonb,
       error_type = nullif($6, ''), error_message = nullif($7, ''),
-      runnable = {replay_outdated}, runnable_since = CASE WHEN {replay_outdated} THEN now() ELSE runnable_since END,
+      runnable = {replay_outdated}, runnable_since = CASE WHEN {replay_outdated} THEN statement_timestamp() ELSE runnable_since END,
       wake_at = {s}.from_us(nullif($9::bigint, -1)),
-      lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now(),
-      ended_at = CASE WHEN $4 <> 'running' THEN now() END, latest = latest AND $4 <> 'continued',
+      lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp(),
+      ended_at = CASE WHEN $4 <> 'running' THEN statement_timestamp() END, latest = latest AND $4 <> 'continued',
       app_version = nullif($24, ''), blocked_at = NULL, blocked = NULL,
       replay_lag = next_seq + jsonb_array_length($3::jsonb) - $8
   WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
@@ -279,20 +281,20 @@ e AS (
   FROM w, LATERAL (SELECT $3::jsonb->0 AS v) AS x WHERE x.v IS NOT NULL),
 t AS ({insert_tasks}),
 r AS (
-  UPDATE {s}.messages m SET received_step = (x.v->>1)::int, received_at = now()
+  UPDATE {s}.messages m SET received_step = (x.v->>1)::int, received_at = statement_timestamp()
   FROM w, jsonb_array_elements($17::jsonb) AS x(v)
   WHERE m.run_id = w.run_id AND m.seq = (x.v->>0)::int AND m.received_step IS NULL),
 p AS (
   INSERT INTO {s}.events (run_id, key, value, step)
   SELECT w.run_id, x.v->>0, x.v->1, (x.v->>2)::int FROM w, jsonb_array_elements($18::jsonb) AS x(v)
-  ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, step = excluded.step, set_at = now()
+  ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, step = excluded.step, set_at = statement_timestamp()
   RETURNING 1),
 pn AS (SELECT pg_notify($19, '') WHERE EXISTS (SELECT 1 FROM p)),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
 d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running'),
 kids AS (SELECT x.v FROM w, jsonb_array_elements($20::jsonb) AS x(v)),
 retired AS (
-  UPDATE {s}.workflows o SET latest = false, updated_at = now()
+  UPDATE {s}.workflows o SET latest = false, updated_at = statement_timestamp()
   FROM kids WHERE o.workflow_id = kids.v->>'workflow_id' AND o.latest AND o.status <> 'running'
     AND kids.v->'replaceable' ? o.status
   RETURNING o.run_id),
@@ -313,7 +315,7 @@ chj AS (
   FROM w, ch JOIN kids ON (kids.v->>'run_id')::uuid = ch.run_id),
 chn AS (SELECT pg_notify($21, '') WHERE EXISTS (SELECT 1 FROM ch)),
 dr AS (
-  UPDATE {s}.tasks k SET status = 'cancelled', updated_at = now()
+  UPDATE {s}.tasks k SET status = 'cancelled', updated_at = statement_timestamp()
   FROM w, jsonb_array_elements_text($22::jsonb) AS x(step)
   WHERE k.run_id = w.run_id AND k.step = x.step::int AND k.status IN ('pending', 'running')),
 asked AS (
@@ -372,7 +374,7 @@ k AS (SELECT m.message_id::text AS message_id FROM {s}.messages m, r
 w AS (
   UPDATE {s}.workflows
   SET messages_sent = messages_sent + 1, runnable = true,
-      runnable_since = CASE WHEN runnable THEN runnable_since ELSE now() END
+      runnable_since = CASE WHEN runnable THEN runnable_since ELSE statement_timestamp() END
   WHERE workflow_id = $1 AND latest AND (status = 'running') IS TRUE AND NOT EXISTS (SELECT 1 FROM k)
   RETURNING run_id, messages_sent, lease_until),
 i AS (
@@ -468,7 +470,7 @@ u AS (
       lease_owner = $3, claim_token = $5, attempt_started_at = {now},
       first_started_at = coalesce(t.first_started_at, {now}),
       lease_until = {now} + (coalesce((t.options->>'timeout_ms')::bigint, {default_timeout_ms}) + $4::bigint) * interval '1 millisecond',
-      updated_at = now()
+      updated_at = statement_timestamp()
   FROM c JOIN n USING (task_id) WHERE t.run_id = c.run_id AND t.step = c.step
   RETURNING t.task_id, t.run_id::text, t.workflow_id, t.step, t.name, t.input::text, t.options::text, t.attempt,
             t.attempt_base, t.lease_token, c.was,
@@ -518,7 +520,7 @@ td AS (
 tf AS (
   UPDATE {s}.tasks k
   SET status = i.outcome, error_type = nullif(i.error_type, ''), error_message = nullif(i.error_message, ''),
-      lease_until = NULL, updated_at = now()
+      lease_until = NULL, updated_at = statement_timestamp()
   FROM i
   WHERE i.outcome <> 'completed' AND {finishing_task}
   RETURNING {finished_task}),
@@ -547,7 +549,7 @@ w AS (
       error_type = CASE WHEN {fast} THEN nullif(t.wf_error_type, '') ELSE wf.error_type END,
       error_message = CASE WHEN {fast} THEN nullif(t.wf_error_message, '') ELSE wf.error_message END,
       wake_at = CASE WHEN {fast} THEN {s}.from_us(nullif(t.wake_at_us, -1)) ELSE wf.wake_at END,
-      ended_at = CASE WHEN {fast} AND t.wf_status <> 'running' THEN now() ELSE wf.ended_at END,
+      ended_at = CASE WHEN {fast} AND t.wf_status <> 'running' THEN statement_timestamp() ELSE wf.ended_at END,
       lease_token = CASE WHEN {fast} THEN NULL ELSE wf.lease_token END,
       lease_owner = CASE WHEN {fast} THEN NULL ELSE wf.lease_owner END,
       lease_until = CASE WHEN {fast} THEN NULL ELSE wf.lease_until END,
@@ -556,8 +558,8 @@ w AS (
       blocked_at = CASE WHEN {fast} THEN NULL ELSE wf.blocked_at END,
       blocked = CASE WHEN {fast} THEN NULL ELSE wf.blocked END,
       replay_lag = CASE WHEN {fast} THEN jsonb_array_length(t.events) ELSE wf.replay_lag + 1 END,
-      runnable = NOT {fast}, updated_at = now(),
-      runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN now() ELSE wf.runnable_since END
+      runnable = NOT {fast}, updated_at = statement_timestamp(),
+      runnable_since = CASE WHEN NOT {fast} AND NOT wf.runnable THEN statement_timestamp() ELSE wf.runnable_since END
   FROM t WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
   RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.attempt_started_at, t.outcome, t.result,
             t.error_type,
@@ -600,7 +602,7 @@ WITH t AS (
 u AS (
   UPDATE {s}.tasks k
   SET status = 'pending', available_at = t.retry_at, error_type = $4, error_message = $5, lease_token = NULL,
-      lease_owner = NULL, lease_until = NULL, updated_at = now()
+      lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp()
   FROM t WHERE k.run_id = t.run_id AND k.step = t.step AND t.within
   RETURNING k.task_id),
 a AS (
@@ -623,7 +625,7 @@ SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried,
     {stmt::heartbeat, R"(
 UPDATE {s}.tasks
 SET lease_until = {now} + $3::bigint * interval '1 millisecond',
-    heartbeat = coalesce(nullif($4, '')::jsonb, heartbeat), updated_at = now()
+    heartbeat = coalesce(nullif($4, '')::jsonb, heartbeat), updated_at = statement_timestamp()
 WHERE run_id = $1::uuid AND step = $5 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
 RETURNING 1)"},
 
@@ -649,7 +651,7 @@ SELECT 1 FROM {s}.attempts WHERE task_id = $1 AND attempt = $2 AND outcome = 'fa
 UPDATE {s}.tasks
 SET status = 'pending', attempt = attempt - 1, available_at = {now} + $3::bigint * interval '1 millisecond',
     lease_token = NULL,
-    lease_owner = NULL, lease_until = NULL, updated_at = now()
+    lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp()
 WHERE run_id = $1::uuid AND step = $4 AND lease_token = $2 AND status = 'running')"},
 
     // Takes the right to run the body for (activity, key) unless a live attempt of another task
@@ -676,7 +678,7 @@ r AS (
   UPDATE {s}.tasks
   SET status = 'pending', attempt = attempt - 1,
       available_at = coalesce((SELECT holder_until FROM k), {now} + interval '1 second'), lease_token = NULL,
-      lease_owner = NULL, lease_until = NULL, updated_at = now()
+      lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp()
   WHERE run_id = $1::uuid AND step = $3 AND lease_token = $2 AND status = 'running' AND NOT (SELECT locked FROM k)
   RETURNING 1)
 SELECT coalesce((SELECT locked FROM k), false) AS locked,  -- no row: the task is gone (finished by another lease)
@@ -717,7 +719,7 @@ LATERAL (
 SELECT coalesce(extract(epoch FROM max(age)), 0)::float8 AS age
 FROM jsonb_array_elements_text($1::jsonb) AS n(name),
 LATERAL (
-  SELECT now() - (SELECT runnable_since FROM {s}.workflows WHERE {runnable_workflow}
+  SELECT statement_timestamp() - (SELECT runnable_since FROM {s}.workflows WHERE {runnable_workflow}
                   ORDER BY runnable_since LIMIT 1) AS age
   UNION ALL
   SELECT {now} - (SELECT wake_at FROM {s}.workflows WHERE {waking_workflow} ORDER BY wake_at LIMIT 1)) AS oldest)"},
@@ -730,13 +732,13 @@ LATERAL (
     // how many times it was blocked (1: the first, which is logged).
     {stmt::block_run, R"(
 UPDATE {s}.workflows
-SET blocked_at = coalesce(blocked_at, now()),
+SET blocked_at = coalesce(blocked_at, statement_timestamp()),
     blocked = $3::jsonb || jsonb_build_object(
       'app_version', $4::text, 'times', coalesce((blocked->>'times')::int, 0) + 1,
       'versions', (coalesce(blocked->'versions', '[]'::jsonb) - $4::text) || to_jsonb($4::text)),
     app_version = nullif($4::text, ''), runnable = false,
     wake_at = {now} + $5::bigint * power(2, least(coalesce((blocked->>'times')::int, 0), 6)) * interval '1 millisecond',
-    lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now()
+    lease_token = NULL, lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp()
 WHERE run_id = $1::uuid AND lease_token = $2 AND (status = 'running') IS TRUE
 RETURNING (blocked->>'times')::int AS times)"},
 
@@ -746,7 +748,7 @@ RETURNING (blocked->>'times')::int AS times)"},
     // racing every engine, those of the version that blocked them included.
     {stmt::wake_blocked, R"(
 WITH w AS (
-  UPDATE {s}.workflows SET wake_at = {now}, updated_at = now()
+  UPDATE {s}.workflows SET wake_at = {now}, updated_at = statement_timestamp()
   WHERE status = 'running' AND blocked_at IS NOT NULL AND name IN (SELECT jsonb_array_elements_text($1::jsonb))
     AND NOT (blocked->'versions' ? $2) AND wake_at > {now}
   RETURNING 1)
@@ -761,13 +763,13 @@ WHERE status = 'running' AND blocked_at IS NOT NULL AND name IN (SELECT jsonb_ar
     // runners, is alive for $6 ms more; $7: it is starting (a pid reused after a crash starts anew).
     // Rows of engines that stopped saying so an hour ago go.
     {stmt::engine_alive, R"(
-WITH gone AS (DELETE FROM {s}.engines WHERE expires_at < now() - interval '1 hour')
+WITH gone AS (DELETE FROM {s}.engines WHERE expires_at < statement_timestamp() - interval '1 hour')
 INSERT INTO {s}.engines (owner, instance, app_version, activity_capacity, workflow_capacity, expires_at)
-VALUES ($1, $2, nullif($3, ''), $4, $5, now() + $6::bigint * interval '1 millisecond')
+VALUES ($1, $2, nullif($3, ''), $4, $5, statement_timestamp() + $6::bigint * interval '1 millisecond')
 ON CONFLICT (owner) DO UPDATE
 SET instance = EXCLUDED.instance, app_version = EXCLUDED.app_version, activity_capacity = EXCLUDED.activity_capacity,
-    workflow_capacity = EXCLUDED.workflow_capacity, seen_at = now(), expires_at = EXCLUDED.expires_at,
-    started_at = CASE WHEN $7 THEN now() ELSE {s}.engines.started_at END)"},
+    workflow_capacity = EXCLUDED.workflow_capacity, seen_at = statement_timestamp(), expires_at = EXCLUDED.expires_at,
+    started_at = CASE WHEN $7 THEN statement_timestamp() ELSE {s}.engines.started_at END)"},
     {stmt::engine_stopped, "DELETE FROM {s}.engines WHERE owner = $1"},
 
     // Schedules. Times cross as microseconds since the epoch; the cron arithmetic is done in C++.
@@ -796,7 +798,7 @@ WITH u AS (
   UPDATE {s}.schedules
   SET workflow_name = $2, input = $3::jsonb, cron = $4, time_zone = $5, misfire_policy = $6, catchup_limit = $7,
       misfire_grace_ms = $8, next_fire_at = {s}.from_us($9), prev_fire_at = {s}.from_us($10), revision = $11::uuid,
-      updated_at = now()
+      updated_at = statement_timestamp()
   WHERE schedule_id = $1
   RETURNING 1),
 n AS (SELECT pg_notify($12, '') FROM u)
@@ -804,7 +806,7 @@ SELECT (SELECT count(*) FROM u) AS written, (SELECT count(*) FROM n) AS notified
 
     // $1 id, $2 paused, $3 channel
     {stmt::pause_schedule, R"(
-WITH u AS (UPDATE {s}.schedules SET paused = $2, updated_at = now() WHERE schedule_id = $1 RETURNING 1),
+WITH u AS (UPDATE {s}.schedules SET paused = $2, updated_at = statement_timestamp() WHERE schedule_id = $1 RETURNING 1),
 n AS (SELECT pg_notify($3, '') FROM u)
 SELECT (SELECT count(*) FROM u) AS written, (SELECT count(*) FROM n) AS notified)"},
 
@@ -828,23 +830,39 @@ ORDER BY next_fire_at LIMIT $1 FOR UPDATE SKIP LOCKED)"},
     {stmt::advance_schedule, R"(
 UPDATE {s}.schedules
 SET next_fire_at = {s}.from_us($2), prev_fire_at = {s}.from_us($3), fires_started = fires_started + $4,
-    fires_dropped = fires_dropped + $5, updated_at = now()
+    fires_dropped = fires_dropped + $5, updated_at = statement_timestamp()
 WHERE schedule_id = $1)"},
 
     // Microseconds until the earliest active schedule is due (NULL when there is none).
     {stmt::next_schedule_in, R"(
 SELECT {s}.epoch_us(min(next_fire_at)) - {s}.epoch_us({now}) AS due_in_us FROM {s}.schedules WHERE NOT paused)"},
+
+    // A transactional activity's transaction: the guard row that keeps it from committing
+    // unless complete_steps goes in with it (migration 17), then taken away just before. Taking it
+    // also gives complete_steps the planner settings the engine's own sessions have, for this
+    // transaction only (the session is the body's: its own statements keep the defaults).
+    {stmt::open_guard, "INSERT INTO {s}.transaction_guards (xact) VALUES (pg_current_xact_id())"},
+    {stmt::close_guard, R"(
+WITH g AS (DELETE FROM {s}.transaction_guards WHERE xact = pg_current_xact_id() RETURNING 1)
+SELECT (SELECT count(*) FROM g) AS guards, set_config('plan_cache_mode', 'force_generic_plan', true),
+       set_config('enable_seqscan', 'off', true), set_config('enable_hashjoin', 'off', true),
+       set_config('enable_mergejoin', 'off', true), set_config('jit', 'off', true))"},
 };
 
 }  // namespace
 
-void prepare_statements(pqxx::connection& conn, const std::string& schema) {
+void prepare_statements(pqxx::connection& conn, const std::string& schema, const std::vector<std::string>& only,
+                        const std::string& name_prefix) {
   const std::string s = quoted(schema);
   // db_now(), read once per statement into a first CTE; each use is a cheap scan of that one row.
   // A call to the SQL function itself is planned again on every execution (about 50 us each), and
   // a subquery on the clock table per use costs a table scan each (a step statement has ~20 uses).
+  // The statements read the time with statement_timestamp(), not now(): the same in a statement of
+  // its own, but a transactional activity's step commits at the end of the body's transaction,
+  // and now() is when that began (its leases and times must be judged as the step commits).
   const std::string now = "(SELECT now FROM clock_now)";
-  const std::string clock_cte = "clock_now AS MATERIALIZED (SELECT now() + skew AS now FROM " + s + ".clock)";
+  const std::string clock_cte =
+      "clock_now AS MATERIALIZED (SELECT statement_timestamp() + skew AS now FROM " + s + ".clock)";
   auto with_clock = [&](std::string sql) {
     if (sql.find(now) == std::string::npos) return sql;
     const auto first = sql.find_first_not_of(" \n");
@@ -916,7 +934,9 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema) {
             request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_")),
         fmt::arg("orphan", with_names(orphan_sql)),
         fmt::arg("replayed_seq", "w.next_seq - w.replay_lag AS replayed_seq"));
-    conn.prepare(name, with_clock(text));
+    if (only.empty() || std::find(only.begin(), only.end(), name) != only.end()) {
+      conn.prepare(name_prefix + name, with_clock(text));
+    }
   }
 }
 

@@ -32,6 +32,8 @@ inline constexpr const char* read_event = "read_event";
 inline constexpr const char* claim_tasks = "claim_tasks";
 inline constexpr const char* reclaim_tasks = "reclaim_tasks";
 inline constexpr const char* complete_steps = "complete_steps";
+inline constexpr const char* open_guard = "open_guard";
+inline constexpr const char* close_guard = "close_guard";
 inline constexpr const char* retry_task = "retry_task";
 inline constexpr const char* heartbeat = "heartbeat";
 inline constexpr const char* unwanted_tasks = "unwanted_tasks";
@@ -64,6 +66,8 @@ inline constexpr const char* next_schedule_in = "next_schedule_in";
 // The channel engines LISTEN on for each kind of wake-up.
 std::string wake_channel(const std::string& schema, Wake kind);
 
-void prepare_statements(pqxx::connection& conn, const std::string& schema);
+// Prepares every statement, or those in `only`, each under `prefix` + its name.
+void prepare_statements(pqxx::connection& conn, const std::string& schema, const std::vector<std::string>& only = {},
+                        const std::string& prefix = {});
 
 }  // namespace durable::pg

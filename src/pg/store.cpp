@@ -449,13 +449,10 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
   return claimed;
 }
 
-std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommit*>& steps, const std::string& owner,
-                                               Duration lease_margin) {
+Json Store::steps_json(const std::vector<const StepCommit*>& steps) {
   Json rows = Json::array();
-  std::map<std::int64_t, std::size_t> index;  // task id -> position
   for (const StepCommit* c : steps) {
     const ReplayCommit* r = c->replay;
-    index[c->task->task_id] = rows.size();
     rows.push_back({{"task_id", c->task->task_id},
                     {"task_run", c->task->run_id},
                     {"step", c->task->step},
@@ -477,40 +474,80 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
                     {"wf_error_message", r ? r->error_message : std::string()},
                     {"wake_at_us", r ? r->wake_at_us : -1}});
   }
-  const std::string rows_text = rows.dump();
+  return rows;
+}
+
+std::vector<StepOutcome> Store::run_complete_steps(pqxx::transaction_base& tx, const char* statement,
+                                                   const std::string& rows_text,
+                                                   const std::vector<const StepCommit*>& steps,
+                                                   const std::string& owner, Duration lease_margin,
+                                                   bool maybe_committed, Json& key_waited) {
+  std::map<std::int64_t, std::size_t> index;  // task id -> position
+  for (std::size_t i = 0; i < steps.size(); ++i) index[steps[i]->task->task_id] = i;
+  std::vector<StepOutcome> outcomes(steps.size());
+  const auto answer = tx.exec_prepared(statement, rows_text, owner, lease_margin.count(), workflows_channel_,
+                                       tasks_channel_, ended_channel_, app_version_);
+  for (const auto& row : answer) {
+    const std::size_t i = index.at(row["task_id"].as<std::int64_t>());
+    const StepCommit& c = *steps[i];
+    StepOutcome& outcome = outcomes[i];
+    outcome.now_us = row["now_us"].as<std::int64_t>();
+    if (row["key_waiters"].as<bool>()) key_waited.push_back(waited_key(*c.task));
+    if (row["finished"].as<bool>()) {
+      outcome.finish = FinishOutcome::committed;
+      outcome.continued = row["continued"].as<bool>();
+      if (outcome.continued) {
+        outcome.base = row["base"].as<int>();
+        outcome.claimed = leased_at_once(*c.replay, row["claimed"], outcome.now_us);
+      }
+    } else if (maybe_committed && finished_earlier(tx, c)) {
+      // Committed by an earlier try whose answer was lost: whatever it leased at once is ours,
+      // and whoever waited for its key may have missed the wake-up.
+      outcome.finish = FinishOutcome::committed_earlier;
+      if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token);
+      if (c.task->options.idempotency_key) key_waited.push_back(waited_key(*c.task));
+    }
+  }
+  return outcomes;
+}
+
+std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommit*>& steps, const std::string& owner,
+                                               Duration lease_margin) {
+  const std::string rows_text = steps_json(steps).dump();
   std::vector<StepOutcome> outcomes;
   Json key_waited = Json::array();  // idempotency keys others wait for
   pool_.write("complete_steps", [&](pqxx::connection& conn, bool maybe_committed) {
-    outcomes.assign(steps.size(), StepOutcome{});
     key_waited = Json::array();
     pqxx::nontransaction tx(conn);
-    const auto answer = tx.exec_prepared(stmt::complete_steps, rows_text, owner, lease_margin.count(),
-                                         workflows_channel_, tasks_channel_, ended_channel_, app_version_);
-    for (const auto& row : answer) {
-      const std::size_t i = index.at(row["task_id"].as<std::int64_t>());
-      const StepCommit& c = *steps[i];
-      StepOutcome& outcome = outcomes[i];
-      outcome.now_us = row["now_us"].as<std::int64_t>();
-      if (row["key_waiters"].as<bool>()) key_waited.push_back(waited_key(*c.task));
-      if (row["finished"].as<bool>()) {
-        outcome.finish = FinishOutcome::committed;
-        outcome.continued = row["continued"].as<bool>();
-        if (outcome.continued) {
-          outcome.base = row["base"].as<int>();
-          outcome.claimed = leased_at_once(*c.replay, row["claimed"], outcome.now_us);
-        }
-      } else if (maybe_committed && finished_earlier(tx, c)) {
-        // Committed by an earlier try whose answer was lost: whatever it leased at once is ours,
-        // and whoever waited for its key may have missed the wake-up.
-        outcome.finish = FinishOutcome::committed_earlier;
-        if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token);
-        if (c.task->options.idempotency_key) key_waited.push_back(waited_key(*c.task));
-      }
-    }
+    outcomes = run_complete_steps(tx, stmt::complete_steps, rows_text, steps, owner, lease_margin, maybe_committed,
+                                  key_waited);
   });
   wake_key_waiters(key_waited);
   return outcomes;
 }
+
+StepOutcome Store::complete_step_in(pqxx::transaction_base& tx, const char* statement, const StepCommit& step,
+                                    const std::string& owner, Duration lease_margin, Json& key_waited) {
+  const std::vector<const StepCommit*> steps{&step};
+  return run_complete_steps(tx, statement, steps_json(steps).dump(), steps, owner, lease_margin, false, key_waited)
+      .front();
+}
+
+std::optional<StepOutcome> Store::committed_step(const StepCommit& step) {
+  std::optional<StepOutcome> outcome;
+  pool_.read([&](pqxx::connection& conn) {
+    outcome.reset();
+    pqxx::read_transaction tx(conn);
+    if (!finished_earlier(tx, step)) return;
+    outcome.emplace();
+    outcome->finish = FinishOutcome::committed_earlier;
+    if (step.replay) outcome->claimed = reclaim_tasks(tx, step.replay->claim_token);
+  });
+  if (outcome && step.task->options.idempotency_key) wake_key_waiters(Json::array({waited_key(*step.task)}));
+  return outcome;
+}
+
+void Store::wake_key_waiters_of(const Json& keys) { wake_key_waiters(keys); }
 
 RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
                                const std::string& error_message) {

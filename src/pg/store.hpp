@@ -19,6 +19,10 @@
 #include "pg/lease_tokens.hpp"
 #include "pg/records.hpp"
 
+namespace pqxx {
+class transaction_base;
+}
+
 namespace durable::pg {
 
 class Store {
@@ -78,6 +82,15 @@ class Store {
   // One outcome per step, in order.
   std::vector<StepOutcome> complete_steps(const std::vector<const StepCommit*>& steps, const std::string& owner,
                                           Duration lease_margin);
+  // The same for one step, inside a transactional activity's transaction `tx`, which commits it
+  // with the body's writes (not committed here). `statement`: complete_steps' name on tx's
+  // connection. Adds to `key_waited` the keys to wake once it committed (wake_key_waiters_of).
+  StepOutcome complete_step_in(pqxx::transaction_base& tx, const char* statement, const StepCommit& step,
+                               const std::string& owner, Duration lease_margin, Json& key_waited);
+  // After the commit of a transactional step was in doubt: committed_earlier (with what its
+  // replay leased at once) when it committed, nullopt when it did not.
+  std::optional<StepOutcome> committed_step(const StepCommit& step);
+  void wake_key_waiters_of(const Json& keys);
   RetryOutcome retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
                           const std::string& error_message);
   // `details` empty keeps the previous details.
@@ -121,6 +134,12 @@ class Store {
   std::optional<WorkflowRow> read_one_run(const char* statement, const std::string& key);
   Started insert_run(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
                      const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease);
+  // The rows complete_steps reads, and the statement itself with its answer read.
+  Json steps_json(const std::vector<const StepCommit*>& steps);
+  std::vector<StepOutcome> run_complete_steps(pqxx::transaction_base& tx, const char* statement,
+                                              const std::string& rows_text, const std::vector<const StepCommit*>& steps,
+                                              const std::string& owner, Duration lease_margin, bool maybe_committed,
+                                              Json& key_waited);
   // Makes the tasks waiting for these tasks' idempotency keys claimable, and notifies.
   void wake_key_waiters(const Json& keys);  // [[activity, key hex], ...]
   // The json of new tasks as the statements read them; each task marked claim gets a lease token.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "pg/activity_transaction.hpp"
 #include "pipeline/attempt_state.hpp"
 #include "base/failpoint.hpp"
 #include "base/log.hpp"
@@ -159,17 +160,24 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       running_[task.lease_token] = {task, state};
     }
     ActivityContext ctx(state);
+    std::optional<pg::ActivityTransaction> transaction;  // a transactional activity's
     Json result;
     bool succeeded = false;
     ErrorInfo error;
     try {
-      result = def.run(ctx, task.input);
+      if (def.transactional()) {
+        transaction.emplace(parts_.transactions, parts_.store, task.name);
+        result = transaction->run_body(def, state, task.input);
+      } else {
+        result = def.run(ctx, task.input);
+      }
       hold.body_returned();  // its slot may run another body while this outcome commits
       check_payload(result, fmt::format("the result of activity '{}'", task.name));
       succeeded = true;
     } catch (...) {
       hold.body_returned();
       error = current_error();
+      if (transaction) transaction->roll_back();
       // A result that cannot be stored would be refused again on every attempt.
       if (!error.non_retryable && error.type == "durable::PayloadError") error.non_retryable = true;
     }
@@ -186,7 +194,13 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       }
     }
     failpoint("task.before_commit");
-    if (succeeded) {
+    if (succeeded && transaction) {
+      try {
+        finish(task, true, result, {}, &hold, true, &*transaction);
+      } catch (const pg::NotCommitted& e) {
+        settle_failure(task, e.error, &hold);  // nothing of the attempt committed, its writes neither
+      }
+    } else if (succeeded) {
       finish(task, true, result, {}, &hold);
     } else {
       settle_failure(task, error, &hold);
@@ -338,19 +352,25 @@ void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
 }
 
 void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
-                        SlotHold* hold, bool record_attempt) {
+                        SlotHold* hold, bool record_attempt, pg::ActivityTransaction* transaction) {
   // Continue in place when this engine holds the workflow's journal: one commit for the outcome
   // and the replay it unblocks, instead of a commit, a claim and another commit. The tasks that
   // commit leased to this engine run on the slots the replay reserved (this step's own first).
+  const Runner::CommitStep commit = [&](const pg::StepCommit& c) {
+    if (!transaction) return parts_.steps.commit(c);
+    ++parts_.metrics.outcome_commits;
+    return transaction->commit(c, parts_.owner, parts_.options.lease_margin);
+  };
   std::optional<Runner::Continued> continued =
-      runner_ ? runner_->finish_and_continue(task, succeeded, result, error, record_attempt, hold) : std::nullopt;
+      runner_ ? runner_->finish_and_continue(task, succeeded, result, error, record_attempt, hold, commit)
+              : std::nullopt;
   std::optional<pg::StepOutcome> step;
   if (continued) {
     step = std::move(continued->step);
     slots_.launch(std::move(step->claimed), std::move(continued->slots));
   } else {
     const pg::StepCommit plain{&task, succeeded, result, error.type, error.message, record_attempt, nullptr, -1, {}};
-    step = parts_.steps.commit(plain);
+    step = commit(plain);
   }
   const pg::FinishOutcome outcome = step->finish;
   switch (outcome) {

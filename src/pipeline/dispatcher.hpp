@@ -45,8 +45,9 @@ class Dispatcher {
   void tell_unwanted();  // marks cancelled the running attempts whose tasks were dropped
   // `hold` is null off the task's pool thread (a timeout failed by the watcher).
   void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold);
+  // `transaction`: a transactional activity's, which commits the step with the body's writes.
   void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error, SlotHold* hold,
-              bool record_attempt = true);
+              bool record_attempt = true, pg::ActivityTransaction* transaction = nullptr);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
   bool due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold);
   bool start_body(const pg::ClaimedTask& task, SlotHold& hold);

@@ -348,7 +348,8 @@ void Runner::block(const pg::ClaimedWorkflow& claim, const JournalCache& journal
 
 std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTask& task, bool succeeded,
                                                              const Json& result, const ErrorInfo& error,
-                                                             bool record_attempt, SlotHold* hold) {
+                                                             bool record_attempt, SlotHold* hold,
+                                                             const CommitStep& commit) {
   std::shared_ptr<JournalCache> journal = journal_of(task);
   if (!journal) return std::nullopt;
   std::unique_lock busy(journal->busy, std::try_to_lock);
@@ -390,8 +391,8 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   }
   pg::StepOutcome outcome;
   try {
-    outcome = parts_.steps.commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
-                                   expected_seq, journal->run_id});
+    outcome = commit({&task, succeeded, result, error.type, error.message, record_attempt, &planned.commit,
+                      expected_seq, journal->run_id});
   } catch (...) {
     undo();
     throw;  // the slots it reserved are freed with `planned`

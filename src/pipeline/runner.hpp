@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <deque>
 #include <list>
 #include <memory>
@@ -45,8 +46,11 @@ class Runner {
   // (the caller finishes the task alone); `step.continued` says whether the replay went in too
   // (if not, the workflow was only made runnable). `hold`: the finished task's hold on the
   // slots, which says whether its workflow may lease its next task at once (null: it may).
+  // `commit` commits the step (the group commit, or a transactional activity's transaction).
+  using CommitStep = std::function<pg::StepOutcome(const pg::StepCommit&)>;
   std::optional<Continued> finish_and_continue(const pg::ClaimedTask& task, bool succeeded, const Json& result,
-                                               const ErrorInfo& error, bool record_attempt, SlotHold* hold);
+                                               const ErrorInfo& error, bool record_attempt, SlotHold* hold,
+                                               const CommitStep& commit);
 
  private:
   // A replay's decisions, ready to commit, and the slots reserved for the tasks it leases at once.

@@ -9,6 +9,7 @@
 #include "base/registry.hpp"
 #include "base/wake_signal.hpp"
 #include "durable/engine.hpp"
+#include "pg/activity_transaction.hpp"
 #include "pg/store.hpp"
 #include "pipeline/recorder.hpp"
 #include "pipeline/step_committer.hpp"
@@ -20,7 +21,8 @@ struct StageParts {
   std::string owner;  // takes the leases: "<instance>@<host>:<pid>"
   const Registry& registry;
   pg::Store& store;
-  StepCommitter& steps;  // every finished task commits through it, in groups
+  pg::TransactionConnections& transactions;  // the sessions transactional activities run on
+  StepCommitter& steps;  // every finished task commits through it, in groups, but a transactional one
   MetricsRecorder& metrics;
   EngineSignals& signals;
   const std::atomic<bool>& stopping;

@@ -1,0 +1,184 @@
+#include "pg/activity_transaction.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <pqxx/pqxx>
+#include <thread>
+#include <vector>
+
+#include "base/failpoint.hpp"
+#include "base/log.hpp"
+#include "durable/errors.hpp"
+#include "durable/pqxx.hpp"
+#include "pg/connection_pool.hpp"
+#include "pg/statements.hpp"
+#include "pg/store.hpp"
+
+namespace durable::pg {
+
+namespace {
+
+// Our statements on a body's session carry a prefix: its own prepared statements keep their names.
+const std::string prefix = "durable_";
+const std::string open_guard = prefix + stmt::open_guard;
+const std::string close_guard = prefix + stmt::close_guard;
+const std::string complete_steps = prefix + stmt::complete_steps;
+
+// SQLSTATE of refuse_unguarded_commit (migration 17): the body committed its transaction.
+constexpr const char* unguarded_commit_state = "DUR02";
+
+TransactionMisuse misuse(const std::string& activity) {
+  return TransactionMisuse(fmt::format(
+      "activity '{}' ended its transaction itself (commit(), abort(), or COMMIT / ROLLBACK in SQL): a "
+      "transactional activity returns, and durable commits its writes together with its result; nothing of "
+      "this attempt was committed",
+      activity));
+}
+
+}  // namespace
+
+struct TransactionConnections::Sessions {
+  explicit Sessions(ConnectionPool& p) : pool(p) {}
+  ConnectionPool& pool;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<pqxx::connection>> idle;
+
+  std::unique_ptr<pqxx::connection> take() {
+    {
+      std::lock_guard lock(mutex);
+      if (!idle.empty()) {
+        auto conn = std::move(idle.back());
+        idle.pop_back();
+        return conn;
+      }
+    }
+    auto conn = pool.open();
+    prepare_statements(*conn, pool.schema(), {stmt::open_guard, stmt::close_guard, stmt::complete_steps}, prefix);
+    return conn;
+  }
+  void give_back(std::unique_ptr<pqxx::connection> conn) {
+    std::lock_guard lock(mutex);
+    idle.push_back(std::move(conn));
+  }
+};
+
+TransactionConnections::TransactionConnections(ConnectionPool& pool) : sessions_(std::make_unique<Sessions>(pool)) {}
+TransactionConnections::~TransactionConnections() = default;
+
+struct ActivityTransaction::Open {
+  explicit Open(TransactionConnections::Sessions& s) : sessions(s), conn(s.take()) {}
+  Open(const Open&) = delete;
+  Open& operator=(const Open&) = delete;
+  TransactionConnections::Sessions& sessions;
+  std::unique_ptr<pqxx::connection> conn;
+  std::optional<pqxx::work> work;
+  bool reusable = false;  // the session ended the transaction cleanly: the next body may have it
+
+  ~Open() {
+    work.reset();  // rolls back what is still open
+    if (reusable && conn && conn->is_open()) sessions.give_back(std::move(conn));
+  }
+};
+
+ActivityTransaction::ActivityTransaction(TransactionConnections& connections, Store& store, std::string activity_name)
+    : store_(store), activity_name_(std::move(activity_name)) {
+  // An idle session may have died with a restart of the server: one more try on a new one
+  // (nothing ran yet).
+  for (int attempt = 1;; ++attempt) {
+    auto open = std::make_unique<Open>(*connections.sessions_);
+    try {
+      open->work.emplace(*open->conn);
+      open->work->exec_prepared0(open_guard);
+      open_ = std::move(open);
+      return;
+    } catch (const pqxx::broken_connection&) {
+      if (attempt == 2) throw;
+    }
+  }
+}
+
+ActivityTransaction::~ActivityTransaction() = default;
+
+Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, std::shared_ptr<detail::AttemptState> state,
+                                   const Json& input) {
+  TransactionContext ctx(std::move(state), *open_->work);
+  try {
+    return def.run_in_transaction(ctx, input);
+  } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == unguarded_commit_state) throw misuse(activity_name_);
+    throw;
+  }
+}
+
+void ActivityTransaction::roll_back() noexcept {
+  if (!open_ || !open_->work) return;
+  try {
+    open_->work->abort();
+    open_->reusable = true;
+  } catch (...) {
+    // The session is dropped with it: the server rolls back what a closed session left open.
+  }
+  open_->work.reset();
+}
+
+StepOutcome ActivityTransaction::commit(const StepCommit& step, const std::string& owner, Duration lease_margin) {
+  pqxx::work& tx = *open_->work;
+  Json key_waited = Json::array();
+  StepOutcome outcome;
+  // Up to the COMMIT, whatever fails leaves nothing committed: the server ends an open transaction
+  // without one as a rollback.
+  try {
+    // No guard to take away: the body ended its transaction (a pqxx::usage_error says so too).
+    if (tx.exec_prepared1(close_guard)[0].as<std::int64_t>() != 1) throw misuse(activity_name_);
+    outcome = store_.complete_step_in(tx, complete_steps.c_str(), step, owner, lease_margin, key_waited);
+  } catch (const TransactionMisuse& e) {
+    roll_back();
+    throw NotCommitted(detail::error_info(e));
+  } catch (const pqxx::usage_error&) {
+    roll_back();
+    throw NotCommitted(detail::error_info(misuse(activity_name_)));
+  } catch (const std::exception& e) {
+    roll_back();
+    throw NotCommitted(detail::error_info(e));
+  }
+  if (outcome.finish != FinishOutcome::committed) {  // its lease was lost: the body's writes go with it
+    roll_back();
+    return outcome;
+  }
+  if (detail::failpoint("transaction.connection_lost")) {
+    // The session is cut off before its COMMIT arrives, as by a network failure: the commit below
+    // is in doubt, and the outcome is read back on another connection.
+    auto killer = open_->sessions.pool.open();
+    pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", open_->conn->backendpid());
+  }
+  try {
+    tx.commit();
+    if (detail::failpoint("lost_answer.activity_transaction")) {
+      throw pqxx::in_doubt_error("failpoint lost_answer.activity_transaction: the answer of a commit is lost");
+    }
+  } catch (const pqxx::in_doubt_error& e) {
+    return read_back(step, e.what());
+  } catch (const pqxx::broken_connection& e) {
+    return read_back(step, e.what());
+  } catch (const std::exception& e) {
+    throw NotCommitted(detail::error_info(e));  // refused at COMMIT (a serialization failure): rolled back
+  }
+  open_->reusable = true;
+  if (!key_waited.empty()) store_.wake_key_waiters_of(key_waited);
+  return outcome;
+}
+
+StepOutcome ActivityTransaction::read_back(const StepCommit& step, const std::string& why) {
+  detail::logger().info("the commit of activity '{}' (task {}) is in doubt ({}); reading it back", activity_name_,
+                        step.task->task_id, why);
+  open_->work.reset();
+  open_->conn.reset();
+  if (auto committed = store_.committed_step(step)) return *committed;
+  throw NotCommitted({"durable::DatabaseUnavailable",
+                      fmt::format("the connection was lost as the step committed, and it had not: {}", why)});
+}
+
+}  // namespace durable::pg
