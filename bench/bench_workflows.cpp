@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <pqxx/pqxx>
+
 #include <stdexcept>
 
 namespace bench {
@@ -16,6 +18,13 @@ constexpr auto default_task_options = R"('{}'::jsonb)";  // every option at its 
 
 void register_definitions(durable::Engine& engine) {
   engine.add<Noop>().add<NoopChain>().add<PingReceiver>().add<NoopFanOut>().add<NoopLoop>();
+  engine.add(InsertOne{"\"" + engine.options().schema + "\".bench_rows"}).add<InsertChain>();
+}
+
+void create_bench_rows(const std::string& url, const std::string& schema) {
+  pqxx::connection conn(url);
+  pqxx::nontransaction(conn).exec0("CREATE TABLE \"" + schema +
+                                   "\".bench_rows (id bigserial PRIMARY KEY, run text NOT NULL, value int NOT NULL)");
 }
 
 durable::EngineOptions engine_options(const std::string& url, const std::string& schema) {

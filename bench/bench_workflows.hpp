@@ -2,6 +2,7 @@
 #pragma once
 
 #include <durable/durable.hpp>
+#include <durable/pqxx.hpp>
 
 #include <chrono>
 #include <string>
@@ -22,6 +23,27 @@ struct NoopChain {
   int operator()(durable::WorkflowContext& ctx, const int& steps) {
     int sum = 0;
     for (int i = 0; i < steps; ++i) sum += ctx.call<Noop>(i);
+    return sum;
+  }
+};
+
+// A transactional step: inserts one row into the schema's bench_rows table, in the transaction
+// its result commits in (the table is made by create_bench_rows).
+struct InsertOne {
+  static constexpr auto name = "insert_one";
+  std::string table;  // quoted schema.bench_rows
+  int operator()(durable::TransactionContext& ctx, const int& value) const {
+    ctx.transaction().exec_params0("INSERT INTO " + table + " (run, value) VALUES ($1, $2)", ctx.workflow_id(), value);
+    return value;
+  }
+};
+
+// NoopChain with InsertOne steps.
+struct InsertChain {
+  static constexpr auto name = "insert_chain";
+  int operator()(durable::WorkflowContext& ctx, const int& steps) {
+    int sum = 0;
+    for (int i = 0; i < steps; ++i) sum += ctx.call<InsertOne>(i);
     return sum;
   }
 };
@@ -71,6 +93,8 @@ struct NoopLoop {
 using ChainHandle = durable::WorkflowHandle<int>;
 
 void register_definitions(durable::Engine& engine);
+// The table InsertOne writes, in a migrated schema.
+void create_bench_rows(const std::string& url, const std::string& schema);
 
 // Default options but the schema, so every measurement runs what a user gets out of the box.
 durable::EngineOptions engine_options(const std::string& url, const std::string& schema);

@@ -3,7 +3,8 @@
 // and write transactions it costs PostgreSQL per step, and the management API with a million
 // runs in the tables.
 //
-//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children|continue]
+//   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children|continue|
+//                                     transactional]
 //
 // The database is durable::testing::database_url(): $DURABLE_DATABASE_URL, or a throwaway
 // cluster. Every measurement works in a fresh schema and drops it afterwards. Results go to
@@ -58,8 +59,8 @@ double parse_scale(const std::string& text) {
   return scale;
 }
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling", "replay",
-                                                    "runs",      "messages",   "children", "continue"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling",  "replay",
+                                                    "runs",      "messages",   "children", "continue", "transactional"};
 
 struct Config {
   double scale = 1.0;  // multiplies every workflow, job and loaded row count (not the 1000 steps of the long run)
@@ -238,6 +239,9 @@ void print_aims(const std::vector<Result>& results) {
                        fmt::format("<= {:.1f}x", aim_replay_ratio)});
     } else if (bench == "runs") {
       lines.push_back(runs_aim(r));
+    } else if (bench == "transactional") {
+      lines.push_back({"steps/s, 10-step workflows of inserts in transactional steps vs no-ops", ratio_text(r, "ratio"),
+                       fmt::format(">= {:.1f}x", aim_transactional_ratio)});
     } else if (bench == "children") {
       lines.push_back(
           {fmt::format("children/s vs top-level runs/s, {} children of one parent", r["fan_out"].get<int>()),
@@ -284,6 +288,12 @@ void print_table(const std::vector<Result>& results) {
     fmt::print("\ncontinue-as-new every {} steps: {:.2f} ms/step over {} steps, {:.2f} ms/step over {} steps\n",
                r["every"].get<int>(), r["short_ms_per_step"].get<double>(), r["short_steps"].get<int>(),
                r["long_ms_per_step"].get<double>(), r["long_steps"].get<int>());
+  }
+  for (const auto& r : of_kind(results, "transactional")) {
+    fmt::print(
+        "\ntransactional steps: {} x {}-step workflows, {} rounds: {:.0f} insert steps/s, {:.0f} no-op steps/s\n",
+        r["workflows"].get<int>(), r["steps"].get<int>(), r["rounds"].get<int>(), r["insert_steps_per_s"].get<double>(),
+        r["noop_steps_per_s"].get<double>());
   }
   print_aims(results);
   std::fflush(stdout);
@@ -363,6 +373,7 @@ int run_benchmarks(const Config& config) {
   if (config.wants("messages")) report(measure_send_to_receive(url, config.scaled(latency_runs)));
   if (config.wants("children")) report(measure_children(url, config.scaled(children_rounds), 100));
   if (config.wants("continue")) report(measure_continue(url));
+  if (config.wants("transactional")) report(measure_transactional(url, config.scaled(ten_step_workflows)));
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
                  report);

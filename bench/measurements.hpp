@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_workflows.hpp"
 #include "support.hpp"
 
 namespace bench {
@@ -34,8 +35,9 @@ const char* starts_text(Starts starts);
 // the same way. The PostgreSQL cost covers the timed part. Also the timed part of a scaling run.
 // The runs' workflow ids start with `id_prefix`: a schema measured twice needs another one the
 // second time (an id is not reused).
+// `workflow`: NoopChain, or another chain of `steps` steps summing 0..steps-1 (InsertChain).
 Result run_throughput(const std::string& url, const std::string& schema, int steps, int processes, int workflows,
-                      Starts starts, const std::string& id_prefix = "");
+                      Starts starts, const std::string& id_prefix = "", const std::string& workflow = NoopChain::name);
 
 Result measure_throughput(const std::string& url, int steps, int processes, int workflows, Starts starts);
 
@@ -46,6 +48,14 @@ void compare_to_raw_queue(Result& result, std::optional<double> raw_jobs_per_s);
 inline constexpr double aim_ratio_to_raw_queue = 1.0;  // for 10-step workflows
 
 void set_raw_queue_aim(Result& result);
+
+// ---- transactional.cpp: transactional steps against no-op ones ------------------------------
+
+inline constexpr double aim_transactional_ratio = 0.8;  // steps/s of InsertChain over NoopChain
+
+// 10-step InsertChain and NoopChain runs, `workflows` of each, one engine process, queued first,
+// measured in turns (noop, insert, noop, insert) in fresh schemas; the ratio of their steps/s.
+Result measure_transactional(const std::string& url, int workflows);
 
 // ---- latency.cpp -----------------------------------------------------------------------------
 

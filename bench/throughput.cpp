@@ -15,14 +15,15 @@ namespace {
 
 // Starts `count` chain runs named PREFIX-i from as many threads as the client has connections,
 // so one client's commit latency does not cap the rate at which work reaches the engines.
-std::vector<ChainHandle> start_runs(durable::Engine& client, const std::string& prefix, int count, int steps) {
+std::vector<ChainHandle> start_runs(durable::Engine& client, const std::string& prefix, int count, int steps,
+                                    const std::string& workflow) {
   const int threads = client.options().connection_pool_size;
   std::vector<std::future<std::vector<ChainHandle>>> parts;
   for (int t = 0; t < threads; ++t) {
     parts.push_back(std::async(std::launch::async, [&, t] {
       std::vector<ChainHandle> mine;
       for (int i = t; i < count; i += threads) {
-        mine.push_back(client.start_workflow<NoopChain>(fmt::format("{}-{}", prefix, i), steps));
+        mine.emplace_back(client.start_workflow(workflow, fmt::format("{}-{}", prefix, i), steps));
       }
       return mine;
     }));
@@ -45,17 +46,18 @@ void wait_for_all(const std::vector<ChainHandle>& runs, int steps) {
 const char* starts_text(Starts starts) { return starts == Starts::queued_first ? "queued first" : "while running"; }
 
 Result run_throughput(const std::string& url, const std::string& schema, int steps, int processes, int workflows,
-                      Starts starts, const std::string& id_prefix) {
+                      Starts starts, const std::string& id_prefix, const std::string& workflow) {
   std::optional<WorkerProcesses> workers;  // declared first: stopped after the client is gone
   durable::Engine client(engine_options(url, schema));
   register_definitions(client);  // start_workflow checks the input against the registered type
   std::vector<ChainHandle> runs;
   if (starts == Starts::queued_first) {
-    runs = start_runs(client, id_prefix + "run", workflows, steps);  // they wait in the tables: no engine runs yet
+    runs = start_runs(client, id_prefix + "run", workflows, steps,
+                      workflow);  // they wait in the tables: no engine runs yet
   } else {
     workers.emplace(url, schema, processes);
     // Untimed warm-up: connections opened and statements prepared in the client and the workers.
-    wait_for_all(start_runs(client, id_prefix + "warm-up", 2 * processes, steps), steps);
+    wait_for_all(start_runs(client, id_prefix + "warm-up", 2 * processes, steps, workflow), steps);
   }
 
   PgCostProbe cost(url);
@@ -63,7 +65,7 @@ Result run_throughput(const std::string& url, const std::string& schema, int ste
   if (starts == Starts::queued_first) {
     workers.emplace(url, schema, processes);
   } else {
-    runs = start_runs(client, id_prefix + "run", workflows, steps);
+    runs = start_runs(client, id_prefix + "run", workflows, steps, workflow);
   }
   // How long the engines took to come up, or the client to start every run: shows whether that was the bottleneck.
   const double start_seconds = seconds_since(start);
@@ -71,6 +73,7 @@ Result run_throughput(const std::string& url, const std::string& schema, int ste
   const double seconds = seconds_since(start);
 
   Result result = {{"bench", "throughput"},
+                   {"workflow", workflow},
                    {"steps", steps},
                    {"processes", processes},
                    {"starts", starts == Starts::queued_first ? "queued_first" : "while_running"},

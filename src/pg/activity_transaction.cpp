@@ -31,11 +31,11 @@ const std::string complete_steps = prefix + stmt::complete_steps;
 constexpr const char* unguarded_commit_state = "DUR02";
 
 TransactionMisuse misuse(const std::string& activity) {
-  return TransactionMisuse(fmt::format(
-      "activity '{}' ended its transaction itself (commit(), abort(), or COMMIT / ROLLBACK in SQL): a "
-      "transactional activity returns, and durable commits its writes together with its result; nothing of "
-      "this attempt was committed",
-      activity));
+  return TransactionMisuse(
+      fmt::format("activity '{}' ended its transaction itself (commit(), abort(), or COMMIT / ROLLBACK in SQL): a "
+                  "transactional activity returns, and durable commits its writes together with its result; nothing of "
+                  "this attempt was committed",
+                  activity));
 }
 
 }  // namespace

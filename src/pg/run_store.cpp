@@ -717,18 +717,19 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
     }
     auto inserted = tx.exec_params(fmt::format(R"(
 INSERT INTO {0}.workflows (workflow_id, run_id, name, status, input, next_seq, replay_lag, runnable, started_by,
-                           forked_from_run, forked_from_step)
+                           forked_from_run, forked_from_step, created_at)
 VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb), true,
-        'fork', $6::uuid, $7)
+        'fork', $6::uuid, $7, now())
 ON CONFLICT (workflow_id) WHERE latest DO NOTHING
 RETURNING 1)",
                                                s_),
                                    run.workflow_id, run.run_id, run.name, run.input.dump(), run.events.dump(),
                                    run.source_run_id, run.from_step);
     if (inserted.empty()) return;  // the id is taken: nothing written
+    // The copies are told apart by their time: the run's, this transaction's (now()).
     tx.exec_params0(fmt::format(R"(
-INSERT INTO {0}.journal (run_id, seq, kind, step, name, data)
-SELECT $1::uuid, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data'
+INSERT INTO {0}.journal (run_id, seq, kind, step, name, data, created_at)
+SELECT $1::uuid, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data', now()
 FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(v, ord))",
                                 s_),
                     run.run_id, run.events.dump());

@@ -475,6 +475,85 @@ TEST_CASE("fault 8: an activity that crashes its process on every attempt fails 
                                  {"check_others", ok.to_json()}});
 }
 
+TEST_CASE("fault 10: a kill at a failpoint around a transactional activity's commit",
+          "[fault][failpoint][transactions]") {
+  struct Case {
+    std::string failpoint;
+    int executions;  // of the first step, all workers together
+  };
+  // Before the commit the body's transaction is open, its row written: the kill rolls it back.
+  auto [failpoint, executions] = GENERATE(Case{"task.before_commit", 2}, Case{"task.after_commit", 1});
+  CAPTURE(failpoint);
+  Workload w(durable::testing::database_url());
+  Workers workers(w.url, w.schema);
+  durable::fault::start_workflows(*w.starter, "txfp-", 1, FlowInput{3, 0}, 0, true);
+  workers.spawn({"DURABLE_FAILPOINTS=" + failpoint + "=kill@1"});
+  CHECK(workers.wait_exit(0) == 128 + SIGKILL);
+  // What the kill left: the step's row is there exactly when its result is journaled.
+  const long long rows = w.count("SELECT count(*) FROM {s}.fault_tx_effects WHERE step = 0");
+  const long long journaled =
+      w.count("SELECT count(*) FROM {journal} j WHERE kind = 'activity_completed' AND step = 0");
+  CHECK(rows == journaled);
+  CHECK(rows == (failpoint == "task.after_commit" ? 1 : 0));
+  workers.restart(0);  // no failpoint armed this time
+  Check c = w.finish("txfp-");
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_log WHERE step = 0") == executions);
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_tx_effects") == 3);
+  report("transactional_failpoint_kill", {{"failpoint", failpoint},
+                                          {"executions_of_step", executions},
+                                          {"rows_at_kill", rows},
+                                          {"journaled_at_kill", journaled},
+                                          {"check", c.to_json()}});
+}
+
+TEST_CASE("fault 11: transactional steps under worker kills and PostgreSQL restarts write each row once",
+          "[fault][restart][transactions]") {
+  const int runs = full_run() ? 1000 : 200;    // five steps each: 1,000 steps in the short version
+  const int rounds = full_run() ? 8 : 4;       // each kills a worker; every other one restarts PostgreSQL too
+  durable::testing::TemporaryPostgres server;  // our own: this test stops it
+  Workload w(server.url());
+  Workers workers(w.url, w.schema);
+  for (int i = 0; i < 3; ++i) workers.spawn();
+  // Each body sleeps inside its open transaction: kills and restarts land on transactions in flight.
+  REQUIRE(durable::fault::start_workflows(*w.starter, "txr-", runs, FlowInput{5, 100}, 0, true) == runs);
+
+  std::mt19937 random(std::random_device{}());
+  Json restarts = Json::array();
+  std::vector<std::size_t> held;
+  for (int r = 0; r < rounds; ++r) {
+    std::this_thread::sleep_for(700ms);
+    const auto victim = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(random);
+    held.push_back(record_kill(w, workers.pid(victim)).tasks_held.size());
+    workers.kill(victim);
+    if (r % 2 == 1) {
+      const bool immediate = r % 4 == 1;
+      const long long running = w.count("SELECT count(*) FROM {s}.workflows WHERE status = 'running'");
+      server.stop(immediate ? durable::testing::TemporaryPostgres::StopMode::immediate
+                            : durable::testing::TemporaryPostgres::StopMode::fast);
+      std::this_thread::sleep_for(std::chrono::milliseconds{std::uniform_int_distribution<int>(0, 1000)(random)});
+      server.start();
+      restarts.push_back({{"mode", immediate ? "immediate" : "fast"}, {"runs_in_flight", running}});
+    }
+    workers.restart(victim);
+  }
+  Check c = w.finish("txr-");
+  CHECK(c.workflows == runs);
+  CHECK(c.steps_completed == runs * 5);
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_tx_effects") == runs * 5);
+  CHECK(w.count("SELECT count(DISTINCT (workflow_id, step)) FROM {s}.fault_tx_effects") == runs * 5);
+  CHECK(*std::max_element(held.begin(), held.end()) > 0);     // the kills did land on transactions in flight
+  CHECK(restarts[0]["runs_in_flight"].get<long long>() > 0);  // and so did the first restart
+  report("transactional_restart", {{"workflows", runs},
+                                   {"transactional_steps", runs * 5},
+                                   {"worker_kills", rounds},
+                                   {"tasks_held_at_each_kill", held},
+                                   {"postgres_restarts", restarts},
+                                   {"rows", w.count("SELECT count(*) FROM {s}.fault_tx_effects")},
+                                   {"duplicate_rows", c.duplicate_effects},
+                                   {"duplicate_executions", c.duplicate_executions},
+                                   {"check", c.to_json()}});
+}
+
 TEST_CASE("the checker catches each violation it looks for", "[fault][checker]") {
   Workload w(durable::testing::database_url());
   {
@@ -482,6 +561,7 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
     durable::fault::register_workload(engine, w.url, w.schema);
     engine.start();
     durable::fault::start_workflows(engine, "chk-", 2, FlowInput{3, 0});
+    durable::fault::start_workflows(engine, "chk-", 1, FlowInput{3, 0}, 2, true);  // chk-2, transactional
     REQUIRE(durable::fault::wait_all_ended(w.url, w.schema, "chk-", 60s));
   }
   REQUIRE(durable::fault::check(w.url, w.schema, "chk-").ok());
@@ -495,6 +575,9 @@ TEST_CASE("the checker catches each violation it looks for", "[fault][checker]")
   };
   SECTION("a lost effect") {
     CHECK(broken("DELETE FROM {s}.fault_effects WHERE workflow_id = 'chk-0' AND step = 1").missing_effects == 1);
+  }
+  SECTION("a transactional step's effect committed twice") {
+    CHECK(broken("INSERT INTO {s}.fault_tx_effects VALUES ('chk-2', 1, 2, 1)").duplicate_effects == 1);
   }
   SECTION("an effect of a step that never completed") {
     CHECK(broken("INSERT INTO {s}.fault_effects VALUES ('chk-0', 9, 1, 1)").stray_effects == 1);

@@ -69,6 +69,25 @@ Json FaultStep::operator()(ActivityContext& ctx, const StepInput& in) const {
   return {{"pid", static_cast<int>(getpid())}, {"attempt", ctx.attempt()}};
 }
 
+Json TxFaultStep::operator()(TransactionContext& ctx, const StepInput& in) const {
+  try {
+    log_execution(activity_connection(url), schema, in, ctx.attempt());
+  } catch (const pqxx::broken_connection& e) {
+    throw std::runtime_error(std::string("log connection lost: ") + e.what());  // retried
+  }
+  if (in.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds{in.sleep_ms});
+  ctx.transaction().exec_params0(
+      fmt::format("INSERT INTO {}.fault_tx_effects (workflow_id, step, attempt, pid) VALUES ($1, $2, $3, $4)",
+                  quoted(schema)),
+      in.workflow_id, in.step, ctx.attempt(), static_cast<int>(getpid()));
+  return {{"pid", static_cast<int>(getpid())}, {"attempt", ctx.attempt()}};
+}
+
+int TxFaultFlow::operator()(WorkflowContext& ctx, const FlowInput& in) {
+  for (int step = 0; step < in.steps; ++step) ctx.call<TxFaultStep>(StepInput{ctx.workflow_id(), step, in.sleep_ms});
+  return in.steps;
+}
+
 ActivityOptions CrashStep::options() {
   return {.retry = RetryPolicy{.max_attempts = 3}, .timeout = std::chrono::seconds{1}};
 }
@@ -101,6 +120,7 @@ EngineOptions workload_options(const std::string& url, const std::string& schema
 
 void register_workload(Engine& engine, const std::string& url, const std::string& schema) {
   engine.add(FaultStep{url, schema}).add<FaultFlow>().add(CrashStep{url, schema}).add<CrashFlow>();
+  engine.add(TxFaultStep{url, schema}).add<TxFaultFlow>();
 }
 
 void create_workload_tables(const std::string& url, const std::string& schema) {
@@ -117,18 +137,22 @@ CREATE TABLE IF NOT EXISTS {0}.fault_log (
   logged_at timestamptz NOT NULL DEFAULT clock_timestamp());
 CREATE TABLE IF NOT EXISTS {0}.fault_effects (
   workflow_id text NOT NULL, step integer NOT NULL, attempt integer NOT NULL, pid integer NOT NULL,
-  PRIMARY KEY (workflow_id, step));)",
+  PRIMARY KEY (workflow_id, step));
+CREATE TABLE IF NOT EXISTS {0}.fault_tx_effects (
+  workflow_id text NOT NULL, step integer NOT NULL, attempt integer NOT NULL, pid integer NOT NULL);)",
                        s));
   tx.commit();
 }
 
-int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input, int first) {
+int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input, int first,
+                    bool transactional) {
+  const std::string flow = transactional ? TxFaultFlow::name : FaultFlow::name;
   std::atomic<int> accepted{0}, next{0};
   std::vector<std::thread> starters;  // a few at once: a start is one commit, this is the driver's speed
   for (int t = 0; t < 4; ++t) {
     starters.emplace_back([&] {
       for (int i = next++; i < count; i = next++) {
-        if (engine.start_or_find<FaultFlow>(prefix + std::to_string(first + i), input).started) ++accepted;
+        if (engine.start_or_find(flow, prefix + std::to_string(first + i), Json(input)).started) ++accepted;
       }
     });
   }
@@ -157,7 +181,8 @@ namespace {
 
 // Replays one completed journal with the workflow code: it must reach the same end with
 // nothing new to do and no non-determinism.
-bool replays_cleanly(const detail::Registry& registry, const std::string& workflow_id, const pqxx::result& events) {
+bool replays_cleanly(const detail::Registry& registry, const std::string& workflow_id, const std::string& name,
+                     const pqxx::result& events) {
   try {
     detail::JournalCache journal;
     for (const auto& r : events) {
@@ -169,9 +194,9 @@ bool replays_cleanly(const detail::Registry& registry, const std::string& workfl
       e.data = Json::parse(r[4].as<std::string>());
       journal.apply(e);  // throws on a gap or an event out of order
     }
-    detail::Replay replay(workflow_id, FaultFlow::name, journal, 0, registry);
+    detail::Replay replay(workflow_id, name, journal, 0, registry);
     WorkflowContext ctx(replay);
-    registry.workflow(FaultFlow::name).run(ctx, journal.input);
+    registry.workflow(name).run(ctx, journal.input);
     return !replay.suspended() && !replay.nondeterminism() && replay.events.empty() && replay.tasks.empty();
   } catch (...) {  // a non-determinism error, a Suspend, a journal that does not apply
     return false;
@@ -195,13 +220,20 @@ Check check(const std::string& url, const std::string& schema, const std::string
   c.duplicate_commits =
       one("SELECT count(*) FROM (SELECT 1 FROM {journal} jw WHERE workflow_id LIKE $1 AND kind = 'activity_completed' "
           "GROUP BY workflow_id, step HAVING count(*) > 1) d");
+  // The effects of both kinds of step; only the transactional ones' table lets a duplicate in.
+  const std::string effects = fmt::format(
+      "(SELECT workflow_id, step FROM {0}.fault_effects UNION ALL SELECT workflow_id, step FROM {0}.fault_tx_effects)",
+      s);
   c.missing_effects = one(
       "SELECT count(*) FROM {journal} j WHERE j.workflow_id LIKE $1 AND j.kind = 'activity_completed' AND NOT EXISTS "
-      "(SELECT 1 FROM {s}.fault_effects e WHERE e.workflow_id = j.workflow_id AND e.step = j.step)");
-  c.stray_effects =
-      one("SELECT count(*) FROM {s}.fault_effects e WHERE e.workflow_id LIKE $1 AND NOT EXISTS (SELECT 1 FROM "
-          "{journal} j "
-          "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
+      "(SELECT 1 FROM " +
+      effects + " e WHERE e.workflow_id = j.workflow_id AND e.step = j.step)");
+  c.stray_effects = one("SELECT count(*) FROM " + effects +
+                        " e WHERE e.workflow_id LIKE $1 AND NOT EXISTS (SELECT 1 FROM "
+                        "{journal} j "
+                        "WHERE j.workflow_id = e.workflow_id AND j.step = e.step AND j.kind = 'activity_completed')");
+  c.duplicate_effects = one("SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM " + effects +
+                            " e WHERE e.workflow_id LIKE $1 GROUP BY workflow_id, step) d");
   c.journal_gaps =
       one("SELECT count(*) FROM {s}.workflows w JOIN (SELECT run_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi "
           "FROM {s}.journal_events GROUP BY run_id) j USING (run_id) "
@@ -216,16 +248,21 @@ Check check(const std::string& url, const std::string& schema, const std::string
                              detail::make_workflow<FlowInput>(FaultFlow::name, [] { return FaultFlow{}; }));
   registry.activities.emplace(FaultStep::name,
                               detail::make_activity<StepInput>(FaultStep::name, FaultStep::options(), FaultStep{}));
-  auto ids = tx.exec_params(fmt::format("SELECT workflow_id, run_id::text FROM {}.workflows WHERE workflow_id LIKE $1 "
-                                        "AND status = 'completed'",
-                                        s),
-                            prefix + "%");
+  registry.workflows.emplace(TxFaultFlow::name,
+                             detail::make_workflow<FlowInput>(TxFaultFlow::name, [] { return TxFaultFlow{}; }));
+  registry.activities.emplace(TxFaultStep::name, detail::make_activity<StepInput, TransactionContext>(
+                                                     TxFaultStep::name, TxFaultStep::options(), TxFaultStep{}));
+  auto ids =
+      tx.exec_params(fmt::format("SELECT workflow_id, run_id::text, name FROM {}.workflows WHERE workflow_id LIKE $1 "
+                                 "AND status = 'completed'",
+                                 s),
+                     prefix + "%");
   for (const auto& id : ids) {
     auto events = tx.exec_params(fmt::format("SELECT seq, kind, step, name, data::text FROM {}.journal_events WHERE "
                                              "run_id = $1::uuid ORDER BY seq",
                                              s),
                                  id[1].as<std::string>());
-    if (!replays_cleanly(registry, id[0].as<std::string>(), events)) ++c.replay_failures;
+    if (!replays_cleanly(registry, id[0].as<std::string>(), id[2].as<std::string>(), events)) ++c.replay_failures;
   }
   return c;
 }
@@ -237,6 +274,7 @@ Json Check::to_json() const {
           {"duplicate_commits", duplicate_commits},
           {"missing_effects", missing_effects},
           {"stray_effects", stray_effects},
+          {"duplicate_effects", duplicate_effects},
           {"journal_gaps", journal_gaps},
           {"replay_failures", replay_failures},
           {"leased_tasks", leased_tasks},

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <durable/durable.hpp>
+#include <durable/pqxx.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -38,6 +39,22 @@ struct FaultFlow {
   int operator()(WorkflowContext& ctx, const FlowInput& in);
 };
 
+// The transactional twin of FaultStep: logs its execution the same way, then inserts its effect
+// into fault_tx_effects, which has no unique key, in the transaction its result commits in: a
+// step committed twice, or an effect committed without its step, shows as a row too many.
+struct TxFaultStep {
+  static constexpr auto name = "fault_tx_step";
+  static ActivityOptions options() { return FaultStep::options(); }
+  std::string url, schema;
+  Json operator()(TransactionContext& ctx, const StepInput& in) const;
+};
+
+// FaultFlow with transactional steps.
+struct TxFaultFlow {
+  static constexpr auto name = "fault_tx_flow";
+  int operator()(WorkflowContext& ctx, const FlowInput& in);
+};
+
 // Crashes its process (abort()) on every attempt, after logging the execution.
 struct CrashStep {
   static constexpr auto name = "crash_step";
@@ -56,8 +73,9 @@ EngineOptions workload_options(const std::string& url, const std::string& schema
 void register_workload(Engine& engine, const std::string& url, const std::string& schema);
 // Creates the schema (migrated) and the workload's own tables in it.
 void create_workload_tables(const std::string& url, const std::string& schema);
-// Starts `count` workflows `<prefix><first>` ..; returns how many starts were accepted.
-int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input, int first = 0);
+// Starts `count` workflows `<prefix><first>` .. (FaultFlow, or TxFaultFlow); returns how many starts were accepted.
+int start_workflows(Engine& engine, const std::string& prefix, int count, const FlowInput& input, int first = 0,
+                    bool transactional = false);
 
 // What the checker found. `ok()` is the guarantee; the rest are figures to report.
 struct Check {
@@ -67,6 +85,7 @@ struct Check {
   std::int64_t duplicate_commits = 0;     // a (workflow, step) with more than one completion event
   std::int64_t missing_effects = 0;       // a completed step with no effect row
   std::int64_t stray_effects = 0;         // an effect row for a step that did not complete
+  std::int64_t duplicate_effects = 0;     // effect rows beyond one per step (transactional steps)
   std::int64_t journal_gaps = 0;          // workflows whose seqs are not 0..next_seq-1
   std::int64_t replay_failures = 0;       // journals that do not replay to completion cleanly
   std::int64_t leased_tasks = 0;          // tasks still running under a lease
@@ -74,7 +93,7 @@ struct Check {
   std::int64_t duplicate_executions = 0;  // executions beyond the first per (workflow, step): at least once
   bool ok() const {
     return not_completed == 0 && duplicate_commits == 0 && missing_effects == 0 && stray_effects == 0 &&
-           journal_gaps == 0 && replay_failures == 0 && leased_tasks == 0;
+           duplicate_effects == 0 && journal_gaps == 0 && replay_failures == 0 && leased_tasks == 0;
   }
   Json to_json() const;
 };

@@ -21,9 +21,9 @@ struct Row {
   explicit Row(std::string k, int fail = 0, std::string how = {}, int sleep = 0)
       : key(std::move(k)), fail_first(fail), misuse(std::move(how)), sleep_ms(sleep) {}
   std::string key;
-  int fail_first = 0;   // attempts that throw after their insert
-  std::string misuse;   // how the body ends its transaction itself: commit, abort, sql_commit, sql_rollback, ...
-  int sleep_ms = 0;     // the first attempt sleeps this long after its insert
+  int fail_first = 0;  // attempts that throw after their insert
+  std::string misuse;  // how the body ends its transaction itself: commit, abort, sql_commit, sql_rollback, ...
+  int sleep_ms = 0;    // the first attempt sleeps this long after its insert
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Row, key, fail_first, misuse, sleep_ms)
 
@@ -32,9 +32,7 @@ std::atomic<int> executions{0};
 // Inserts one row (key, attempt) into the user's own table, then fails or misbehaves as asked.
 struct InsertRow {
   static constexpr auto name = "insert_row";
-  static ActivityOptions options() {
-    return {.retry = RetryPolicy{.max_attempts = 3, .base = 10ms}, .timeout = 5s};
-  }
+  static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 3, .base = 10ms}, .timeout = 5s}; }
   std::string table;
   int operator()(TransactionContext& ctx, const Row& r) const {
     ++executions;
@@ -92,8 +90,9 @@ struct Env {
   }
   // The error type the step's failure was journaled with, and its attempts.
   std::pair<std::string, int> failure(const std::string& workflow_id) const {
-    auto r = env.db.query("SELECT data->>'error_type', (data->>'attempts')::int FROM {journal} j WHERE workflow_id = '" +
-                          workflow_id + "' AND kind = 'activity_failed'");
+    auto r =
+        env.db.query("SELECT data->>'error_type', (data->>'attempts')::int FROM {journal} j WHERE workflow_id = '" +
+                     workflow_id + "' AND kind = 'activity_failed'");
     if (r.empty()) return {"", 0};
     return {r[0][0].as<std::string>(), r[0][1].as<int>()};
   }
