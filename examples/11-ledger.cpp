@@ -36,9 +36,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Transfer, id, from, to, cents)
 // transaction that also journals the step's result. Retried, it runs again from scratch.
 static long long apply(durable::TransactionContext& ctx, const Move& move) {
   pqxx::work& tx = ctx.transaction();
-  const pqxx::row balance = tx.exec_params1(
-      "UPDATE durable_example_ledger.accounts SET cents = cents + $2 WHERE id = $1 RETURNING cents", move.account,
-      move.cents);
+  const pqxx::row balance =
+      tx.exec_params1("UPDATE durable_example_ledger.accounts SET cents = cents + $2 WHERE id = $1 RETURNING cents",
+                      move.account, move.cents);
   tx.exec_params0("INSERT INTO durable_example_ledger.entries (transfer_id, account, cents) VALUES ($1, $2, $3)",
                   move.transfer_id, move.account, move.cents);
   return balance[0].as<long long>();
@@ -95,8 +95,9 @@ int main() {
     pqxx::work tx(conn);
     tx.exec0("CREATE SCHEMA durable_example_ledger");
     tx.exec0("CREATE TABLE durable_example_ledger.accounts (id text PRIMARY KEY, cents bigint NOT NULL)");
-    tx.exec0("CREATE TABLE durable_example_ledger.entries (transfer_id text NOT NULL, account text NOT NULL, "
-             "cents bigint NOT NULL)");
+    tx.exec0(
+        "CREATE TABLE durable_example_ledger.entries (transfer_id text NOT NULL, account text NOT NULL, "
+        "cents bigint NOT NULL)");
     for (const auto& a : accounts) tx.exec_params0("INSERT INTO durable_example_ledger.accounts VALUES ($1, 10000)", a);
     tx.commit();
   }
@@ -109,9 +110,9 @@ int main() {
     durable::Engine engine(ledger_engine(url));
     engine.add<Debit>().add<Credit>().add<TransferFunds>();
     for (int i = 0; i < transfers; ++i) {
-      engine.start_workflow<TransferFunds>(fmt::format("transfer-{}", i),
-                                           Transfer{fmt::format("transfer-{}", i), accounts[i % 4],
-                                                    accounts[(i + 1) % 4], 100 + 10 * i});
+      engine.start_workflow<TransferFunds>(
+          fmt::format("transfer-{}", i),
+          Transfer{fmt::format("transfer-{}", i), accounts[i % 4], accounts[(i + 1) % 4], 100 + 10 * i});
     }
     engine.start();
     pause();
@@ -136,8 +137,9 @@ int main() {
   }
   const long long entries = tx.exec1("SELECT count(*) FROM durable_example_ledger.entries")[0].as<long long>();
   const long long unbalanced =
-      tx.exec1("SELECT count(*) FROM (SELECT transfer_id FROM durable_example_ledger.entries GROUP BY transfer_id "
-               "HAVING count(*) <> 2 OR sum(cents) <> 0) t")[0]
+      tx.exec1(
+            "SELECT count(*) FROM (SELECT transfer_id FROM durable_example_ledger.entries GROUP BY transfer_id "
+            "HAVING count(*) <> 2 OR sum(cents) <> 0) t")[0]
           .as<long long>();
   fmt::print("total {} cents (was {}); {} entries for {} transfers, {} unbalanced\n", total, 4 * 10000, entries,
              transfers, unbalanced);

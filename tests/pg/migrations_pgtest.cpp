@@ -1,3 +1,5 @@
+#include <durable/pqxx.hpp>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -377,4 +379,32 @@ INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
     const Stats s = engine.runs().stats();
     return s.instances.size() == 1 && s.instances[0].instance == "after-16" && s.instances[0].alive;
   }));
+}
+
+TEST_CASE("a schema at version 16 with runs in flight upgrades to transactional activities, and its runs complete",
+          "[pg][migrations][transactions]") {
+  TestDb db;
+  build_schema_at(db, 16);
+  db.query(R"(
+INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
+  ('v16-chain', '018f0000-0000-7000-8000-0000000000f1', 'chain', 'running', '1', 3, true);
+INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
+  ('018f0000-0000-7000-8000-0000000000f1', 0, 'workflow_started', NULL, NULL, '{{"input": 1}}'),
+  ('018f0000-0000-7000-8000-0000000000f1', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
+  ('018f0000-0000-7000-8000-0000000000f1', 2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'))");
+  Engine engine(db.options());
+  register_all(engine);
+  const ActivityRef<int, long long> count_runs{"count_runs"};
+  const WorkflowRef<int, long long> counting{"counting"};
+  engine.add_activity(count_runs, [](TransactionContext& ctx, const int&) {
+    return ctx.transaction().exec1("SELECT count(*) FROM pg_stat_activity")[0].as<long long>();
+  });
+  engine.add_workflow(counting, [count_runs](WorkflowContext& ctx, const int& n) { return ctx.call(count_runs, n); });
+  engine.start();
+  CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == 17);
+  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000f1").result_json(30s) == 6);
+  CHECK(engine.start_workflow(counting, "v17-transactional", 0).result(30s) > 0);
+  CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + db.schema() +
+                 "' AND column_name IN ('created_at', 'updated_at') AND table_name IN ('journal', 'tasks', "
+                 "'workflows') AND column_default = 'statement_timestamp()'") == 5);
 }
