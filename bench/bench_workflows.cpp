@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <pqxx/pqxx>
 
 #include <stdexcept>
@@ -18,7 +19,18 @@ constexpr auto default_task_options = R"('{}'::jsonb)";  // every option at its 
 
 void register_definitions(durable::Engine& engine) {
   engine.add<Noop>().add<NoopChain>().add<PingReceiver>().add<NoopFanOut>().add<NoopLoop>();
-  engine.add(InsertOne{"\"" + engine.options().schema + "\".bench_rows"}).add<InsertChain>();
+  const std::string table = "\"" + engine.options().schema + "\".bench_rows";
+  engine.add(InsertOne{table}).add<InsertChain>();
+  engine.add(InsertAlone{engine.options().database_url, table}).add<InsertAloneChain>();
+}
+
+int InsertAlone::operator()(durable::ActivityContext& ctx, const int& value) const {
+  thread_local std::unique_ptr<pqxx::connection> conn;
+  if (!conn || !conn->is_open()) conn = std::make_unique<pqxx::connection>(url);
+  pqxx::work tx(*conn);
+  tx.exec_params0("INSERT INTO " + table + " (run, value) VALUES ($1, $2)", ctx.workflow_id(), value);
+  tx.commit();
+  return value;
 }
 
 void create_bench_rows(const std::string& url, const std::string& schema) {

@@ -17,14 +17,17 @@ struct Noop {
   int operator()(durable::ActivityContext&, const int& value) const { return value; }
 };
 
-// Calls Noop `steps` times in sequence and sums the answers (so a run can be checked).
+// Calls activity A `steps` times in sequence with 0, 1, .. and sums the answers (so a run can be checked).
+template <typename A>
+int chain_of(durable::WorkflowContext& ctx, int steps) {
+  int sum = 0;
+  for (int i = 0; i < steps; ++i) sum += ctx.call<A>(i);
+  return sum;
+}
+
 struct NoopChain {
   static constexpr auto name = "noop_chain";
-  int operator()(durable::WorkflowContext& ctx, const int& steps) {
-    int sum = 0;
-    for (int i = 0; i < steps; ++i) sum += ctx.call<Noop>(i);
-    return sum;
-  }
+  int operator()(durable::WorkflowContext& ctx, const int& steps) { return chain_of<Noop>(ctx, steps); }
 };
 
 // A transactional step: inserts one row into the schema's bench_rows table, in the transaction
@@ -38,14 +41,22 @@ struct InsertOne {
   }
 };
 
-// NoopChain with InsertOne steps.
 struct InsertChain {
   static constexpr auto name = "insert_chain";
-  int operator()(durable::WorkflowContext& ctx, const int& steps) {
-    int sum = 0;
-    for (int i = 0; i < steps; ++i) sum += ctx.call<InsertOne>(i);
-    return sum;
-  }
+  int operator()(durable::WorkflowContext& ctx, const int& steps) { return chain_of<InsertOne>(ctx, steps); }
+};
+
+// The same insert from an ordinary activity, committed on a connection of its own before the
+// step's result is: what a service does without transactional activities (at least once).
+struct InsertAlone {
+  static constexpr auto name = "insert_alone";
+  std::string url, table;
+  int operator()(durable::ActivityContext& ctx, const int& value) const;
+};
+
+struct InsertAloneChain {
+  static constexpr auto name = "insert_alone_chain";
+  int operator()(durable::WorkflowContext& ctx, const int& steps) { return chain_of<InsertAlone>(ctx, steps); }
 };
 
 // Receives `count` messages of topic "ping", one after another, each waited for as long as it takes.

@@ -291,9 +291,13 @@ void print_table(const std::vector<Result>& results) {
   }
   for (const auto& r : of_kind(results, "transactional")) {
     fmt::print(
-        "\ntransactional steps: {} x {}-step workflows, {} rounds: {:.0f} insert steps/s, {:.0f} no-op steps/s\n",
+        "\ntransactional steps: {} x {}-step workflows, {} rounds: {:.0f} steps/s inserting in the step's transaction, "
+        "{:.0f} no-op steps/s, {:.0f} steps/s inserting on their own connections (PostgreSQL CPU per step {} / {} / "
+        "{} us)\n",
         r["workflows"].get<int>(), r["steps"].get<int>(), r["rounds"].get<int>(), r["insert_steps_per_s"].get<double>(),
-        r["noop_steps_per_s"].get<double>());
+        r["noop_steps_per_s"].get<double>(), r["plain_insert_steps_per_s"].get<double>(),
+        r["insert_pg_cpu_us_per_step"].dump(), r["noop_pg_cpu_us_per_step"].dump(),
+        r["plain_insert_pg_cpu_us_per_step"].dump());
   }
   print_aims(results);
   std::fflush(stdout);

@@ -53,8 +53,8 @@ void set_raw_queue_aim(Result& result);
 
 inline constexpr double aim_transactional_ratio = 0.8;  // steps/s of InsertChain over NoopChain
 
-// 10-step InsertChain and NoopChain runs, `workflows` of each, one engine process, queued first,
-// measured in turns (noop, insert, noop, insert) in fresh schemas; the ratio of their steps/s.
+// 10-step NoopChain, InsertChain and InsertAloneChain runs, `workflows` of each, one engine
+// process, queued first, measured in turns in fresh schemas, twice; the ratios of their steps/s.
 Result measure_transactional(const std::string& url, int workflows);
 
 // ---- latency.cpp -----------------------------------------------------------------------------
