@@ -36,8 +36,8 @@ struct SagaOptions {
 };
 
 // The compensations of a workflow's steps. Like the rest of workflow code it is rebuilt on every
-// replay: what it runs depends only on the calls made and the journal, so a replay, on any
-// engine, runs nothing twice.
+// replay: what it calls depends only on the code's calls and the journal, so replays, on any
+// engine, make the same compensation calls and start none of them twice.
 class Saga {
  public:
   explicit Saga(WorkflowContext& ctx, SagaOptions options = {}) : ctx_(&ctx), options_(options) {}
