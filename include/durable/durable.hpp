@@ -10,6 +10,7 @@
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
 #include "durable/runs.hpp"
+#include "durable/saga.hpp"
 #include "durable/schedule.hpp"
 #include "durable/schema.hpp"
 #include "durable/start_options.hpp"

@@ -32,6 +32,7 @@
 //       ├── LeaseExpired               journaled: an attempt's worker stopped renewing its lease (retried)
 //       ├── ActivityFailed             seen inside a workflow: an activity ran out of attempts
 //       ├── ChildWorkflowFailed        seen inside a workflow: a child run failed or was cancelled
+//       ├── CompensationFailed         from Saga::compensate(): compensations failed for good (names each)
 //       ├── NonDeterminismError        workflow code asked for something else than its journal holds
 //       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
 //       ├── WorkflowCancelled          in a workflow: its run is being cancelled; from result(): it was
@@ -44,8 +45,10 @@
 // sees them as ActivityFailed::error_type() ("durable::ActivityTimeout", ...), the names of these types.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace durable {
 
@@ -210,6 +213,31 @@ class ChildWorkflowFailed : public Error {
 
  private:
   std::string workflow_id_, workflow_name_, status_, error_type_, error_message_;
+};
+
+// A compensation that failed for good, as Saga::compensate() saw it.
+struct FailedCompensation {
+  std::string activity;
+  std::string error_type;  // as ActivityFailed::error_type()
+  std::string error_message;
+  int attempts = 0;
+};
+
+// Saga::compensate() ran every compensation and some failed for good: failures() lists them in
+// the order they ran, and what() names each (activity, error type and message), then the error
+// the saga compensated for when compensate() ran while one was handled (cause()).
+class CompensationFailed : public Error {
+ public:
+  CompensationFailed(std::vector<FailedCompensation> failures, std::size_t compensations, std::string cause = {});
+  const std::vector<FailedCompensation>& failures() const noexcept { return failures_; }
+  std::size_t compensations() const noexcept { return compensations_; }  // how many compensate() ran
+  // The error being handled when compensate() ran, "type: message" (empty when none).
+  const std::string& cause() const noexcept { return cause_; }
+
+ private:
+  std::vector<FailedCompensation> failures_;
+  std::size_t compensations_;
+  std::string cause_;
 };
 
 // Throw it (or a type derived from it) from an activity to end its attempts at once.

@@ -61,6 +61,27 @@ ChildWorkflowFailed::ChildWorkflowFailed(std::string workflow_id, std::string wo
       error_type_(std::move(error_type)),
       error_message_(std::move(error_message)) {}
 
+namespace {
+std::string compensation_failures(const std::vector<FailedCompensation>& failures, std::size_t compensations,
+                                  const std::string& cause) {
+  std::string text = fmt::format("{} of {} compensation{} failed for good:", failures.size(), compensations,
+                                 compensations == 1 ? "" : "s");
+  for (const auto& f : failures) {
+    text += fmt::format("{} activity '{}' ({}: {}; after {} attempt{})", &f == &failures.front() ? "" : ";", f.activity,
+                        f.error_type, f.error_message, f.attempts, f.attempts == 1 ? "" : "s");
+  }
+  if (!cause.empty()) text += "; compensating for " + cause;
+  return text;
+}
+}  // namespace
+
+CompensationFailed::CompensationFailed(std::vector<FailedCompensation> failures, std::size_t compensations,
+                                       std::string cause)
+    : Error(compensation_failures(failures, compensations, cause)),
+      failures_(std::move(failures)),
+      compensations_(compensations),
+      cause_(std::move(cause)) {}
+
 WorkflowFailed::WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message)
     : Error(error_message), workflow_id_(std::move(workflow_id)), error_type_(std::move(error_type)) {}
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/saga_workflows.hpp"
 #include "support/serve.hpp"
 #include "support/test_workflows.hpp"
 
@@ -26,7 +27,11 @@ int main(int argc, char** argv) {
   options.instance = std::string("worker-") + argv[2];
   const bool migrate = std::strcmp(argv[2], "migrate") == 0;
   if (!migrate && std::strcmp(argv[2], "race") != 0) {
-    return durable::test::serve_until_stopped(options, durable::test::register_all, "worker");
+    auto register_definitions = [](durable::Engine& engine) {
+      durable::test::register_all(engine);
+      durable::test::register_sagas(engine);
+    };
+    return durable::test::serve_until_stopped(options, register_definitions, "worker");
   }
   try {
     durable::Engine engine(options);
