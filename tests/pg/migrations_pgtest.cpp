@@ -66,6 +66,19 @@ void start_run_before_v9(const TestDb& db, const std::string& id, const std::str
                   id, name, input));
 }
 
+// A chain run as versions 14 and later wrote it: started, its first step scheduled and
+// completed, not replayed since.
+void insert_chain_after_first_step(const TestDb& db, const std::string& workflow_id, const std::string& run_id) {
+  db.query(fmt::format(R"(
+INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
+  ('{0}', '{1}', 'chain', 'running', '1', 3, true);
+INSERT INTO {{s}}.journal (run_id, seq, kind, step, name, data) VALUES
+  ('{1}', 0, 'workflow_started', NULL, NULL, '{{{{"input": 1}}}}'),
+  ('{1}', 1, 'activity_scheduled', 0, 'add', '{{{{"input": {{{{"a": 1, "b": 1}}}}}}}}'),
+  ('{1}', 2, 'activity_completed', 0, 'add', '{{{{"result": 2, "attempts": 1}}}}'))",
+                       workflow_id, run_id));
+}
+
 }  // namespace
 
 TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][migrations]") {
@@ -335,14 +348,7 @@ TEST_CASE(
     "[pg][migrations][versioning]") {
   TestDb db;
   build_schema_at(db, 14);
-  // As version 14 wrote it: a chain started, its first step scheduled and completed, not replayed since.
-  db.query(R"(
-INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
-  ('v14-chain', '018f0000-0000-7000-8000-0000000000d1', 'chain', 'running', '1', 3, true);
-INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
-  ('018f0000-0000-7000-8000-0000000000d1', 0, 'workflow_started', NULL, NULL, '{{"input": 1}}'),
-  ('018f0000-0000-7000-8000-0000000000d1', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
-  ('018f0000-0000-7000-8000-0000000000d1', 2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'))");
+  insert_chain_after_first_step(db, "v14-chain", "018f0000-0000-7000-8000-0000000000d1");
   EngineOptions options = db.options();
   options.app_version = "after-upgrade";
   Engine engine(options);
@@ -360,13 +366,7 @@ TEST_CASE("a schema at version 15 with runs in flight upgrades to the list of en
           "[pg][migrations][stats]") {
   TestDb db;
   build_schema_at(db, 15);
-  db.query(R"(
-INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
-  ('v15-chain', '018f0000-0000-7000-8000-0000000000e1', 'chain', 'running', '1', 3, true);
-INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
-  ('018f0000-0000-7000-8000-0000000000e1', 0, 'workflow_started', NULL, NULL, '{{"input": 1}}'),
-  ('018f0000-0000-7000-8000-0000000000e1', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
-  ('018f0000-0000-7000-8000-0000000000e1', 2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'))");
+  insert_chain_after_first_step(db, "v15-chain", "018f0000-0000-7000-8000-0000000000e1");
   CHECK(schema_version(db.url(), db.schema()).current == 15);
   CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
   EngineOptions options = db.options();
@@ -385,13 +385,7 @@ TEST_CASE("a schema at version 16 with runs in flight upgrades to transactional 
           "[pg][migrations][transactions]") {
   TestDb db;
   build_schema_at(db, 16);
-  db.query(R"(
-INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable) VALUES
-  ('v16-chain', '018f0000-0000-7000-8000-0000000000f1', 'chain', 'running', '1', 3, true);
-INSERT INTO {s}.journal (run_id, seq, kind, step, name, data) VALUES
-  ('018f0000-0000-7000-8000-0000000000f1', 0, 'workflow_started', NULL, NULL, '{{"input": 1}}'),
-  ('018f0000-0000-7000-8000-0000000000f1', 1, 'activity_scheduled', 0, 'add', '{{"input": {{"a": 1, "b": 1}}}}'),
-  ('018f0000-0000-7000-8000-0000000000f1', 2, 'activity_completed', 0, 'add', '{{"result": 2, "attempts": 1}}'))");
+  insert_chain_after_first_step(db, "v16-chain", "018f0000-0000-7000-8000-0000000000f1");
   Engine engine(db.options());
   register_all(engine);
   const ActivityRef<int, long long> count_runs{"count_runs"};
