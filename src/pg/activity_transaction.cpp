@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
-#include <thread>
 #include <vector>
 
 #include "base/failpoint.hpp"
