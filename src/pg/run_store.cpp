@@ -700,7 +700,7 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
   bool forked = false;
   const std::string action_id = detail::random_uuid();
   // The copies are stored as the engine stores new values: encoded when a codec is on.
-  const std::string input = seal_.seal(run.input).dump();
+  const std::string input = seal_.sealed_dump(run.input);
   Json sealed_events = Json::array();
   for (const Json& e : run.events) {
     Json copy = e;

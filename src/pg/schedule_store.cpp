@@ -30,7 +30,7 @@ int ScheduleStore::write(const char* statement, const ScheduleRow& row, const st
   // Safe to repeat: a create that committed reads its own revision (see create), an update writes the same again.
   pool_.write(statement, [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared1(statement, row.id, s.workflow, seal_.seal(s.input).dump(), s.cron, s.time_zone,
+    auto r = tx.exec_prepared1(statement, row.id, s.workflow, seal_.sealed_dump(s.input), s.cron, s.time_zone,
                                to_string(s.misfire), s.catchup_limit, s.misfire_grace.count(), row.next_fire_us,
                                row.prev_fire_us, revision, schedules_channel_);
     written = r["written"].as<int>();

@@ -165,7 +165,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
                                  const Json& input, const RunOrigin& origin, const std::string& replaceable,
                                  const std::string& owner, Duration lease) {
   Started started;
-  const std::string stored_input = seal_.seal(input).dump();
+  const std::string stored_input = seal_.sealed_dump(input);
   const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
   auto lease_it = [&](std::int64_t lease_token, std::int64_t now_us) {
     started.leased = ClaimedWorkflow{id, run_id, name, 1, lease_token, now_us, Json{{"input", input}}};
@@ -214,7 +214,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
 SendOutcome Store::send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,
                                 const std::string& message_id, const std::string& idempotency_key) {
   SendOutcome outcome;
-  const std::string body = seal_.seal(payload).dump();
+  const std::string body = seal_.sealed_dump(payload);
   pool_.write("send_message", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
     auto send = [&] {
@@ -417,10 +417,16 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   const std::string received = received_json.dump();
   const std::string children = children_json(c.children, seal_).dump();
   // A continued run's result names the next run (the engine's, read by the database): not sealed.
-  const std::string result = (c.status == RunStatus::completed ? seal_.seal(c.result) : c.result).dump();
+  const std::string result = c.status == RunStatus::completed ? seal_.sealed_dump(c.result) : c.result.dump();
   const std::string error_message = seal_.seal_text(c.error_message);
-  Json published = c.published;
-  for (Json& set : published) set[1] = seal_.seal(set[1]);  // [key, value, step]
+  std::string published;
+  if (seal_.on()) {
+    Json sealed = c.published;
+    for (Json& set : sealed) set[1] = seal_.seal(set[1]);  // [key, value, step]
+    published = sealed.dump();
+  } else {
+    published = c.published.dump();
+  }
   const bool continues = c.status == RunStatus::continued;
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
@@ -435,7 +441,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
       row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
                               result, c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_,
                               ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages,
-                              received, published.dump(), events_channel_, children, workflows_channel_,
+                              received, published, events_channel_, children, workflows_channel_,
                               Json(c.dropped).dump(), c.delivers_cancel, app_version_);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != refused_commit_state) throw;
@@ -443,7 +449,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
       return;
     }
     if (continues && !row["base"].is_null()) {
-      tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, seal_.seal(c.next_input).dump(),
+      tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, seal_.sealed_dump(c.next_input),
                         workflows_channel_);
       detail::failpoint("replay.before_continue_commit");  // dying here commits neither the end nor the next run
       pair->commit();
@@ -480,15 +486,15 @@ Json Store::steps_json(const std::vector<const StepCommit*>& steps) {
   Json rows = Json::array();
   for (const StepCommit* c : steps) {
     const ReplayCommit* r = c->replay;
-    Json wf_result;
-    if (r) wf_result = r->status == RunStatus::completed ? seal_.seal(r->result) : r->result;
+    std::string wf_result = "null";
+    if (r) wf_result = r->status == RunStatus::completed ? seal_.sealed_dump(r->result) : r->result.dump();
     rows.push_back(
         {{"task_id", c->task->task_id},
          {"task_run", c->task->run_id},
          {"step", c->task->step},
          {"lease_token", c->task->lease_token},
          {"outcome", to_text(c->succeeded ? TaskStatus::completed : TaskStatus::failed)},
-         {"result", (c->succeeded ? seal_.seal(c->result) : c->result).dump()},
+         {"result", c->succeeded ? seal_.sealed_dump(c->result) : c->result.dump()},
          {"error_type", c->error_type},
          {"error_message", seal_.seal_text(c->error_message)},
          {"fp", seal_.on() && c->succeeded && c->task->options.idempotency_key ? Json(seal_.fingerprint(c->task->input))
@@ -501,7 +507,7 @@ Json Store::steps_json(const std::vector<const StepCommit*>& steps) {
          {"events", r ? events_json(r->events, seal_) : Json::array()},
          {"tasks", r ? tasks_json(r->tasks) : Json::array()},
          {"wf_status", to_text(r ? r->status : RunStatus::running)},
-         {"wf_result", r ? wf_result.dump() : std::string("null")},
+         {"wf_result", wf_result},
          {"wf_error_type", r ? r->error_type : std::string()},
          {"wf_error_message", r ? seal_.seal_text(r->error_message) : std::string()},
          {"wake_at_us", r ? r->wake_at_us : -1}});

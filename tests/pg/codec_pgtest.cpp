@@ -200,7 +200,7 @@ TEST_CASE("a stored value changed outside durable fails to decode with CodecErro
 
   // The first base64 character of the stored result, changed.
   db.query(
-      "UPDATE {s}.workflows SET result = jsonb_set(result, '{$encoded,data}', to_jsonb(CASE WHEN "
+      "UPDATE {s}.workflows SET result = jsonb_set(result, '{{$encoded,data}}', to_jsonb(CASE WHEN "
       "left(result->'$encoded'->>"
       "'data', 1) = 'A' THEN 'B' ELSE 'A' END || substr(result->'$encoded'->>'data', 2))) WHERE workflow_id = "
       "'codec-tampered'");
