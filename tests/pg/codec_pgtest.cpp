@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "support/test_db.hpp"
@@ -118,13 +119,30 @@ struct MarkedFailingWorkflow {
   std::string operator()(WorkflowContext&, const std::string& in) { throw std::runtime_error(in + "-workflow-error"); }
 };
 
+// Continues as new once, with its input marked again.
+struct MarkedHopWorkflow {
+  static constexpr auto name = "codec_hop";
+  std::string operator()(WorkflowContext& ctx, const std::string& in) {
+    if (in.find("-again") == std::string::npos) ctx.continue_as_new(in + "-again");
+    return in + "-done";
+  }
+};
+
+// Waits for a message it never gets: the test cancels it.
+struct MarkedWaitWorkflow {
+  static constexpr auto name = "codec_wait";
+  std::string operator()(WorkflowContext& ctx, const std::string&) { return ctx.receive<std::string>("never"); }
+};
+
 void register_codec(Engine& engine) {
   register_all(engine);
   engine.add<MarkedEchoActivity>()
       .add<MarkedHeartbeatActivity>()
       .add<MarkedFailureActivity>()
       .add<MarkedWorkflow>()
-      .add<MarkedFailingWorkflow>();
+      .add<MarkedFailingWorkflow>()
+      .add<MarkedHopWorkflow>()
+      .add<MarkedWaitWorkflow>();
 }
 
 // Each row of each table of the schema, as text, that holds the marker.
@@ -186,6 +204,63 @@ TEST_CASE("with a codec on, no plaintext of a user's payloads is stored in any c
   const auto leaks = plaintext_rows(db);
   for (const auto& leak : leaks) UNSCOPED_INFO(leak);
   CHECK(leaks.empty());
+}
+
+TEST_CASE("with a codec on, children, continued runs, cancel reasons and schedule inputs store no plaintext",
+          "[pg][codec]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.codec = codec({{"k1", "first secret"}}, "k1");
+  Engine engine(options);
+  register_codec(engine);
+  engine.start();
+
+  auto child =
+      engine.start_workflow<CallChildWorkflow>("codec-parent", {"codec-child", "hello", marked("child-input")});
+  CHECK(child.result(60s) == "result " + Json("hello, " + marked("child-input")).dump());
+  auto failed_child =
+      engine.start_workflow<CallChildWorkflow>("codec-parent-2", {"codec-child-2", "codec_failing", marked("child")});
+  CHECK(failed_child.result(60s).find(marked("child") + "-workflow-error") != std::string::npos);
+
+  auto hop = engine.start_workflow<MarkedHopWorkflow>("codec-hop", marked("hop"));
+  CHECK(engine.workflow<MarkedHopWorkflow>("codec-hop").result(60s) == marked("hop") + "-again-done");
+  (void)hop;
+
+  auto waiting = engine.start_workflow<MarkedWaitWorkflow>("codec-wait", marked("wait"));
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.journal WHERE kind = 'receive_started'") == 1; },
+                     30s));
+  waiting.cancel(marked("cancel-reason"));
+  try {
+    (void)waiting.result(60s);
+    FAIL("a cancelled run returned");
+  } catch (const WorkflowCancelled& e) {
+    CHECK(e.reason() == marked("cancel-reason"));
+  }
+
+  engine.schedules().create("codec-schedule",
+                            {.workflow = "hello", .input = marked("schedule-input"), .cron = "0 0 1 1 *"});
+  bool listed = false;
+  for (const auto& s : engine.schedules().list()) listed |= s.spec.input == marked("schedule-input");
+  CHECK(listed);
+
+  const auto leaks = plaintext_rows(db);
+  for (const auto& leak : leaks) UNSCOPED_INFO(leak);
+  CHECK(leaks.empty());
+}
+
+TEST_CASE("without a codec, the plaintext check finds the markers (the check itself works)", "[pg][codec]") {
+  TestDb db;
+  Engine engine(db.options());
+  register_codec(engine);
+  engine.start();
+  auto run = engine.start_workflow<MarkedWorkflow>("codec-off", marked("workflow-input"));
+  REQUIRE(run.get_event<std::string>("progress", 30s) == marked("event"));
+  engine.send("codec-off", "note", marked("message"));
+  REQUIRE(run.result(60s).size() == 6);
+  std::set<std::string> tables;
+  for (const auto& leak : plaintext_rows(db)) tables.insert(leak.substr(0, leak.find(':')));
+  CHECK(tables ==
+        std::set<std::string>{"attempts", "events", "idempotent_results", "journal", "messages", "tasks", "workflows"});
 }
 
 TEST_CASE("a stored value changed outside durable fails to decode with CodecError", "[pg][codec]") {
