@@ -27,11 +27,18 @@ void claim_with_recovery(ConnectionPool& pool,
   });
 }
 
-// A claimed task with its user payloads decoded.
+// A claimed task with its user payloads decoded. One that does not decode is still claimed (the
+// others of its claim must not wait for its lease to run out): its attempt fails (undecodable).
 ClaimedTask opened_task(const pqxx::row& row, const detail::Sealer& seal) {
   ClaimedTask task = rows::claimed_task(row);
-  task.input = seal.open(std::move(task.input), "an activity's input");
-  task.last_heartbeat = seal.open(std::move(task.last_heartbeat), "an activity's heartbeat details");
+  try {
+    task.input = seal.open(std::move(task.input), "an activity's input");
+    task.last_heartbeat = seal.open(std::move(task.last_heartbeat), "an activity's heartbeat details");
+  } catch (const CodecError& e) {
+    task.undecodable = e.what();
+    task.input = nullptr;
+    task.last_heartbeat = nullptr;
+  }
   return task;
 }
 
@@ -366,7 +373,11 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
     claimed.clear();
     for (const auto& row : rows) {
       claimed.push_back(rows::claimed_workflow(row));
-      if (claimed.back().start_data) seal_.open_fields(*claimed.back().start_data, "a workflow's input");
+      try {
+        if (claimed.back().start_data) seal_.open_fields(*claimed.back().start_data, "a workflow's input");
+      } catch (const CodecError&) {
+        claimed.back().start_data.reset();  // its replay reads the journal, and fails alone
+      }
     }
     return !claimed.empty();
   });

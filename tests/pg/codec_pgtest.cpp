@@ -119,6 +119,21 @@ struct MarkedFailingWorkflow {
   std::string operator()(WorkflowContext&, const std::string& in) { throw std::runtime_error(in + "-workflow-error"); }
 };
 
+// Fails its first attempt; the second runs 3 s later.
+struct MarkedRetryActivity {
+  static constexpr auto name = "codec_retry";
+  static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 2, .base = 3s}}; }
+  std::string operator()(ActivityContext& ctx, const std::string& in) const {
+    if (ctx.attempt() == 1) throw std::runtime_error("first attempt");
+    return in;
+  }
+};
+
+struct MarkedRetryWorkflow {
+  static constexpr auto name = "codec_retrying";
+  std::string operator()(WorkflowContext& ctx, const std::string& in) { return ctx.call<MarkedRetryActivity>(in); }
+};
+
 // Continues as new once, with its input marked again.
 struct MarkedHopWorkflow {
   static constexpr auto name = "codec_hop";
@@ -142,6 +157,8 @@ void register_codec(Engine& engine) {
       .add<MarkedWorkflow>()
       .add<MarkedFailingWorkflow>()
       .add<MarkedHopWorkflow>()
+      .add<MarkedRetryActivity>()
+      .add<MarkedRetryWorkflow>()
       .add<MarkedWaitWorkflow>();
 }
 
@@ -288,6 +305,27 @@ TEST_CASE("a stored value changed outside durable fails to decode with CodecErro
   } catch (const CodecError& e) {
     CHECK(std::string(e.what()).find("k1") != std::string::npos);
   }
+}
+
+TEST_CASE("an activity input changed outside durable fails its attempt with CodecError, not the claim", "[pg][codec]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.codec = codec({{"k1", "first secret"}}, "k1");
+  Engine engine(options);
+  register_codec(engine);
+  engine.start();
+  auto run = engine.start_workflow<MarkedRetryWorkflow>("codec-bad-input", marked("who"));
+  // Attempt 1 failed; attempt 2 waits its 3 s: its input is changed meanwhile.
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.attempts") == 1; }, 30s));
+  REQUIRE(db.count("UPDATE {s}.tasks SET input = jsonb_set(input, '{{$encoded,data}}', to_jsonb('AAAA' || "
+                   "substr(input->'$encoded'->>'data', 5))) WHERE status = 'pending' RETURNING 1") == 1);
+  try {
+    (void)run.result(60s);
+    FAIL("a run whose activity input was changed completed");
+  } catch (const WorkflowFailed& e) {
+    CHECK(std::string(e.what()).find("durable::CodecError") != std::string::npos);
+  }
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE error_type = 'durable::CodecError'") == 1);
 }
 
 TEST_CASE("after a key rotation, old values stay readable while the codec knows the old key", "[pg][codec]") {
