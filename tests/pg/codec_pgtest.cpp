@@ -328,6 +328,29 @@ TEST_CASE("an activity input changed outside durable fails its attempt with Code
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE error_type = 'durable::CodecError'") == 1);
 }
 
+TEST_CASE("a run whose journal does not decode is blocked, not failed, naming the unknown key", "[pg][codec]") {
+  TestDb db;
+  {
+    Engine client([&] {  // never started: the run waits, its start event under key k0
+      EngineOptions o = db.options();
+      o.codec = codec({{"k0", "old secret"}}, "k0");
+      return o;
+    }());
+    register_codec(client);
+    client.start_workflow<HelloWorkflow>("codec-unknown-key", marked("who"));
+  }
+  EngineOptions options = db.options();
+  options.codec = codec({{"k1", "first secret"}}, "k1");
+  Engine engine(options);
+  register_codec(engine);
+  engine.start();
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE blocked_at IS NOT NULL") == 1; },
+                     30s));
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'running' AND blocked->>'message' LIKE "
+                 "'%journal does not decode%k0%'") == 1);
+  CHECK_THROWS_AS(engine.runs().latest("codec-unknown-key"), UnknownCodecKey);  // its input is under k0 too
+}
+
 TEST_CASE("after a key rotation, old values stay readable while the codec knows the old key", "[pg][codec]") {
   TestDb db;
   std::string run_id;
