@@ -34,7 +34,8 @@ bool is_envelope(const Json& stored) {
 
 }  // namespace
 
-Sealer::Sealer(std::shared_ptr<const PayloadCodec> codec) : codec_(std::move(codec)) {
+Sealer::Sealer(std::shared_ptr<const PayloadCodec> codec, bool shown_as_stored)
+    : codec_(std::move(codec)), shown_as_stored_(shown_as_stored) {
   if (codec_) {
     key_ = codec_->key_id();
     check_key_id(key_);
@@ -96,7 +97,7 @@ Json Sealer::seal_fields(const Json& data) const {
 }
 
 Json Sealer::open(Json stored, const char* what) const {
-  if (!is_envelope(stored)) return stored;
+  if (!is_envelope(stored) || (!codec_ && shown_as_stored_)) return stored;
   const Json& e = stored.begin().value();
   if (!e.is_object() || !e.contains("key") || !e["key"].is_string() || !e.contains("data") || !e["data"].is_string()) {
     throw CodecError(
@@ -114,7 +115,7 @@ Json Sealer::open(Json stored, const char* what) const {
 }
 
 std::string Sealer::open_text(std::string stored, const char* what) const {
-  if (!std::string_view(stored).starts_with(text_prefix)) return stored;
+  if (!std::string_view(stored).starts_with(text_prefix) || (!codec_ && shown_as_stored_)) return stored;
   const std::size_t colon = stored.find(':', text_prefix.size());
   if (colon == std::string::npos) {
     throw CodecError(fmt::format("{} is an encoded text without a key: was it changed outside durable?", what));

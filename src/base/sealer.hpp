@@ -17,7 +17,9 @@ namespace durable::detail {
 class Sealer {
  public:
   Sealer() = default;
-  explicit Sealer(std::shared_ptr<const PayloadCodec> codec);
+  // `shown_as_stored`: without a codec, encoded values read as they are stored (the envelope, or
+  // the "$encoded:" text), for the operator's views; else reading one throws CodecError.
+  explicit Sealer(std::shared_ptr<const PayloadCodec> codec, bool shown_as_stored = false);
   bool on() const { return codec_ != nullptr; }
 
   Json seal(const Json& plaintext) const;
@@ -47,6 +49,7 @@ class Sealer {
  private:
   std::string decode(const std::string& key, const std::string& data64, const char* what) const;
   std::shared_ptr<const PayloadCodec> codec_;
+  bool shown_as_stored_ = false;
   std::string key_;  // the codec's key_id(), read once
 };
 

@@ -29,6 +29,8 @@ struct ForkedRun {
 
 class RunStore {
  public:
+  // `sealer`: decodes what it reads (encoded values read as stored when there is no codec, so the
+  // operator's views show them marked) and encodes the copies a fork writes.
   explicit RunStore(ConnectionPool& pool, detail::Sealer sealer = {});
 
   // `cursor_us` / `cursor_run`: the last run of the page before (none for the first page).
