@@ -11,6 +11,12 @@ namespace durable {
 // the key id it was encoded under, so a codec that still knows an old key keeps decoding the
 // values written under it after a rotation (new values take key_id()). Set it as
 // EngineOptions::codec; it is called from many threads at once, so it must be thread-safe.
+//
+// What the database still tells: ids, names, topics, event keys, idempotency keys, statuses and
+// times stay plaintext (it indexes them), and the size of each value. Whether two stored values
+// are equal it tells only if encode() is deterministic; with a random nonce (an authenticated
+// cipher, as in the libsodium example) it cannot, and the idempotency check of equal inputs is
+// then made by the engine, from a SHA-256 of the plaintext stored encoded beside the result.
 class PayloadCodec {
  public:
   virtual ~PayloadCodec() = default;
