@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "durable/activity.hpp"
+#include "durable/codec.hpp"
 #include "durable/handle.hpp"
 #include "durable/messages.hpp"
 #include "durable/metrics.hpp"
@@ -56,6 +57,9 @@ struct EngineOptions {
   // DatabaseUnavailable (the engine's own loops then try again later). Tools that answer a person
   // use a few seconds.
   Duration database_unavailable_after = std::chrono::seconds{60};
+  // Encodes every stored value that came from a user (durable/codec.hpp). nullptr (default): stored
+  // as plain JSON. Values written before it was set stay readable; keep old keys in it after a rotation.
+  std::shared_ptr<const PayloadCodec> codec{};
 };
 
 // The answer of Engine::start_or_find: the run under the id, and whether this call started it.

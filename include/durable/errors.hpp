@@ -37,6 +37,8 @@
 //       ├── WorkflowFailed             from result(): the run failed (carries the journaled error)
 //       ├── WorkflowCancelled          in a workflow: its run is being cancelled; from result(): it was
 //       ├── Timeout                    from result(): the wait ran out; the run goes on
+//       ├── CodecError                 a stored value does not decode: tampered with, or no codec (names the key id)
+//       │   └── UnknownCodecKey        a value encoded under a key id the codec does not know (a rotation dropped it)
 //       └── DatabaseError              PostgreSQL could not be reached or refused a statement
 //           ├── DatabaseUnavailable    connection lost, server down or restarting, after retrying: try later
 //           └── DatabaseRefused        the server refused a statement (names the SQLSTATE): retrying won't help
@@ -48,6 +50,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace durable {
@@ -312,6 +315,21 @@ class WorkflowCancelled : public Error {
 class Timeout : public Error {
  public:
   using Error::Error;
+};
+
+// A stored value that the engine's PayloadCodec cannot decode, or that needs one when none is set.
+class CodecError : public Error {
+ public:
+  using Error::Error;
+};
+// A stored value encoded under a key id the codec does not know (durable/codec.hpp).
+class UnknownCodecKey : public CodecError {
+ public:
+  UnknownCodecKey(std::string key_id, const std::string& message) : CodecError(message), key_id_(std::move(key_id)) {}
+  const std::string& key_id() const noexcept { return key_id_; }
+
+ private:
+  std::string key_id_;
 };
 
 class DatabaseError : public Error {

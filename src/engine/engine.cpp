@@ -91,7 +91,8 @@ EngineCore::EngineCore(EngineOptions o)
                 fmt::format("durable/{}/{}", options_.schema, options_.instance), options_.app_version,
                 pg::SessionPolicy{.migrate = options_.migrate_schema,
                                   .unavailable_after = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      options_.database_unavailable_after)}),
+                                      options_.database_unavailable_after)},
+                options_.codec),
       steps_([this](const std::vector<const pg::StepCommit*>& batch) {
         auto outcomes = store().complete_steps(batch, owner_, options_.lease_margin);
         ++metrics_.outcome_commits;

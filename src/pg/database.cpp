@@ -6,11 +6,12 @@
 namespace durable::pg {
 
 Database::Database(const std::string& url, const std::string& schema, int pool_size,
-                   const std::string& application_name, const std::string& app_version, SessionPolicy policy)
+                   const std::string& application_name, const std::string& app_version, SessionPolicy policy,
+                   std::shared_ptr<const PayloadCodec> codec)
     : pool_(std::make_unique<ConnectionPool>(url, schema, pool_size, application_name, policy)),
-      store_(std::make_unique<Store>(*pool_, app_version)),
-      schedules_(std::make_unique<ScheduleStore>(*pool_, app_version)),
-      runs_(std::make_unique<RunStore>(*pool_)),
+      store_(std::make_unique<Store>(*pool_, app_version, detail::Sealer(codec))),
+      schedules_(std::make_unique<ScheduleStore>(*pool_, app_version, detail::Sealer(codec))),
+      runs_(std::make_unique<RunStore>(*pool_, detail::Sealer(codec, true))),
       transactions_(std::make_unique<TransactionConnections>(*pool_)) {}
 
 Database::~Database() = default;

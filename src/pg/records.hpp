@@ -226,6 +226,9 @@ struct ClaimedTask {
   Json last_heartbeat;                   // details of the latest heartbeat of any earlier attempt, or null
   bool leased_at_once = false;           // by the commit that created it, not by a claim
   int handovers = 0;                     // steps before it, in a row, that passed their slot on to the next
+  // Why its input or heartbeat details did not decode (EngineOptions::codec): the attempt fails
+  // with durable::CodecError instead of running. Empty: decoded.
+  std::string undecodable;
 };
 
 // What a replay commit wrote.

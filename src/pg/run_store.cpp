@@ -219,8 +219,9 @@ SELECT coalesce((SELECT jsonb_agg(c.workflow_id) FROM c WHERE c.workflow_id NOT 
 
 }  // namespace
 
-RunStore::RunStore(ConnectionPool& pool)
+RunStore::RunStore(ConnectionPool& pool, detail::Sealer sealer)
     : pool_(pool),
+      seal_(std::move(sealer)),
       s_(quoted(pool.schema())),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
@@ -361,7 +362,12 @@ std::optional<RunInfo> RunStore::get(const std::string& run_id) {
                                            fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)),
                                            fmt::format(fmt::runtime(info_columns), fmt::arg("s", s_)), s_),
                                run_id);
-    info = rows.empty() ? std::nullopt : std::optional<RunInfo>(read_info(rows[0]));
+    info.reset();
+    if (rows.empty()) return;
+    info = read_info(rows[0]);
+    info->input = seal_.open(std::move(info->input), "a workflow's input");
+    info->result = seal_.open(std::move(info->result), "a workflow's result");
+    info->error_message = seal_.open_text(std::move(info->error_message), "a workflow's error message");
   });
   return info;
 }
@@ -403,6 +409,7 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
       e.name = row["name"].as<std::string>();
       e.at = time_of(row["at_us"].as<std::int64_t>());
       e.data = Json::parse(row["data"].c_str());
+      seal_.open_fields(e.data, "a journal event's data");
       if (e.kind == to_text(EventKind::activity_scheduled))
         steps += (steps.empty() ? "" : ",") + std::to_string(e.step);
     }
@@ -443,7 +450,7 @@ ORDER BY 1, 3)",
       a.ended_at = time_or_none(row["ended_us"]);
       a.outcome = row["outcome"].as<std::string>();
       a.error_type = row["error_type"].as<std::string>();
-      a.error_message = row["error_message"].as<std::string>();
+      a.error_message = seal_.open_text(row["error_message"].as<std::string>(), "an attempt's error message");
       a.retry_at = time_or_none(row["retry_us"]);
     }
   });
@@ -481,7 +488,7 @@ bool RunStore::request_cancel(const std::string& run_id, const OperatorAction& a
   const std::string action_id = detail::random_uuid();
   pool_.write("request_cancel_audited", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, action.reason, workflows_channel_);
+    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(action.reason), workflows_channel_);
     running = !row["status"].is_null() && row["status"].as<std::string>() == to_text(RunStatus::running);
     if (row["requested"].as<int>() == 0) {
       // Asked before (by an earlier try whose answer was lost, perhaps), or ended since.
@@ -692,6 +699,15 @@ WHERE run_id = $1::uuid AND step IN (SELECT jsonb_array_elements_text($2::jsonb)
 bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
   bool forked = false;
   const std::string action_id = detail::random_uuid();
+  // The copies are stored as the engine stores new values: encoded when a codec is on.
+  const std::string input = seal_.sealed_dump(run.input);
+  Json sealed_events = Json::array();
+  for (const Json& e : run.events) {
+    Json copy = e;
+    if (copy.contains("data")) copy["data"] = seal_.seal_fields(copy["data"]);
+    sealed_events.push_back(std::move(copy));
+  }
+  const std::string events = sealed_events.dump();
   pool_.write("fork_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     forked = false;
@@ -715,16 +731,16 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
         return;  // its latest run is running (again): nothing written
       }
     }
-    auto inserted = tx.exec_params(fmt::format(R"(
+    auto inserted =
+        tx.exec_params(fmt::format(R"(
 INSERT INTO {0}.workflows (workflow_id, run_id, name, status, input, next_seq, replay_lag, runnable, started_by,
                            forked_from_run, forked_from_step, created_at)
 VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb), true,
         'fork', $6::uuid, $7, now())
 ON CONFLICT (workflow_id) WHERE latest DO NOTHING
 RETURNING 1)",
-                                               s_),
-                                   run.workflow_id, run.run_id, run.name, run.input.dump(), run.events.dump(),
-                                   run.source_run_id, run.from_step);
+                                   s_),
+                       run.workflow_id, run.run_id, run.name, input, events, run.source_run_id, run.from_step);
     if (inserted.empty()) return;  // the id is taken: nothing written
     // The copies are told apart by their time: the run's, this transaction's (now()).
     tx.exec_params0(fmt::format(R"(
@@ -732,7 +748,7 @@ INSERT INTO {0}.journal (run_id, seq, kind, step, name, data, created_at)
 SELECT $1::uuid, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data', now()
 FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(v, ord))",
                                 s_),
-                    run.run_id, run.events.dump());
+                    run.run_id, events);
     // The open steps run again, pending, as their scheduled events say (their source tasks may be gone).
     tx.exec_params0(fmt::format(R"(
 INSERT INTO {0}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at)
@@ -741,7 +757,7 @@ SELECT $1::uuid, $2, (x.v->>'step')::int, x.v->>'name', x.v->'data'->'input', co
 FROM jsonb_array_elements($3::jsonb) AS x(v)
 WHERE x.v->>'kind' = 'activity_scheduled' AND (x.v->>'step')::int IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",
                                 s_),
-                    run.run_id, run.workflow_id, run.events.dump(), run.open_steps.dump());
+                    run.run_id, run.workflow_id, events, run.open_steps.dump());
     insert_audit(tx, s_, action, action_id, "fork", run.workflow_id, run.run_id,
                  {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);

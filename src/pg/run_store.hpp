@@ -11,6 +11,7 @@
 
 #include "durable/runs.hpp"
 #include "durable/stats.hpp"
+#include "base/sealer.hpp"
 
 namespace durable::pg {
 
@@ -28,7 +29,9 @@ struct ForkedRun {
 
 class RunStore {
  public:
-  explicit RunStore(ConnectionPool& pool);
+  // `sealer`: decodes what it reads (encoded values read as stored when there is no codec, so the
+  // operator's views show them marked) and encodes the copies a fork writes.
+  explicit RunStore(ConnectionPool& pool, detail::Sealer sealer = {});
 
   // `cursor_us` / `cursor_run`: the last run of the page before (none for the first page).
   RunPage list(const RunFilter& filter, int limit, std::optional<std::int64_t> cursor_us,
@@ -66,6 +69,7 @@ class RunStore {
 
  private:
   ConnectionPool& pool_;
+  const detail::Sealer seal_;
   std::string s_;  // the quoted schema
   std::string workflows_channel_, tasks_channel_, ended_channel_;
 };

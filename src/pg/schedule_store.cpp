@@ -7,9 +7,10 @@
 
 namespace durable::pg {
 
-ScheduleStore::ScheduleStore(ConnectionPool& pool, std::string app_version)
+ScheduleStore::ScheduleStore(ConnectionPool& pool, std::string app_version, detail::Sealer sealer)
     : pool_(pool),
       app_version_(std::move(app_version)),
+      seal_(std::move(sealer)),
       schedules_channel_(wake_channel(pool.schema(), Wake::schedules)),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)) {}
 
@@ -29,9 +30,9 @@ int ScheduleStore::write(const char* statement, const ScheduleRow& row, const st
   // Safe to repeat: a create that committed reads its own revision (see create), an update writes the same again.
   pool_.write(statement, [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared1(statement, row.id, s.workflow, s.input.dump(), s.cron, s.time_zone, to_string(s.misfire),
-                               s.catchup_limit, s.misfire_grace.count(), row.next_fire_us, row.prev_fire_us, revision,
-                               schedules_channel_);
+    auto r = tx.exec_prepared1(statement, row.id, s.workflow, seal_.sealed_dump(s.input), s.cron, s.time_zone,
+                               to_string(s.misfire), s.catchup_limit, s.misfire_grace.count(), row.next_fire_us,
+                               row.prev_fire_us, revision, schedules_channel_);
     written = r["written"].as<int>();
     if (revision_before && !r["revision_before"].is_null()) *revision_before = r["revision_before"].as<std::string>();
   });
@@ -72,7 +73,10 @@ std::vector<ScheduleRow> ScheduleStore::read(const std::optional<std::string>& i
     pqxx::nontransaction tx(conn);
     rows.clear();
     const char* filter = id ? id->c_str() : nullptr;  // NULL reads them all
-    for (const auto& r : tx.exec_prepared(stmt::read_schedules, filter)) rows.push_back(rows::listed_schedule(r));
+    for (const auto& r : tx.exec_prepared(stmt::read_schedules, filter)) {
+      rows.push_back(rows::listed_schedule(r));
+      rows.back().spec.input = seal_.open(std::move(rows.back().spec.input), "a schedule's input");
+    }
   });
   return rows;
 }
@@ -86,7 +90,7 @@ ScheduleStore::Fired ScheduleStore::fire_due(
     fired = {};
     pqxx::work tx(conn);
     for (const auto& r : tx.exec_prepared(stmt::due_schedules, limit)) {
-      const ScheduleRow row = rows::due_schedule(r);
+      const ScheduleRow row = rows::due_schedule(r);  // its input as stored: the run starts with it so
       const auto now_us = r["now_us"].as<std::int64_t>();
       ScheduleAdvance advance;
       try {

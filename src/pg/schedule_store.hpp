@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sealer.hpp"
 #include "durable/schedule.hpp"
 namespace durable::pg {
 
@@ -33,8 +34,9 @@ struct ScheduleAdvance {
 
 class ScheduleStore {
  public:
-  // `app_version`: the engine's, recorded on the runs its fires start.
-  explicit ScheduleStore(ConnectionPool& pool, std::string app_version = {});
+  // `app_version`: the engine's, recorded on the runs its fires start. `sealer`: encodes the
+  // schedules' inputs (a fire starts its run with the input as stored, encoded or not).
+  explicit ScheduleStore(ConnectionPool& pool, std::string app_version = {}, detail::Sealer sealer = {});
 
   std::int64_t db_now_us();
   // False when the id is taken by another schedule (a retried create of our own counts as done).
@@ -61,6 +63,7 @@ class ScheduleStore {
   int write(const char* statement, const ScheduleRow& row, const std::string& revision, std::string* revision_before);
   ConnectionPool& pool_;
   const std::string app_version_;
+  const detail::Sealer seal_;
   std::string schedules_channel_, workflows_channel_;
 };
 

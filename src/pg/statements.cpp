@@ -132,7 +132,7 @@ const char* const finishing_task_sql = R"(k.run_id = i.task_run AND k.step = i.s
 const char* const finished_task_sql = R"(k.task_id, k.lease_token, k.run_id, k.workflow_id, k.step, k.name,
     k.attempt - CASE WHEN i.record THEN 0 ELSE 1 END AS attempt,  -- a lost lease's claim ran nothing
     k.attempt_started_at, k.idempotency_key,
-    CASE WHEN k.idempotency_key IS NOT NULL THEN md5(k.input::text) END AS fp, i.outcome, i.result,
+    CASE WHEN k.idempotency_key IS NOT NULL THEN coalesce(i.fp, md5(k.input::text)) END AS fp, i.outcome, i.result,
     i.error_type, i.error_message, i.record, i.expected_seq, i.replayed_seq, i.run_id AS replay_run, i.claim_token, i.events, i.tasks,
     i.wf_status, i.wf_result, i.wf_error_type, i.wf_error_message, i.wake_at_us)";
 
@@ -506,11 +506,13 @@ WHERE t.claim_token = $1 AND t.status = 'running' AND t.lease_until >= {now})"},
     // workflow gets the row's claim token, so a retry after a lost answer can tell.
     // $1 rows, $2 owner, $3 lease margin ms, $4 workflows channel, $5 tasks channel, $6 ended channel,
     // $7 the owner's app version ('' none), recorded on a run continued (and so no longer blocked).
+    // A row's `fp` is its input's fingerprint for idempotent_results when a codec is on (the engine's,
+    // of the plaintext: the stored input is encoded); NULL: md5 of the stored input.
     // One row per input row: task id, finished, continued, base seq, tasks leased at once, now.
     {stmt::complete_steps, R"(
 WITH i AS MATERIALIZED (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    task_id bigint, task_run uuid, step int, lease_token bigint, outcome text, result text, error_type text, error_message text, record boolean,
+    task_id bigint, task_run uuid, step int, lease_token bigint, outcome text, result text, error_type text, error_message text, fp text, record boolean,
     expected_seq int, replayed_seq int, run_id uuid, claim_token text, events jsonb, tasks jsonb, wf_status text, wf_result text,
     wf_error_type text, wf_error_message text, wake_at_us bigint)),
 td AS (
@@ -696,10 +698,11 @@ WITH w AS (
   RETURNING q.task_id)
 SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM w)) n))"},
 
-    // A committed result for the task's (activity, key), and whether it came from the same input.
+    // A committed result for the task's (activity, key), and whether it came from the same input
+    // (as md5 fingerprints tell; a fingerprint the engine computed under a codec, it compares itself).
     // $1 run id, $2 step
     {stmt::reusable_result, R"(
-SELECT r.result::text, r.input_fingerprint = md5(t.input::text) AS same_input, r.workflow_id
+SELECT r.result::text, r.input_fingerprint = md5(t.input::text) AS same_input, r.input_fingerprint, r.workflow_id
 FROM {s}.tasks t JOIN {s}.idempotent_results r ON r.activity = t.name AND r.key = t.idempotency_key
 WHERE t.run_id = $1::uuid AND t.step = $2)"},
 

@@ -27,9 +27,25 @@ void claim_with_recovery(ConnectionPool& pool,
   });
 }
 
-std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token) {
+// A claimed task with its user payloads decoded. One that does not decode is still claimed (the
+// others of its claim must not wait for its lease to run out): its attempt fails (undecodable).
+ClaimedTask opened_task(const pqxx::row& row, const detail::Sealer& seal) {
+  ClaimedTask task = rows::claimed_task(row);
+  try {
+    task.input = seal.open(std::move(task.input), "an activity's input");
+    task.last_heartbeat = seal.open(std::move(task.last_heartbeat), "an activity's heartbeat details");
+  } catch (const CodecError& e) {
+    task.undecodable = e.what();
+    task.input = nullptr;
+    task.last_heartbeat = nullptr;
+  }
+  return task;
+}
+
+std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token,
+                                       const detail::Sealer& seal) {
   std::vector<ClaimedTask> tasks;
-  for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, claim_token)) tasks.push_back(rows::claimed_task(row));
+  for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, claim_token)) tasks.push_back(opened_task(row, seal));
   return tasks;
 }
 
@@ -60,14 +76,14 @@ std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::
 }
 
 // The json of new events as the statements read them.
-Json children_json(const std::vector<NewChild>& children) {
+Json children_json(const std::vector<NewChild>& children, const detail::Sealer& seal) {
   Json out = Json::array();
   for (const NewChild& c : children) {
     out.push_back({{"step", c.step},
                    {"workflow_id", c.workflow_id},
                    {"run_id", c.run_id},
                    {"name", c.name},
-                   {"input", c.input},
+                   {"input", seal.seal(c.input)},
                    {"parent_close", c.parent_close},
                    {"depth", c.depth},
                    {"replaceable", c.replaceable}});
@@ -78,10 +94,10 @@ Json children_json(const std::vector<NewChild>& children) {
 // The SQLSTATE of refuse_commit: a replay commit that found what it read outdated.
 constexpr const char* refused_commit_state = "DUR01";
 
-Json events_json(const std::vector<NewEvent>& events) {
+Json events_json(const std::vector<NewEvent>& events, const detail::Sealer& seal) {
   Json out = Json::array();
   for (const NewEvent& e : events) {
-    out.push_back({{"kind", to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
+    out.push_back({{"kind", to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", seal.seal_fields(e.data)}});
   }
   return out;
 }
@@ -130,9 +146,10 @@ double read_age(ConnectionPool& pool, const char* statement, const std::string& 
 
 }  // namespace
 
-Store::Store(ConnectionPool& pool, std::string app_version)
+Store::Store(ConnectionPool& pool, std::string app_version, detail::Sealer sealer)
     : pool_(pool),
       app_version_(std::move(app_version)),
+      seal_(std::move(sealer)),
       tokens_(pool),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
@@ -155,6 +172,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
                                  const Json& input, const RunOrigin& origin, const std::string& replaceable,
                                  const std::string& owner, Duration lease) {
   Started started;
+  const std::string stored_input = seal_.sealed_dump(input);
   const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
   auto lease_it = [&](std::int64_t lease_token, std::int64_t now_us) {
     started.leased = ClaimedWorkflow{id, run_id, name, 1, lease_token, now_us, Json{{"input", input}}};
@@ -170,7 +188,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   };
   auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
     started = {};
-    auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, input.dump(), workflows_channel_, "{}", owner,
+    auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, stored_input, workflows_channel_, "{}", owner,
                                  lease.count(), token, origin.started_by, origin.origin, app_version_);
     started.inserted = row["inserted"].as<int>() == 1;
     if (started.inserted) {
@@ -203,7 +221,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
 SendOutcome Store::send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,
                                 const std::string& message_id, const std::string& idempotency_key) {
   SendOutcome outcome;
-  const std::string body = payload.dump();
+  const std::string body = seal_.sealed_dump(payload);
   pool_.write("send_message", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
     auto send = [&] {
@@ -243,7 +261,8 @@ EventRead Store::read_event(const std::string& run_id, const std::string& key) {
     read = {};
     if (rows.empty()) return;
     read.status = run_status_from_text(rows[0]["status"].as<std::string>());
-    if (!rows[0]["value"].is_null()) read.value = Json::parse(rows[0]["value"].as<std::string>());
+    if (!rows[0]["value"].is_null())
+      read.value = seal_.open(Json::parse(rows[0]["value"].as<std::string>()), "a published event's value");
   });
   return read;
 }
@@ -259,7 +278,8 @@ std::pair<int, std::vector<InboxMessage>> Store::read_inbox(const std::string& r
       inbox.first = row["messages_sent"].as<int>();
       if (row["seq"].is_null()) continue;
       inbox.second.push_back({row["seq"].as<int>(), row["sent_us"].as<std::int64_t>(),
-                              row["message_id"].as<std::string>(), Json::parse(row["payload"].as<std::string>())});
+                              row["message_id"].as<std::string>(),
+                              seal_.open(Json::parse(row["payload"].as<std::string>()), "a message's payload")});
     }
   });
   return inbox;
@@ -270,7 +290,11 @@ std::optional<WorkflowRow> Store::read_one_run(const char* statement, const std:
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     auto r = tx.exec_prepared(statement, key);
-    row = r.empty() ? std::nullopt : std::optional<WorkflowRow>(rows::workflow(r[0]));
+    row.reset();
+    if (r.empty()) return;
+    row = rows::workflow(r[0]);
+    row->result = seal_.open(std::move(row->result), "a workflow's result");
+    row->error_message = seal_.open_text(std::move(row->error_message), "a workflow's error message");
   });
   return row;
 }
@@ -287,7 +311,7 @@ bool Store::request_cancel(const std::string& run_id, const std::string& reason)
   pool_.write("request_cancel", [&](pqxx::connection& conn, bool) {
     // Safe to repeat: a run asked already is not asked again.
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, reason, workflows_channel_);
+    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(reason), workflows_channel_);
     running = !row["status"].is_null() && row["status"].as<std::string>() == to_text(RunStatus::running);
   });
   return running;
@@ -347,7 +371,14 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
                            : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token,
                                               first_token);
     claimed.clear();
-    for (const auto& row : rows) claimed.push_back(rows::claimed_workflow(row));
+    for (const auto& row : rows) {
+      claimed.push_back(rows::claimed_workflow(row));
+      try {
+        if (claimed.back().start_data) seal_.open_fields(*claimed.back().start_data, "a workflow's input");
+      } catch (const CodecError&) {
+        claimed.back().start_data.reset();  // its replay reads the journal, and fails alone
+      }
+    }
     return !claimed.empty();
   });
   return claimed;
@@ -365,6 +396,7 @@ JournalRead Store::read_journal(const std::string& run_id, int from_seq) {
       read.replayed_seq = row["replayed_seq"].as<int>();
       if (row["seq"].is_null()) continue;  // the workflow, without events from `from_seq` on
       read.events.push_back(rows::journal_event(row));
+      seal_.open_fields(read.events.back().data, "a journal event's data");
     }
   });
   return read;
@@ -378,7 +410,7 @@ Json Store::tasks_json(const std::vector<NewTask>& tasks) {
   for (const NewTask& t : tasks) {
     Json spec = {{"step", t.step},
                  {"name", t.name},
-                 {"input", t.input},
+                 {"input", seal_.seal(t.input)},
                  {"options", options_to_json(t.options)},
                  {"claim", t.claim}};
     if (t.claim) spec["lease_token"] = next++;
@@ -389,12 +421,23 @@ Json Store::tasks_json(const std::vector<NewTask>& tasks) {
 
 ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   ReplayOutcome outcome;
-  const std::string events = events_json(c.events).dump();
+  const std::string events = events_json(c.events, seal_).dump();
   const std::string tasks = tasks_json(c.tasks).dump();
   Json received_json = Json::array();
   for (const auto& [seq, step] : c.received) received_json.push_back({seq, step});
   const std::string received = received_json.dump();
-  const std::string children = children_json(c.children).dump();
+  const std::string children = children_json(c.children, seal_).dump();
+  // A continued run's result names the next run (the engine's, read by the database): not sealed.
+  const std::string result = c.status == RunStatus::completed ? seal_.sealed_dump(c.result) : c.result.dump();
+  const std::string error_message = seal_.seal_text(c.error_message);
+  std::string published;
+  if (seal_.on()) {
+    Json sealed = c.published;
+    for (Json& set : sealed) set[1] = seal_.seal(set[1]);  // [key, value, step]
+    published = sealed.dump();
+  } else {
+    published = c.published.dump();
+  }
   const bool continues = c.status == RunStatus::continued;
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
@@ -407,17 +450,18 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
     pqxx::row row;
     try {
       row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
-                              c.result.dump(), c.error_type, c.error_message, c.seen_seq, c.wake_at_us, tasks,
-                              tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token,
-                              c.seen_messages, received, c.published.dump(), events_channel_, children,
-                              workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel, app_version_);
+                              result, c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_,
+                              ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages,
+                              received, published, events_channel_, children, workflows_channel_,
+                              Json(c.dropped).dump(), c.delivers_cancel, app_version_);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != refused_commit_state) throw;
       outcome.refused = true;  // nothing was written
       return;
     }
     if (continues && !row["base"].is_null()) {
-      tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, c.next_input.dump(), workflows_channel_);
+      tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, seal_.sealed_dump(c.next_input),
+                        workflows_channel_);
       detail::failpoint("replay.before_continue_commit");  // dying here commits neither the end nor the next run
       pair->commit();
       detail::failpoint("replay.after_continue_commit");  // the next run is in: it must go on, once
@@ -428,7 +472,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
       outcome.claimed = leased_at_once(c, row["claimed"], outcome.now_us);
     } else if (maybe_committed && !c.claim_token.empty()) {
       // An earlier try may have committed: its tasks leased at once are ours to run.
-      outcome.claimed = reclaim_tasks(tx, c.claim_token);
+      outcome.claimed = reclaim_tasks(tx, c.claim_token, seal_);
     }
   });
   return outcome;
@@ -443,7 +487,7 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int l
                            : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token,
                                               first_token);
     claimed.clear();
-    for (const auto& row : rows) claimed.push_back(rows::claimed_task(row));
+    for (const auto& row : rows) claimed.push_back(opened_task(row, seal_));
     return !claimed.empty();
   });
   return claimed;
@@ -453,26 +497,31 @@ Json Store::steps_json(const std::vector<const StepCommit*>& steps) {
   Json rows = Json::array();
   for (const StepCommit* c : steps) {
     const ReplayCommit* r = c->replay;
-    rows.push_back({{"task_id", c->task->task_id},
-                    {"task_run", c->task->run_id},
-                    {"step", c->task->step},
-                    {"lease_token", c->task->lease_token},
-                    {"outcome", to_text(c->succeeded ? TaskStatus::completed : TaskStatus::failed)},
-                    {"result", c->result.dump()},
-                    {"error_type", c->error_type},
-                    {"error_message", c->error_message},
-                    {"record", c->record_attempt},
-                    {"expected_seq", r ? c->expected_seq : -1},
-                    {"replayed_seq", r ? r->replayed_seq : -1},
-                    {"run_id", r ? Json(c->run_id) : Json()},
-                    {"claim_token", r ? Json(r->claim_token) : Json()},
-                    {"events", r ? events_json(r->events) : Json::array()},
-                    {"tasks", r ? tasks_json(r->tasks) : Json::array()},
-                    {"wf_status", to_text(r ? r->status : RunStatus::running)},
-                    {"wf_result", r ? r->result.dump() : std::string("null")},
-                    {"wf_error_type", r ? r->error_type : std::string()},
-                    {"wf_error_message", r ? r->error_message : std::string()},
-                    {"wake_at_us", r ? r->wake_at_us : -1}});
+    std::string wf_result = "null";
+    if (r) wf_result = r->status == RunStatus::completed ? seal_.sealed_dump(r->result) : r->result.dump();
+    rows.push_back(
+        {{"task_id", c->task->task_id},
+         {"task_run", c->task->run_id},
+         {"step", c->task->step},
+         {"lease_token", c->task->lease_token},
+         {"outcome", to_text(c->succeeded ? TaskStatus::completed : TaskStatus::failed)},
+         {"result", c->succeeded ? seal_.sealed_dump(c->result) : c->result.dump()},
+         {"error_type", c->error_type},
+         {"error_message", seal_.seal_text(c->error_message)},
+         {"fp", seal_.on() && c->succeeded && c->task->options.idempotency_key ? Json(seal_.fingerprint(c->task->input))
+                                                                               : Json()},
+         {"record", c->record_attempt},
+         {"expected_seq", r ? c->expected_seq : -1},
+         {"replayed_seq", r ? r->replayed_seq : -1},
+         {"run_id", r ? Json(c->run_id) : Json()},
+         {"claim_token", r ? Json(r->claim_token) : Json()},
+         {"events", r ? events_json(r->events, seal_) : Json::array()},
+         {"tasks", r ? tasks_json(r->tasks) : Json::array()},
+         {"wf_status", to_text(r ? r->status : RunStatus::running)},
+         {"wf_result", wf_result},
+         {"wf_error_type", r ? r->error_type : std::string()},
+         {"wf_error_message", r ? seal_.seal_text(r->error_message) : std::string()},
+         {"wake_at_us", r ? r->wake_at_us : -1}});
   }
   return rows;
 }
@@ -504,7 +553,7 @@ std::vector<StepOutcome> Store::run_complete_steps(pqxx::transaction_base& tx, c
       // Committed by an earlier try whose answer was lost: whatever it leased at once is ours,
       // and whoever waited for its key may have missed the wake-up.
       outcome.finish = FinishOutcome::committed_earlier;
-      if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token);
+      if (c.replay) outcome.claimed = reclaim_tasks(tx, c.replay->claim_token, seal_);
       if (c.task->options.idempotency_key) key_waited.push_back(waited_key(*c.task));
     }
   }
@@ -541,7 +590,7 @@ std::optional<StepOutcome> Store::committed_step(const StepCommit& step) {
     if (!finished_earlier(tx, step)) return;
     outcome.emplace();
     outcome->finish = FinishOutcome::committed_earlier;
-    if (step.replay) outcome->claimed = reclaim_tasks(tx, step.replay->claim_token);
+    if (step.replay) outcome->claimed = reclaim_tasks(tx, step.replay->claim_token, seal_);
   });
   if (outcome && step.task->options.idempotency_key) wake_key_waiters(Json::array({waited_key(*step.task)}));
   return outcome;
@@ -553,10 +602,11 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
                                const std::string& error_message) {
   RetryOutcome outcome = RetryOutcome::fenced_off;
   bool key_waiters = false;
+  const std::string stored_message = seal_.seal_text(error_message);
   pool_.write("retry_task", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
     auto row = tx.exec_prepared1(stmt::retry_task, task.run_id, task.lease_token, delay.count(), error_type,
-                                 error_message, task.step);
+                                 stored_message, task.step);
     key_waiters = row["key_waiters"].as<bool>();
     if (row["retried"].as<int>() == 1) {
       outcome = RetryOutcome::retried;
@@ -576,10 +626,12 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
 
 HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const std::string& details) {
   HeartbeatOutcome outcome = HeartbeatOutcome::lease_lost;
+  const std::string stored_details = seal_.seal_json_text(details);
   // A repeat of a heartbeat that committed renews the same lease again: no re-read needed.
   pool_.write("heartbeat", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    if (!tx.exec_prepared(stmt::heartbeat, task.run_id, task.lease_token, lease.count(), details, task.step).empty()) {
+    if (!tx.exec_prepared(stmt::heartbeat, task.run_id, task.lease_token, lease.count(), stored_details, task.step)
+             .empty()) {
       outcome = HeartbeatOutcome::kept;
       return;
     }
@@ -636,7 +688,11 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
     pqxx::nontransaction tx(conn);
     auto rows = tx.exec_prepared(stmt::reusable_result, task.run_id, task.step);
     if (rows.empty()) return;
-    found = ReusableResult{Json::parse(rows[0]["result"].c_str()), rows[0]["same_input"].as<bool>(),
+    const std::string fingerprint = rows[0]["input_fingerprint"].as<std::string>();
+    // A fingerprint the engine computed under a codec names its key; an md5 one is compared by the database.
+    const bool same_input = fingerprint.starts_with("$encoded:") ? seal_.same_input(fingerprint, task.input)
+                                                                 : rows[0]["same_input"].as<bool>();
+    found = ReusableResult{seal_.open(Json::parse(rows[0]["result"].c_str()), "an idempotent result"), same_input,
                            rows[0]["workflow_id"].as<std::string>()};
   });
   return found;

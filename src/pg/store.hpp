@@ -16,6 +16,7 @@
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
 #include "base/resolved_options.hpp"
+#include "base/sealer.hpp"
 #include "pg/lease_tokens.hpp"
 #include "pg/records.hpp"
 
@@ -28,7 +29,8 @@ namespace durable::pg {
 class Store {
  public:
   // `app_version`: the engine's, recorded on the runs it starts and replays.
-  Store(ConnectionPool& pool, std::string app_version = {});
+  // `sealer`: encodes the user payloads it writes and decodes those it reads (EngineOptions::codec).
+  Store(ConnectionPool& pool, std::string app_version = {}, detail::Sealer sealer = {});
 
   struct Started {
     bool inserted = false;                  // false: the id was taken (read it with read_workflow)
@@ -146,6 +148,7 @@ class Store {
   Json tasks_json(const std::vector<NewTask>& tasks);
   ConnectionPool& pool_;
   const std::string app_version_;
+  const detail::Sealer seal_;
   LeaseTokens tokens_;
   std::string workflows_channel_, tasks_channel_, ended_channel_, events_channel_;
 };

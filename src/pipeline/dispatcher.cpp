@@ -165,6 +165,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     bool succeeded = false;
     ErrorInfo error;
     try {
+      if (!task.undecodable.empty()) throw CodecError(task.undecodable);
       if (def.transactional()) {
         transaction.emplace(parts_.transactions, parts_.store, task.name);
         result = transaction->run_body(def, state, task.input);

@@ -297,7 +297,13 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
     journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
-    journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
+    try {
+      journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
+    } catch (const CodecError& e) {
+      block_undecodable(claim, e);
+      forget(claim.run_id);
+      return;
+    }
   }
   Planned planned;
   pg::ReplayOutcome outcome;
@@ -330,6 +336,18 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   }
   busy.unlock();  // before its tasks run: their completions continue in place with this journal
   if (slots_) slots_->launch(std::move(outcome.claimed), std::move(planned.slots));
+}
+
+void Runner::block_undecodable(const pg::ClaimedWorkflow& claim, const CodecError& error) {
+  const std::string message = fmt::format("its journal does not decode: {}", error.what());
+  const Json reason = {{"step", -1}, {"journaled", ""}, {"asked", ""}, {"message", message}};
+  const int times = parts_.store.block_run(claim.run_id, claim.lease_token, reason, parts_.options.poll_interval);
+  if (times == 1) {
+    logger().warn(
+        "workflow '{}' (run {}) is blocked, not failed, until an engine whose codec decodes its journal takes "
+        "it on (EngineOptions::codec; this engine tries it again now and then): {}",
+        claim.workflow_id, claim.run_id, message);
+  }
 }
 
 void Runner::block(const pg::ClaimedWorkflow& claim, const JournalCache& journal, const NonDeterminismError& error) {

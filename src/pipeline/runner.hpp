@@ -67,6 +67,9 @@ class Runner {
   };
   // Blocks the claimed run whose replay diverged (EngineOptions::on_nondeterminism = block).
   void block(const pg::ClaimedWorkflow& claim, const JournalCache& journal, const NonDeterminismError& error);
+  // Blocks a run whose journal does not decode with this engine's codec (a key it does not know, or
+  // a value changed outside durable), as a divergent one is: it stays running, tried again now and then.
+  void block_undecodable(const pg::ClaimedWorkflow& claim, const CodecError& error);
   // Decides (a pure replay), reading the inbox topics the code receives from when `read_inbox`,
   // then reserves slots for the new tasks this engine runs.
   Planned plan(const JournalCache& journal, const std::string& workflow_id, std::int64_t now_us, SlotHold* hold,
