@@ -13,9 +13,8 @@
 
 // In one source file of the plugin:
 //   DURABLE_CODEC_PLUGIN(config) { return new MyCodec(read_keys(config)); }
-#define DURABLE_CODEC_PLUGIN(config)                                                        \
-  extern "C" __attribute__((visibility("default"))) durable::PayloadCodec* durable_codec_plugin_make( \
-      const char* config)
+#define DURABLE_CODEC_PLUGIN(config) \
+  extern "C" __attribute__((visibility("default"))) durable::PayloadCodec* durable_codec_plugin_make(const char* config)
 
 namespace durable {
 

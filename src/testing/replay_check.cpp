@@ -9,6 +9,7 @@
 #include "durable/testing.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/history_export.hpp"
+#include "base/sealer.hpp"
 #include "pg/database.hpp"
 #include "replay/decide.hpp"
 
@@ -29,11 +30,15 @@ ReplayResult replay(const Json& history, const Engine& engine) {
                     "register: add it (Engine::add) before replaying",
                     h.run_id, h.workflow_name));
   }
+  // A history exported without the codec holds encoded values: the engine's codec reads them.
+  const detail::Sealer sealer(engine.core_->options().codec);
+  std::vector<pg::JournalEvent> events = h.events;
+  for (pg::JournalEvent& e : events) sealer.open_fields(e.data, "a value in the exported history");
   detail::JournalCache journal;
   journal.run_id = h.run_id;
   journal.name = h.workflow_name;
   try {
-    journal.apply(h.events);
+    journal.apply(events);
   } catch (const std::exception& e) {
     throw InvalidHistory(fmt::format("the history of run {} is not a journal durable wrote: {}", h.run_id, e.what()));
   }
@@ -93,6 +98,7 @@ ReplayReport check_replay(const std::string& url, const std::string& schema, con
         fmt::format("replay check sample {} is out of range: ask for 1 to 100000 runs", options.sample));
   }
   pg::validate_schema_name(schema);
+  // No codec here: histories come encoded as stored, and replay() reads them with the engine's.
   pg::Database db(url, schema, 1, "durable/check_replay", {}, pg::SessionPolicy{.migrate = false, .read_only = true});
   ReplayReport report;
   std::optional<std::int64_t> cursor_us;

@@ -10,6 +10,7 @@
 
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
+#include "support/xor_codec.hpp"
 
 using namespace durable;
 using namespace durable::test;
@@ -309,4 +310,77 @@ TEST_CASE("bad input gets one line naming what was wrong, and its exit code", "[
   auto help = cli(db, {"workflows", "fork", "--help"});
   CHECK(help.code == 0);
   CHECK(help.out.find("Example:\n  durable workflows fork order-42 --from-step 3") != std::string::npos);
+}
+
+TEST_CASE("with --codec-plugin the tool reads what a codec encoded; without it, it shows such values marked",
+          "[pg][cli][codec]") {
+  const auto codec = std::make_shared<XorCodec>(std::map<std::string, std::string>{{"k1", "s3cret"}}, "k1");
+  RunningEngine env([&](EngineOptions& o) { o.codec = codec; });
+  env.engine.start_workflow<HelloWorkflow>("hello-1", "ada").result(10s);
+  env.engine.start_workflow<FailingWorkflow>("failing-1", "on purpose");
+  REQUIRE(wait_until([&] { return env.engine.runs().latest("failing-1").status == WorkflowStatus::failed; }));
+  const std::vector<std::string> plugin{"--codec-plugin", DURABLE_TEST_CODEC_PLUGIN, "--codec-config", "k1=s3cret"};
+  auto with_plugin = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), plugin.begin(), plugin.end());
+    return cli(env.db, args);
+  };
+
+  SECTION("without a codec: marked, never the plaintext") {
+    auto show = cli(env.db, {"workflows", "show", "hello-1"});
+    REQUIRE(show.code == 0);
+    CHECK(show.out.find("input         [encoded with key k1]\n") != std::string::npos);
+    CHECK(show.out.find("result        [encoded with key k1]\n") != std::string::npos);
+    CHECK(show.out.find("ada") == std::string::npos);
+    auto failed = cli(env.db, {"workflows", "show", "failing-1"});
+    CHECK(failed.out.find("error         ") != std::string::npos);
+    CHECK(failed.out.find("[encoded with key k1]\n") != std::string::npos);
+    CHECK(failed.out.find("on purpose") == std::string::npos);
+    auto json = cli(env.db, {"workflows", "show", "hello-1", "--json"}).json();
+    CHECK(json["input"]["$encoded"]["key"] == "k1");  // as stored
+    CHECK(cli(env.db, {"workflows", "history", "failing-1", "--json"}).out.find("on purpose") == std::string::npos);
+    auto exported = cli(env.db, {"workflows", "export", "hello-1"});
+    CHECK(exported.out.find("ada") == std::string::npos);
+  }
+  SECTION("with the services' codec: decoded") {
+    auto show = with_plugin({"workflows", "show", "hello-1"});
+    REQUIRE(show.code == 0);
+    CHECK(show.out.find("input         \"ada\"\n") != std::string::npos);
+    CHECK(show.out.find("result        \"hello, ada\"\n") != std::string::npos);
+    CHECK(show.out.find("encoded") == std::string::npos);
+    CHECK(with_plugin({"workflows", "show", "failing-1", "--json"})
+              .json()["error_message"]
+              .get<std::string>()
+              .find("workflow gave up: on purpose") != std::string::npos);
+    CHECK(with_plugin({"workflows", "history", "failing-1", "--json"}).out.find("on purpose") != std::string::npos);
+    auto exported = with_plugin({"workflows", "export", "hello-1"}).json();
+    CHECK(exported.dump().find("hello, ada") != std::string::npos);
+    // And from the environment, as a service's deployment would set it.
+    setenv("DURABLE_CODEC_PLUGIN", DURABLE_TEST_CODEC_PLUGIN, 1);
+    setenv("DURABLE_CODEC_CONFIG", "k1=s3cret", 1);
+    auto from_env = cli(env.db, {"workflows", "show", "hello-1"});
+    unsetenv("DURABLE_CODEC_PLUGIN");
+    unsetenv("DURABLE_CODEC_CONFIG");
+    CHECK(from_env.out.find("result        \"hello, ada\"\n") != std::string::npos);
+  }
+  SECTION("a plugin that cannot load, or a codec that does not fit, is a clear error") {
+    auto missing = cli(env.db, {"--codec-plugin", "/nonexistent/libcodec.so", "workflows", "show", "hello-1"});
+    CHECK(missing.code == 2);
+    CHECK(missing.err.rfind("durable: --codec-plugin /nonexistent/libcodec.so: cannot load it", 0) == 0);
+    auto refused = cli(env.db, {"--codec-plugin", DURABLE_TEST_CODEC_PLUGIN, "--codec-config", "no-secret", "workflows",
+                                "show", "hello-1"});
+    CHECK(refused.code == 2);
+    CHECK(refused.err.find("its codec refused to start: the test codec's config is KEY=SECRET") != std::string::npos);
+    auto none = cli(env.db, {"--codec-plugin", DURABLE_TEST_CODEC_PLUGIN, "workflows", "show", "hello-1"});
+    CHECK(none.code == 2);
+    CHECK(none.err.find("it made no codec") != std::string::npos);
+    auto other_key = cli(env.db, {"--codec-plugin", DURABLE_TEST_CODEC_PLUGIN, "--codec-config", "k2=s3cret",
+                                  "workflows", "show", "hello-1"});
+    CHECK(other_key.code == 4);
+    CHECK(other_key.err.find("'k1'") != std::string::npos);
+    CHECK(other_key.out.empty());
+    auto wrong_secret = cli(env.db, {"--codec-plugin", DURABLE_TEST_CODEC_PLUGIN, "--codec-config", "k1=guess",
+                                     "workflows", "show", "hello-1"});
+    CHECK(wrong_secret.code == 4);
+    CHECK(wrong_secret.err.find("fails authentication") != std::string::npos);
+  }
 }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "codec_plugin.hpp"
 #include "console/console.hpp"
 #include "text.hpp"
 #include "views.hpp"
@@ -31,7 +32,7 @@ struct NotFound : std::runtime_error {
 };
 
 struct Globals {
-  std::string database_url, schema = "durable", actor;
+  std::string database_url, schema = "durable", actor, codec_plugin, codec_config;
   bool json = false;
 };
 
@@ -58,6 +59,7 @@ class Tool {
       o.connection_pool_size = 2;
       o.migrate_schema = false;  // only `durable migrate` migrates
       o.database_unavailable_after = std::chrono::seconds{5};
+      if (!g_.codec_plugin.empty()) o.codec = load_codec_plugin(g_.codec_plugin, g_.codec_config);
       engine_ = std::make_unique<Engine>(o);
     }
     return *engine_;
@@ -163,10 +165,10 @@ void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
                      or_dash(r.blocked_by->app_version), count_of(r.blocked_by->times, "time", "times"),
                      r.blocked_by->divergence.message);
   }
-  h += fmt::format("input         {}\n", r.input.dump());
-  if (r.status == WorkflowStatus::completed) h += fmt::format("result        {}\n", r.result.dump());
+  h += fmt::format("input         {}\n", shown(r.input));
+  if (r.status == WorkflowStatus::completed) h += fmt::format("result        {}\n", shown(r.result));
   if (!r.error_type.empty() || !r.error_message.empty()) {
-    h += fmt::format("error         {}: {}\n", r.error_type, r.error_message);
+    h += fmt::format("error         {}: {}\n", r.error_type, shown_text(r.error_message));
   }
   tool.print(to_json(r), h);
 }
@@ -193,7 +195,7 @@ void show_history(Tool& tool, const std::string& id, const std::string& run_id) 
     attempts.push_back(to_json(a));
     const std::string took = a.started_at ? span(a.ended_at.value_or(now) - *a.started_at) : "-";
     tries.add({std::to_string(a.step), a.activity, std::to_string(a.attempt), or_dash(iso_time(a.started_at)), took,
-               a.outcome, a.error_type.empty() ? "" : a.error_type + ": " + a.error_message});
+               a.outcome, a.error_type.empty() ? "" : a.error_type + ": " + shown_text(a.error_message)});
   }
   std::string h = fmt::format("run {} of '{}' ({})\n\n", r.run_id, r.workflow_id, status_text(r)) + timeline.str();
   if (!all.attempts.empty()) h += "\nattempts\n" + tries.str();
@@ -302,7 +304,7 @@ void show_schedule(Tool& tool, const std::string& id) {
       fmt::format("id             {}\nworkflow       {}\ninput          {}\ncron           {} ({})\nmisfire        "
                   "{} (grace {}, catch-up limit {})\npaused         {}\nnext fire      {}\nfires started  "
                   "{}\nfires dropped  {}\n",
-                  s.id, s.spec.workflow, s.spec.input.dump(), s.spec.cron, s.spec.time_zone, to_string(s.spec.misfire),
+                  s.id, s.spec.workflow, shown(s.spec.input), s.spec.cron, s.spec.time_zone, to_string(s.spec.misfire),
                   span(s.spec.misfire_grace), s.spec.catchup_limit, s.paused ? "yes" : "no", iso_time(s.next_fire),
                   s.fires_started, s.fires_dropped));
 }
@@ -441,6 +443,12 @@ int run(int argc, char** argv) {
   app.add_option("--schema", g.schema, "the schema durable's tables are in")->capture_default_str();
   app.add_option("--actor", g.actor, "who acts, for the audit trail (default: $USER@host)");
   app.add_flag("--json", g.json, "print one JSON document instead of text");
+  app.add_option("--codec-plugin", g.codec_plugin,
+                 "a payload codec plugin (a shared library, docs/codec.md) to decode what engines with a codec "
+                 "stored; without it such values show as [encoded with key K]")
+      ->envname("DURABLE_CODEC_PLUGIN");
+  app.add_option("--codec-config", g.codec_config, "what the codec plugin reads its keys from (its docs say what)")
+      ->envname("DURABLE_CODEC_CONFIG");
   Tool tool(g);
   int code = ok;
   // Each verb runs after the whole command line parsed; what it throws becomes its exit code.
@@ -455,7 +463,8 @@ int run(int argc, char** argv) {
   };
   auto example = [](CLI::App* sub, const std::string& text) {
     sub->footer("Example:\n  " + text +
-                "\n\nEvery verb also takes --database-url, --schema, --actor and --json (see durable --help).");
+                "\n\nEvery verb also takes --database-url, --schema, --actor, --json and --codec-plugin (see durable "
+                "--help).");
   };
 
   // migrate

@@ -19,6 +19,43 @@ std::string iso_time(TimePoint t) {
 
 std::string iso_time(const std::optional<TimePoint>& t) { return t ? iso_time(*t) : std::string(); }
 
+namespace {
+
+constexpr std::string_view text_prefix = "$encoded:";
+
+// The key of a codec's envelope, {"$encoded": {"key": K, "data": ...}}; nullopt for other values.
+std::optional<std::string> envelope_key(const Json& v) {
+  if (!v.is_object() || v.size() != 1 || !v.contains("$encoded")) return std::nullopt;
+  const Json& e = v["$encoded"];
+  if (!e.is_object() || !e.contains("key") || !e["key"].is_string()) return std::nullopt;
+  return e["key"].get<std::string>();
+}
+
+std::string marker(const std::string& key) { return fmt::format("[encoded with key {}]", key); }
+
+// `v` with each envelope inside it replaced by its marker, as a string.
+Json marked(const Json& v) {
+  if (auto key = envelope_key(v)) return marker(*key);
+  if (!v.is_structured()) return v;
+  Json out = v;
+  for (auto& item : out) item = marked(item);
+  return out;
+}
+
+}  // namespace
+
+std::string shown(const Json& value) {
+  if (auto key = envelope_key(value)) return marker(*key);
+  return marked(value).dump();
+}
+
+std::string shown_text(const std::string& text) {
+  if (!std::string_view(text).starts_with(text_prefix)) return text;
+  const std::size_t colon = text.find(':', text_prefix.size());
+  return marker(
+      text.substr(text_prefix.size(), colon == std::string::npos ? std::string::npos : colon - text_prefix.size()));
+}
+
 std::string span(std::chrono::system_clock::duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   if (ms < 0) return "-" + span(-d);

@@ -21,6 +21,11 @@ std::string span(std::chrono::system_clock::duration d);
 // Throws InvalidArgument naming `option` and the forms it takes.
 TimePoint parse_time(const std::string& text, const std::string& option, TimePoint now);
 
+// A stored value for people: as JSON, except what a payload codec encoded and the tool could not
+// decode (no --codec-plugin), shown as "[encoded with key K]" instead of its ciphertext.
+std::string shown(const Json& value);
+std::string shown_text(const std::string& text);  // an error message or reason: "$encoded:K:..."
+
 // Columns padded to their widest cell, two spaces apart; the last column is not padded.
 class Table {
  public:
