@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds durable with ThreadSanitizer and runs the tests that exercise its threads: the thread
 # pool, the activity slots, group commit, the dispatcher, parallel activities, shutdown
-# hand-back, connection loss, many engines in one process, transactional activities and sagas. PostgreSQL is a throwaway cluster unless DURABLE_DATABASE_URL is set.
+# hand-back, connection loss, many engines in one process, transactional activities, sagas and the payload codec.
+# PostgreSQL is a throwaway cluster unless DURABLE_DATABASE_URL is set.
 #   DURABLE_BUILD_DIR  build folder (default: build-tsan)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,5 +13,5 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDURABLE_TSAN=ON
 cmake --build "$build" -j "$(nproc)" --target unit_tests pg_tests durable_test_worker durable-postgres
 # Without this, a report is printed but the test still passes.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-concurrency='transactional|TransactionContext|compensat|thread pool|the pool|shutdown|wait_idle|dispatcher|in parallel|hands|in flight|connections|ten engines|heartbeat|timeout|idempotency key|in batches|replayed elsewhere|thin client|slot|a batch|waiting on a key|permit'
+concurrency='codec|transactional|TransactionContext|compensat|thread pool|the pool|shutdown|wait_idle|dispatcher|in parallel|hands|in flight|connections|ten engines|heartbeat|timeout|idempotency key|in batches|replayed elsewhere|thin client|slot|a batch|waiting on a key|permit'
 exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2 -R "$concurrency"
