@@ -689,9 +689,17 @@ std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& t
     auto rows = tx.exec_prepared(stmt::reusable_result, task.run_id, task.step);
     if (rows.empty()) return;
     const std::string fingerprint = rows[0]["input_fingerprint"].as<std::string>();
-    // A fingerprint the engine computed under a codec names its key; an md5 one is compared by the database.
-    const bool same_input = fingerprint.starts_with("$encoded:") ? seal_.same_input(fingerprint, task.input)
-                                                                 : rows[0]["same_input"].as<bool>();
+    // A fingerprint the engine computed under a codec names its key; an md5 one is compared by the
+    // database: with the stored input when that is plaintext, else (a result from before the codec
+    // was set) with the plaintext input, sent only for this comparison.
+    bool same_input = false;
+    if (fingerprint.starts_with("$encoded:")) {
+      same_input = seal_.same_input(fingerprint, task.input);
+    } else if (!seal_.on()) {
+      same_input = rows[0]["same_input"].as<bool>();
+    } else {
+      same_input = tx.exec_params1("SELECT $1 = md5($2::jsonb::text)", fingerprint, task.input.dump())[0].as<bool>();
+    }
     found = ReusableResult{seal_.open(Json::parse(rows[0]["result"].c_str()), "an idempotent result"), same_input,
                            rows[0]["workflow_id"].as<std::string>()};
   });

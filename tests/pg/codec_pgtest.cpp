@@ -401,6 +401,25 @@ TEST_CASE("with a codec on, an idempotency key reused with an equal input reuses
   CHECK(db.count("SELECT count(*) FROM {s}.idempotent_results WHERE input_fingerprint LIKE '$encoded:k1:%'") == 1);
 }
 
+TEST_CASE("an idempotent result stored before the codec was set is reused under it without a mismatch", "[pg][codec]") {
+  TestDb db;
+  const auto run_marked = [&](EngineOptions options, const std::string& id) {
+    options.idempotency_input_mismatch_fails = true;
+    Engine engine(options);
+    register_codec(engine);
+    engine.start();
+    auto run = engine.start_workflow<MarkedWorkflow>(id, marked(id));
+    REQUIRE(run.get_event<std::string>("progress", 30s));
+    engine.send(id, "note", marked("n"));
+    return run.result(60s);
+  };
+  REQUIRE(run_marked(db.options(), "codec-idem-before").size() == 6);
+  CHECK(db.count("SELECT count(*) FROM {s}.idempotent_results WHERE input_fingerprint NOT LIKE '$encoded:%'") == 1);
+  EngineOptions options = db.options();
+  options.codec = codec({{"k1", "first secret"}}, "k1");
+  CHECK(run_marked(options, "codec-idem-after").at(1) == marked("activity-input") + "-" + marked("activity-result"));
+}
+
 TEST_CASE("replay checks read encoded histories with the engine's codec, and say so without one", "[pg][codec]") {
   TestDb db;
   EngineOptions options = db.options();

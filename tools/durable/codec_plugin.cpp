@@ -13,15 +13,17 @@ std::shared_ptr<const PayloadCodec> load_codec_plugin(const std::string& path, c
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char* why = dlerror();
-    throw InvalidArgument(fmt::format("--codec-plugin {}: cannot load it ({}); give the path of a shared library "
-                                      "built with DURABLE_CODEC_PLUGIN (docs/codec.md)",
-                                      path, why ? why : "unknown reason"));
+    throw InvalidArgument(
+        fmt::format("--codec-plugin {}: cannot load it ({}); give the path of a shared library "
+                    "built with DURABLE_CODEC_PLUGIN (docs/codec.md)",
+                    path, why ? why : "unknown reason"));
   }
   auto make = reinterpret_cast<CodecPluginMake>(dlsym(library, DURABLE_CODEC_PLUGIN_SYMBOL));
   if (!make) {
-    throw InvalidArgument(fmt::format("--codec-plugin {}: not a codec plugin, it does not define {} "
-                                      "(DURABLE_CODEC_PLUGIN in durable/codec_plugin.hpp)",
-                                      path, DURABLE_CODEC_PLUGIN_SYMBOL));
+    throw InvalidArgument(
+        fmt::format("--codec-plugin {}: not a codec plugin, it does not define {} "
+                    "(DURABLE_CODEC_PLUGIN in durable/codec_plugin.hpp)",
+                    path, DURABLE_CODEC_PLUGIN_SYMBOL));
   }
   std::shared_ptr<const PayloadCodec> codec;
   try {
