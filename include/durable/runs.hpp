@@ -54,7 +54,7 @@ struct RunFilter {
   // Runs whose app version (EngineOptions::app_version of the engine that started it, then of
   // the last that replayed it) is this; "" for unversioned runs. Empty optional: any.
   std::optional<std::string> app_version{};
-  bool blocked_only = false;  // only running runs blocked by a non-determinism error
+  bool blocked_only = false;  // only blocked running runs (see RunSummary::blocked)
 };
 
 struct RunQuery {
@@ -71,7 +71,9 @@ struct RunSummary {
   StartedBy started_by = StartedBy::call;
   std::string origin;       // the schedule id or trigger name that started it
   std::string app_version;  // of the engine that started it, then of the last that replayed it ("" unversioned)
-  bool blocked = false;     // running, but blocked by a non-determinism error (RunInfo::blocked_by says why)
+  // Running, but blocked: by a non-determinism error, or a journal this engine's codec does not
+  // decode (an unknown key; the divergence's step is then -1). RunInfo::blocked_by says why.
+  bool blocked = false;
   TimePoint created_at{}, updated_at{};
   std::optional<TimePoint> ended_at{};
 };
