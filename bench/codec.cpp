@@ -31,15 +31,17 @@ class CodecKeys {
 
 Result measure_codec(const std::string& url, int workflows) {
   constexpr int steps = 10;
-  constexpr int rounds = 3;
+  constexpr int rounds = 4;  // even: each kind goes first as often
   progress(
-      "codec: {} x {}-step no-op workflows without a codec and with the SodiumCodec, in turns, on 1 process, {} "
+      "codec: {} x {}-step no-op workflows without a codec and with the SodiumCodec, in turns (the first alternating), "
+      "on 1 process, {} "
       "rounds",
       workflows, steps, rounds);
   std::array<double, 2> seconds{};
   std::array<Result, 2> last;  // each kind's last run, for its PostgreSQL cost per step
   for (int round = 0; round < rounds; ++round) {
-    for (std::size_t kind = 0; kind < 2; ++kind) {
+    for (std::size_t turn = 0; turn < 2; ++turn) {
+      const std::size_t kind = (turn + round) % 2;  // which goes first alternates: a drifting machine favours neither
       const bool encoded = kind == 1;
       ScratchSchema schema(url);
       const CodecKeys keys(encoded);

@@ -62,7 +62,8 @@ Result measure_transactional(const std::string& url, int workflows);
 inline constexpr double aim_codec_ratio = 0.9;  // steps/s with the SodiumCodec over none
 
 // 10-step NoopChain runs, `workflows` a run, one engine process, queued first, without a codec
-// and with the SodiumCodec in turns, in fresh schemas, three times; the ratio of their steps/s.
+// and with the SodiumCodec in turns (which goes first alternates), in fresh schemas, four times;
+// the ratio of their steps/s.
 Result measure_codec(const std::string& url, int workflows);
 
 // ---- latency.cpp -----------------------------------------------------------------------------
