@@ -3,10 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <memory>
 #include <pqxx/pqxx>
 
 #include <stdexcept>
+
+#ifdef DURABLE_BENCH_SODIUM
+#include "codec/sodium_codec.hpp"
+#endif
 
 namespace bench {
 
@@ -43,6 +48,12 @@ durable::EngineOptions engine_options(const std::string& url, const std::string&
   durable::EngineOptions options;
   options.database_url = url;
   options.schema = schema;
+#ifdef DURABLE_BENCH_SODIUM
+  // Set by the codec measurement, for its engines here and in the worker processes it starts.
+  if (const char* keys = std::getenv(codec_keys_env)) {
+    options.codec = std::make_shared<durable_sodium::SodiumCodec>(keys, codec_keys_env);
+  }
+#endif
   return options;
 }
 

@@ -107,8 +107,10 @@ void register_definitions(durable::Engine& engine);
 // The table InsertOne writes, in a migrated schema.
 void create_bench_rows(const std::string& url, const std::string& schema);
 
-// Default options but the schema, so every measurement runs what a user gets out of the box.
+// Default options but the schema, so every measurement runs what a user gets out of the box;
+// and the SodiumCodec with the keys in this variable when it is set (the codec measurement).
 durable::EngineOptions engine_options(const std::string& url, const std::string& schema);
+inline constexpr auto codec_keys_env = "DURABLE_BENCH_CODEC_KEYS";
 
 // Runs an engine on `schema` once, which creates the tables at the current schema version.
 void migrate(const std::string& url, const std::string& schema);

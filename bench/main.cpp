@@ -4,7 +4,9 @@
 // runs in the tables.
 //
 //   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children|continue|
-//                                     transactional]
+//                                     transactional|codec]
+//
+// codec is measured only in a build that found libsodium (its SodiumCodec is the example's).
 //
 // The database is durable::testing::database_url(): $DURABLE_DATABASE_URL, or a throwaway
 // cluster. Every measurement works in a fresh schema and drops it afterwards. Results go to
@@ -59,8 +61,9 @@ double parse_scale(const std::string& text) {
   return scale;
 }
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling",  "replay",
-                                                    "runs",      "messages",   "children", "continue", "transactional"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput",    "latency",  "scaling",
+                                                    "replay",    "runs",          "messages", "children",
+                                                    "continue",  "transactional", "codec"};
 
 struct Config {
   double scale = 1.0;  // multiplies every workflow, job and loaded row count (not the 1000 steps of the long run)
@@ -242,6 +245,9 @@ void print_aims(const std::vector<Result>& results) {
     } else if (bench == "transactional") {
       lines.push_back({"steps/s, 10-step workflows of inserts in transactional steps vs no-ops", ratio_text(r, "ratio"),
                        fmt::format(">= {:.1f}x", aim_transactional_ratio)});
+    } else if (bench == "codec") {
+      lines.push_back({"steps/s, 10-step no-op workflows with the SodiumCodec vs no codec", ratio_text(r, "ratio"),
+                       fmt::format(">= {:.1f}x", aim_codec_ratio)});
     } else if (bench == "children") {
       lines.push_back(
           {fmt::format("children/s vs top-level runs/s, {} children of one parent", r["fan_out"].get<int>()),
@@ -298,6 +304,15 @@ void print_table(const std::vector<Result>& results) {
         r["noop_steps_per_s"].get<double>(), r["plain_insert_steps_per_s"].get<double>(),
         r["insert_pg_cpu_us_per_step"].dump(), r["noop_pg_cpu_us_per_step"].dump(),
         r["plain_insert_pg_cpu_us_per_step"].dump());
+  }
+  for (const auto& r : of_kind(results, "codec")) {
+    fmt::print(
+        "\ncodec: {} x {}-step no-op workflows, {} rounds: {:.0f} steps/s without a codec, {:.0f} with the SodiumCodec "
+        "(WAL per step {} / {} B, PostgreSQL CPU per step {} / {} us)\n",
+        r["workflows"].get<int>(), r["steps"].get<int>(), r["rounds"].get<int>(), r["plain_steps_per_s"].get<double>(),
+        r["sodium_steps_per_s"].get<double>(), cpu_text(r, "plain_wal_bytes_per_step"),
+        cpu_text(r, "sodium_wal_bytes_per_step"), cpu_text(r, "plain_pg_cpu_us_per_step"),
+        cpu_text(r, "sodium_pg_cpu_us_per_step"));
   }
   print_aims(results);
   std::fflush(stdout);
@@ -378,6 +393,13 @@ int run_benchmarks(const Config& config) {
   if (config.wants("children")) report(measure_children(url, config.scaled(children_rounds), 100));
   if (config.wants("continue")) report(measure_continue(url));
   if (config.wants("transactional")) report(measure_transactional(url, config.scaled(ten_step_workflows)));
+  if (config.wants("codec")) {
+#ifdef DURABLE_BENCH_SODIUM
+    report(measure_codec(url, config.scaled(ten_step_workflows)));
+#else
+    progress("codec: not measured, this build did not find libsodium (Debian 12: libsodium-dev)");
+#endif
+  }
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
                  report);

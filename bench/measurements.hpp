@@ -57,6 +57,15 @@ inline constexpr double aim_transactional_ratio = 0.8;  // steps/s of InsertChai
 // process, queued first, measured in turns in fresh schemas, twice; the ratios of their steps/s.
 Result measure_transactional(const std::string& url, int workflows);
 
+// ---- codec.cpp: the payload codec (issue 20), built when libsodium is found ------------------
+
+inline constexpr double aim_codec_ratio = 0.9;  // steps/s with the SodiumCodec over none
+
+// 10-step NoopChain runs, `workflows` a run, one engine process, queued first, without a codec
+// and with the SodiumCodec in turns (which goes first alternates), in fresh schemas, four times;
+// the ratio of their steps/s.
+Result measure_codec(const std::string& url, int workflows);
+
 // ---- latency.cpp -----------------------------------------------------------------------------
 
 inline constexpr double aim_p50_ms = 5.0;  // idle
