@@ -132,7 +132,7 @@ History Runs::history(const std::string& run_id, const HistoryQuery& query) cons
   if (query.from_seq < 0) {
     throw InvalidArgument(fmt::format("history from_seq {} is negative: events are numbered from 0", query.from_seq));
   }
-  if (!core_->store().read_run(run_id)) throw WorkflowNotFound::run(run_id);  // the row alone, not its counts
+  if (!core_->run_store().exists(run_id)) throw WorkflowNotFound::run(run_id);
   return core_->run_store().history(run_id, query.from_seq, query.limit);
 }
 
@@ -281,14 +281,14 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
     run.open_steps.push_back(step);
   }
   if (!core_->run_store().fork(run, action)) {
-    auto existing = core_->store().read_workflow(run.workflow_id);
+    auto existing = core_->run_store().latest(run.workflow_id);  // shown as stored: no codec needed
     if (run.replace_latest) {
       throw InvalidRunState(fmt::format(
           "run {} of workflow '{}' is running: cancel it first, or fork under a new id (ForkOptions::workflow_id)",
           existing ? existing->run_id : std::string("?"), detail::printable(run.workflow_id)));
     }
     throw WorkflowAlreadyStarted(run.workflow_id, existing ? existing->run_id : std::string(),
-                                 existing ? std::string(pg::to_text(existing->status)) : std::string("unknown"));
+                                 existing ? std::string(to_string(existing->status)) : std::string("unknown"));
   }
   core_->signals().workflow_work.notify_one();
   core_->signals().task_work.notify();

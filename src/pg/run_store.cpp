@@ -372,6 +372,16 @@ std::optional<RunInfo> RunStore::get(const std::string& run_id) {
   return info;
 }
 
+bool RunStore::exists(const std::string& run_id) {
+  if (!detail::is_uuid(run_id)) return false;
+  bool found = false;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    found = !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_), run_id).empty();
+  });
+  return found;
+}
+
 std::optional<RunInfo> RunStore::latest(const std::string& workflow_id) {
   std::string run_id;
   pool_.read([&](pqxx::connection& conn) {

@@ -39,6 +39,7 @@ class RunStore {
   // `at_most` > 0: each status counted up to at_most + 1 only.
   std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter, std::int64_t at_most = 0);
   std::optional<RunInfo> get(const std::string& run_id);
+  bool exists(const std::string& run_id);  // the row alone: nothing decoded, no counts
   std::optional<RunInfo> latest(const std::string& workflow_id);
   History history(const std::string& run_id, int from_seq, int limit);
   std::vector<AuditEntry> audit(int limit, std::optional<std::int64_t> before);

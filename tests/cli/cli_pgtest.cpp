@@ -337,7 +337,13 @@ TEST_CASE("with --codec-plugin the tool reads what a codec encoded; without it, 
     CHECK(failed.out.find("on purpose") == std::string::npos);
     auto json = cli(env.db, {"workflows", "show", "hello-1", "--json"}).json();
     CHECK(json["input"]["$encoded"]["key"] == "k1");  // as stored
-    CHECK(cli(env.db, {"workflows", "history", "failing-1", "--json"}).out.find("on purpose") == std::string::npos);
+    auto history = cli(env.db, {"workflows", "history", "failing-1"});
+    CHECK(history.code == 0);
+    CHECK(history.out.find("[encoded with key k1]") == std::string::npos);  // no payload in the timeline
+    auto history_json = cli(env.db, {"workflows", "history", "failing-1", "--json"});
+    CHECK(history_json.code == 0);
+    CHECK(history_json.out.find("$encoded") != std::string::npos);
+    CHECK(history_json.out.find("on purpose") == std::string::npos);
     auto exported = cli(env.db, {"workflows", "export", "hello-1"});
     CHECK(exported.out.find("ada") == std::string::npos);
   }
