@@ -11,6 +11,7 @@
 #include "browser/webdriver.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
+#include "support/xor_codec.hpp"
 
 using namespace std::chrono_literals;
 using durable::console::Console;
@@ -41,11 +42,15 @@ std::string artifact(const std::string& name) {
   return std::string(DURABLE_BROWSER_ARTIFACTS) + "/" + name;
 }
 
-// An engine with the test workflows, a console on a free loopback port, and a browser holding
-// the console's token (from the URL fragment, as `durable console` prints it).
+// An engine with the test workflows (and `codec`, if any), a console on a free loopback port, and
+// a browser holding the console's token (from the URL fragment, as `durable console` prints it).
 struct ConsoleAndBrowser {
-  explicit ConsoleAndBrowser(const std::string& name)
-      : env([](durable::EngineOptions& o) { o.instance = "browser"; },
+  explicit ConsoleAndBrowser(const std::string& name, std::shared_ptr<const durable::PayloadCodec> codec = nullptr)
+      : env(
+            [codec](durable::EngineOptions& o) {
+              o.instance = "browser";
+              o.codec = codec;
+            },
             [](durable::Engine& e) { e.add<DoomedWorkflow>().add<StallingWorkflow>(); }),
         console(env.engine, {.listen = "127.0.0.1:0"}),
         browser(artifact(name + "-chromedriver.log")) {
@@ -205,6 +210,62 @@ TEST_CASE(
   CHECK(row.find("0 2 * * *") != std::string::npos);
   CHECK(row.find("Europe/Paris") != std::string::npos);
   CHECK(row.find("hello") != std::string::npos);
+}
+
+TEST_CASE("a console with the services' codec shows a run's values and one without marks them encoded and hides them",
+          "[browser][codec]") {
+  ConsoleAndBrowser t("codec", std::make_shared<durable::test::XorCodec>(
+                                   std::map<std::string, std::string>{{"k1", "console secret"}}, "k1"));
+  auto& engine = t.env.engine;
+  const auto greeted = engine.start_workflow<durable::test::HelloWorkflow>("greet-encoded", "Zanzibar");
+  REQUIRE(greeted.result(10s) == "hello, Zanzibar");
+  const auto doomed = engine.start_workflow<DoomedWorkflow>("doomed-encoded", "kettle melted");
+  REQUIRE_THROWS_AS(doomed.result(10s), durable::WorkflowFailed);
+  // The plaintexts the pages must show with the codec and hide without it.
+  const std::vector<std::string> secrets{"Zanzibar", "kettle melted"};
+  auto& b = t.browser;
+
+  // With the codec: the plaintext, and no marker anywhere.
+  t.open("#/run/" + greeted.run_id());
+  b.wait_text("#run-result", "hello, Zanzibar");
+  b.wait_text("#run-input", "\"Zanzibar\"");
+  CHECK(b.find_all(".encoded").empty());
+  b.go(t.base() + "/#/run/" + doomed.run_id());
+  b.wait_text("#run-error", "boom: kettle melted");
+  b.wait_text("#run-input", "kettle melted");
+  b.wait_count("#timeline td.attempt-error", 3);
+  for (const auto& error : b.find_all("#timeline td.attempt-error"))
+    CHECK_THAT(b.text(error), Catch::Contains("boom: kettle melted"));
+  CHECK(b.find_all(".encoded").empty());
+
+  // Without it (an engine on the same schema that only reads): a marker naming the key in place of
+  // each value, and neither the plaintext nor the stored data in the page.
+  durable::Engine reader(t.env.db.options());
+  Console plain(reader, {.listen = "127.0.0.1:0"});
+  plain.start();
+  const auto visit = [&](const durable::UntypedWorkflowHandle& run) {
+    b.go("http://127.0.0.1:" + std::to_string(plain.port()) + "/#/run/" + run.run_id());
+    b.find("main[data-loaded='run'], main[data-loaded='error']");
+    REQUIRE(b.execute("return document.getElementById('error').textContent;") == "");  // the API read the run
+    b.wait_text("#run-title", run.id());
+    const auto html = b.execute("return document.documentElement.outerHTML;").get<std::string>();
+    for (const auto& secret : secrets) CHECK_THAT(html, !Catch::Contains(secret));
+    const auto stored = t.env.db.query(
+        "SELECT x FROM {s}.workflows, LATERAL (VALUES (input->'$encoded'->>'data'), (result->'$encoded'->>'data'), "
+        "(split_part(error_message, ':', 3))) v(x) WHERE run_id = '" +
+        run.run_id() + "' AND x <> ''");
+    REQUIRE(stored.size() == 2);  // the input, and the result or the error message
+    for (const auto& data : stored) CHECK_THAT(html, !Catch::Contains(data[0].as<std::string>()));
+    CHECK(b.text(b.find("#run-input .encoded")) == "encoded · key k1");
+    CHECK_THAT(b.attribute(b.find("#run-input .encoded"), "title"), Catch::Contains("--codec-plugin"));
+  };
+  visit(greeted);
+  CHECK(b.text(b.find("#run-result .encoded")) == "encoded · key k1");
+  CHECK_FALSE(b.find_all("#journal .encoded[data-key='k1']").empty());  // payloads in the events' data
+  visit(doomed);
+  CHECK(b.text(b.find("#run-error pre")) == "durable::ActivityFailed: encoded · key k1");
+  b.wait_count("#timeline td.attempt-error .encoded[data-key='k1']", 3);
+  b.screenshot(artifact("run-encoded.png"));
 }
 
 // ---- without a browser: the HTTP rules ------------------------------------------------------------

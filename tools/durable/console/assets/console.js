@@ -31,7 +31,7 @@ function svg(tag, attrs, ...children) {
 }
 
 function append(el, children) {
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {  // lists of nodes nest (shown() in a list)
     if (child === undefined || child === null || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -61,10 +61,50 @@ function blockedMarker(run) {
 
 function runLink(runId, text) { return h('a', {href: `#/run/${encodeURIComponent(runId)}`, class: 'run-link'}, text); }
 
-// Pretty-printed JSON, collapsible.
+// ---- stored values ---------------------------------------------------------------------------
+
+// With a payload codec (EngineOptions::codec) durable stores a JSON value as
+// {"$encoded": {"key": K, "data": BASE64}} and a text as "$encoded:K:BASE64". A console whose
+// engine has the codec gets them decoded; one without it gets them as stored. The key id, or null.
+function encodedKey(value) {
+  if (typeof value === 'string') {
+    const m = /^\$encoded:([^:]*):/.exec(value);
+    return m ? m[1] : null;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  const e = value.$encoded;
+  return keys.length === 1 && keys[0] === '$encoded' && e && typeof e.key === 'string' && typeof e.data === 'string'
+    ? e.key : null;
+}
+
+const ENCODED_TIP = 'encoded by a payload codec; start the console with the services\' codec ' +
+    '(durable --codec-plugin ...) to read it';
+
+// The nodes showing a stored value: a text (asJson false) as itself, anything else as indented
+// JSON. An encoded value, at any depth, shows as a marker naming its key, never as its data.
+function shown(value, asJson = true, indent = '') {
+  const key = encodedKey(value);
+  if (key !== null) return [h('span', {class: 'encoded', title: ENCODED_TIP, 'data-key': key}, `encoded · key ${key}`)];
+  if (!asJson) return [value ?? ''];
+  if (value === null || typeof value !== 'object') return [JSON.stringify(value)];
+  const list = Array.isArray(value);
+  const entries = list ? value.map(v => [null, v]) : Object.entries(value);
+  const [open, close] = list ? ['[', ']'] : ['{', '}'];
+  if (!entries.length) return [open + close];
+  const inner = `${indent}  `;
+  const out = [open];
+  entries.forEach(([name, v], i) => {
+    out.push(`\n${inner}${name === null ? '' : `${JSON.stringify(name)}: `}`, ...shown(v, true, inner),
+        i + 1 < entries.length ? ',' : '');
+  });
+  out.push(`\n${indent}${close}`);
+  return out;
+}
+
+// A stored JSON value, pretty-printed, collapsible.
 function jsonBlock(title, value, open) {
-  return h('details', {class: 'json', open: open},
-      h('summary', {}, title), h('pre', {class: 'mono'}, JSON.stringify(value, null, 2)));
+  return h('details', {class: 'json', open: open}, h('summary', {}, title), h('pre', {class: 'mono'}, shown(value)));
 }
 
 function showError(message) {
@@ -240,12 +280,12 @@ async function renderRun(runId) {
       h('p', {}, `Since ${formatTime(run.blocked_at)}, by app version ${run.blocked_by.app_version || '(unversioned)'}, ` +
           `${run.blocked_by.times} time(s), at step ${run.blocked_by.step}: the journal holds ` +
           `${run.blocked_by.journaled}, the code asked for ${run.blocked_by.asked}.`),
-      h('pre', {class: 'mono'}, run.blocked_by.message)) : null;
+      h('pre', {class: 'mono'}, shown(run.blocked_by.message, false))) : null;
 
   const outcome = run.error_type || run.error_message
     ? h('div', {class: 'panel run-error', id: 'run-error'}, h('h2', {}, 'Error'),
-        h('pre', {class: 'mono'}, `${run.error_type}: ${run.error_message}`))
-    : run.status === 'completed' ? h('div', {class: 'panel'}, jsonBlock('Result', run.result, true)) : null;
+        h('pre', {class: 'mono'}, `${run.error_type}: `, shown(run.error_message, false)))
+    : run.status === 'completed' ? h('div', {class: 'panel', id: 'run-result'}, jsonBlock('Result', run.result, true)) : null;
 
   const children = run.children.length ? h('div', {class: 'panel', id: 'children'}, h('h2', {}, 'Children'),
       h('ul', {}, run.children.map(c => h('li', {}, runLink(c.run_id, c.workflow_id), ' ', statusBadge(c.status)))),
@@ -273,7 +313,7 @@ async function renderRun(runId) {
   drawHistory();
 
   setPage(h('h1', {id: 'run-title'}, run.workflow_id), h('div', {class: 'panel', id: 'run-facts'}, facts), blocked,
-      actionsPanel(run), outcome, h('div', {class: 'panel'}, jsonBlock('Input', run.input, true)), children,
+      actionsPanel(run), outcome, h('div', {class: 'panel', id: 'run-input'}, jsonBlock('Input', run.input, true)), children,
       timeline, journal, more);
 }
 
@@ -305,7 +345,7 @@ function drawTimeline(panel, run, attempts, now) {
             svg('rect', {class: `bar ${a.outcome}`, x: x.toFixed(1), y: 0, width: width.toFixed(1), height: 14},
                 svg('title', {}, tip)))),
         h('td', {}, a.outcome, ' ', h('span', {class: 'muted'}, formatDuration(endOf(a) - start))),
-        h('td', {class: 'attempt-error'}, a.error_type || a.error_message ? `${a.error_type}: ${a.error_message}` : '',
+        h('td', {class: 'attempt-error'}, a.error_type || a.error_message ? [`${a.error_type}: `, shown(a.error_message, false)] : null,
             a.retry_at ? h('span', {class: 'muted'}, ` (next attempt due ${formatTime(a.retry_at)})`) : null));
   });
   const axis = h('div', {class: 'axis'}, h('span', {}, formatTime(t0)), h('span', {}, formatDuration(t1 - t0)),
