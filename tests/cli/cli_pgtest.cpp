@@ -312,7 +312,7 @@ TEST_CASE("bad input gets one line naming what was wrong, and its exit code", "[
   CHECK(help.out.find("Example:\n  durable workflows fork order-42 --from-step 3") != std::string::npos);
 }
 
-TEST_CASE("with --codec-plugin the tool reads what a codec encoded; without it, it shows such values marked",
+TEST_CASE("with --codec-plugin the tool reads what a codec encoded, and without it shows such values marked",
           "[pg][cli][codec]") {
   const auto codec = std::make_shared<XorCodec>(std::map<std::string, std::string>{{"k1", "s3cret"}}, "k1");
   RunningEngine env([&](EngineOptions& o) { o.codec = codec; });
