@@ -119,6 +119,22 @@ void register_codec(Engine& engine) {
       .add<MarkedWaitWorkflow>();
 }
 
+EngineOptions with_codec(const TestDb& db, std::map<std::string, std::string> secrets = {{"k1", "first secret"}},
+                         std::string write_key = "k1") {
+  EngineOptions options = db.options();
+  options.codec = codec(std::move(secrets), std::move(write_key));
+  return options;
+}
+
+// An engine of the codec tests, started: the test workflows with a codec.
+struct CodecEngine {
+  explicit CodecEngine(const EngineOptions& options) : engine(options) {
+    register_codec(engine);
+    engine.start();
+  }
+  Engine engine;
+};
+
 // Each row of each table of the schema, as text, that holds the marker.
 std::vector<std::string> plaintext_rows(const TestDb& db) {
   std::vector<std::string> found;
@@ -139,11 +155,8 @@ std::vector<std::string> plaintext_rows(const TestDb& db) {
 
 TEST_CASE("with a codec on, no plaintext of a user's payloads is stored in any column of any table", "[pg][codec]") {
   TestDb db;
-  EngineOptions options = db.options();
-  options.codec = codec({{"k1", "first secret"}}, "k1");
-  Engine engine(options);
-  register_codec(engine);
-  engine.start();
+  CodecEngine coded(with_codec(db));
+  Engine& engine = coded.engine;
 
   auto run = engine.start_workflow<MarkedWorkflow>("codec-all", marked("workflow-input"));
   REQUIRE(run.get_event<std::string>("progress", 30s) == marked("event"));
@@ -183,11 +196,8 @@ TEST_CASE("with a codec on, no plaintext of a user's payloads is stored in any c
 TEST_CASE("with a codec on, children, continued runs, cancel reasons and schedule inputs store no plaintext",
           "[pg][codec]") {
   TestDb db;
-  EngineOptions options = db.options();
-  options.codec = codec({{"k1", "first secret"}}, "k1");
-  Engine engine(options);
-  register_codec(engine);
-  engine.start();
+  CodecEngine coded(with_codec(db));
+  Engine& engine = coded.engine;
 
   auto child =
       engine.start_workflow<CallChildWorkflow>("codec-parent", {"codec-child", "hello", marked("child-input")});
@@ -239,11 +249,8 @@ TEST_CASE("without a codec, the plaintext check finds the markers (the check its
 
 TEST_CASE("a stored value changed outside durable fails to decode with CodecError", "[pg][codec]") {
   TestDb db;
-  EngineOptions options = db.options();
-  options.codec = codec({{"k1", "first secret"}}, "k1");
-  Engine engine(options);
-  register_codec(engine);
-  engine.start();
+  CodecEngine coded(with_codec(db));
+  Engine& engine = coded.engine;
   auto run = engine.start_workflow<HelloWorkflow>("codec-tampered", marked("who"));
   REQUIRE(run.result(60s) == "hello, " + marked("who"));
 
@@ -266,11 +273,8 @@ TEST_CASE("a stored value changed outside durable fails to decode with CodecErro
 
 TEST_CASE("an activity input changed outside durable fails its attempt with CodecError, not the claim", "[pg][codec]") {
   TestDb db;
-  EngineOptions options = db.options();
-  options.codec = codec({{"k1", "first secret"}}, "k1");
-  Engine engine(options);
-  register_codec(engine);
-  engine.start();
+  CodecEngine coded(with_codec(db));
+  Engine& engine = coded.engine;
   auto run = engine.start_workflow<MarkedRetryWorkflow>("codec-bad-input", marked("who"));
   // Attempt 1 failed; attempt 2 waits its 3 s: its input is changed meanwhile.
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.attempts") == 1; }, 30s));
@@ -296,11 +300,8 @@ TEST_CASE("a run whose journal does not decode is blocked, not failed, naming th
     register_codec(client);
     client.start_workflow<HelloWorkflow>("codec-unknown-key", marked("who"));
   }
-  EngineOptions options = db.options();
-  options.codec = codec({{"k1", "first secret"}}, "k1");
-  Engine engine(options);
-  register_codec(engine);
-  engine.start();
+  CodecEngine coded(with_codec(db));
+  Engine& engine = coded.engine;
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE blocked_at IS NOT NULL") == 1; },
                      30s));
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'running' AND blocked->>'message' LIKE "
@@ -312,21 +313,15 @@ TEST_CASE("after a key rotation, old values stay readable while the codec knows 
   TestDb db;
   std::string run_id;
   {
-    EngineOptions options = db.options();
-    options.codec = codec({{"k1", "first secret"}}, "k1");
-    Engine engine(options);
-    register_codec(engine);
-    engine.start();
+    CodecEngine coded(with_codec(db));
+    Engine& engine = coded.engine;
     auto run = engine.start_workflow<HelloWorkflow>("codec-rotated", marked("before"));
     REQUIRE(run.result(60s) == "hello, " + marked("before"));
     run_id = run.run_id();
   }
   {
-    EngineOptions options = db.options();
-    options.codec = codec({{"k1", "first secret"}, {"k2", "second secret"}}, "k2");
-    Engine engine(options);
-    register_codec(engine);
-    engine.start();
+    CodecEngine coded(with_codec(db, {{"k1", "first secret"}, {"k2", "second secret"}}, "k2"));
+    Engine& engine = coded.engine;
     CHECK(engine.runs().get(run_id).result == "hello, " + marked("before"));  // under k1
     auto run = engine.start_workflow<HelloWorkflow>("codec-rotated-2", marked("after"));
     REQUIRE(run.result(60s) == "hello, " + marked("after"));
@@ -422,11 +417,8 @@ TEST_CASE("an idempotent result stored before the codec was set is reused under 
 
 TEST_CASE("replay checks read encoded histories with the engine's codec, and say so without one", "[pg][codec]") {
   TestDb db;
-  EngineOptions options = db.options();
-  options.codec = codec({{"k1", "first secret"}}, "k1");
-  Engine engine(options);
-  register_codec(engine);
-  engine.start();
+  CodecEngine coded(with_codec(db));
+  Engine& engine = coded.engine;
   auto run = engine.start_workflow<HelloWorkflow>("codec-replayed", marked("replayed"));
   REQUIRE(run.result(60s) == "hello, " + marked("replayed"));
 
