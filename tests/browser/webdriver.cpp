@@ -95,18 +95,26 @@ Browser::Browser(const std::string& log_path) {
   client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
   client_->set_connection_timeout(2);
   client_->set_read_timeout(30);
-  poll(
-      [&]() -> std::optional<bool> {
-        int status = 0;
-        if (waitpid(driver_, &status, WNOHANG) == driver_) {
-          driver_ = -1;
-          throw std::runtime_error("chromedriver exited at start; see " + log_path);
-        }
-        auto res = client_->Get("/status");
-        if (res && res->status == 200 && Json::parse(res->body)["value"].value("ready", false)) return true;
-        return std::nullopt;
-      },
-      std::chrono::seconds{10}, "chromedriver to listen");
+  try {
+    poll(
+        [&]() -> std::optional<bool> {
+          int status = 0;
+          if (waitpid(driver_, &status, WNOHANG) == driver_) {
+            driver_ = -1;
+            throw std::runtime_error("chromedriver exited at start; see " + log_path);
+          }
+          auto res = client_->Get("/status");
+          if (res && res->status == 200 && Json::parse(res->body)["value"].value("ready", false)) return true;
+          return std::nullopt;
+        },
+        std::chrono::seconds{30}, "chromedriver to listen");
+  } catch (...) {  // no destructor runs for a constructor that throws: stop chromedriver here
+    if (driver_ > 0) {
+      kill(driver_, SIGKILL);
+      wait_for(driver_);
+    }
+    throw;
+  }
   // No network on the test machines: everything that would phone home is off.
   const Json args = {"--headless",
                      "--no-sandbox",

@@ -16,27 +16,41 @@ namespace durable::test {
 // Starts `program` with `args`, passing the database URL down explicitly, plus `env`
 // ("NAME=value" each) for this child only.
 // `stderr_path`, when given, receives the child's standard error (appended).
+// Everything the child needs is built before fork(): the parent has threads (engines), and a
+// child that allocates can deadlock on a lock one of them held at the fork.
 inline pid_t spawn_program(const std::string& program, const std::string& url, const std::vector<std::string>& args,
                            const std::vector<std::string>& env = {}, const std::string& stderr_path = {}) {
+  std::vector<std::string> vars{"DURABLE_DATABASE_URL=" + url};
+  vars.insert(vars.end(), env.begin(), env.end());
+  const auto overridden = [&](const std::string& entry) {
+    for (const auto& v : vars) {
+      const auto eq = v.find('=');
+      if (entry.compare(0, eq + 1, v, 0, eq + 1) == 0) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) {
+    if (!overridden(*e)) environment.emplace_back(*e);
+  }
+  environment.insert(environment.end(), vars.begin(), vars.end());
+  std::vector<char*> envp;
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string path = program;
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv{path.data()};
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
+  if (pid == 0) {  // only async-signal-safe calls from here
     if (!stderr_path.empty()) {
       const int fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) dup2(fd, 2);
     }
-    setenv("DURABLE_DATABASE_URL", url.c_str(), 1);
-    for (const auto& e : env) {
-      const auto eq = e.find('=');
-      setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
-    }
-    std::vector<char*> argv;
-    std::string path = program;
-    argv.push_back(path.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(path.c_str(), argv.data());
+    execve(path.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   return pid;
