@@ -94,6 +94,7 @@ struct Courier {  // waits until the courier says it picked the parcels up
 struct FollowUp {  // a week after the order, asks the customer how it went
   static constexpr auto name = "follow_up";
   std::string operator()(durable::WorkflowContext& ctx, const std::string& order) {
+    ctx.set_event("stage", std::string("waiting a week"));  // commits with the sleep's timer
     ctx.sleep(7 * 24h);
     return ctx.call<SendSurvey>(order);
   }
@@ -187,9 +188,11 @@ int main() {
   // [children]
 
   // [abandoned]
-  // The follow-up outlived the order: a week later (by the test clock) it sends the survey.
+  // The follow-up outlived the order: once it sleeps, a week later (by the test clock) it sends the survey.
+  auto follow_up_run = engine.workflow<FollowUp>("order-7/follow-up");
+  fmt::print("follow-up: {}\n", follow_up_run.get_event<std::string>("stage", 30s).value_or("?"));
   durable::testing::advance_clock(url, schema, 8 * 24h);
-  const std::string survey = engine.workflow<FollowUp>("order-7/follow-up").result(30s);
+  const std::string survey = follow_up_run.result(30s);
   const durable::RunInfo follow_up = engine.runs().latest("order-7/follow-up");  // still names its parent
   // [abandoned]
   fmt::print("follow-up: {}\n", survey);
