@@ -182,6 +182,12 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
   std::vector<int> kept_failures;
   for (std::size_t step = 0; step < journal.steps.size(); ++step) {
     const auto& s = journal.steps[step];
+    if (s.refused) {
+      // A refusal that ended the run is voided: the code (fixed, perhaps) makes the call again.
+      // One the code caught and went on from stays, like any step before the last.
+      if (step + 1 == journal.steps.size()) retry.push_back(step);
+      continue;
+    }
     if (s.kind != detail::StepKind::activity) continue;
     if (!s.done) reopen.push_back(step);
     if (!s.failed) continue;
@@ -240,13 +246,11 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
           run_id, from_step, s.child_id, step, step));
     }
   }
-  // Failures that a resume voided are not copied (the steps after them ran again).
-  std::vector<int> voided_before(static_cast<std::size_t>(steps), -1);  // per step: seq of the last resume retrying it
+  // Failures and refusals that a resume voided are not copied (the steps after them ran again).
+  std::map<int, int> voided_before;  // per step: seq of the last resume retrying it
   for (const auto& e : events) {
     if (e.kind != pg::EventKind::workflow_resumed) continue;
-    for (const auto& step : e.data.value("retry_steps", Json::array())) {
-      voided_before.at(step.get<std::size_t>()) = e.seq;
-    }
+    for (const auto& step : e.data.value("retry_steps", Json::array())) voided_before[step.get<int>()] = e.seq;
   }
   pg::ForkedRun run;
   run.workflow_id = options.workflow_id.empty() ? source.workflow_id : options.workflow_id;
@@ -261,7 +265,9 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
     const bool own = e.kind == pg::EventKind::workflow_started;
     const bool before = e.step >= 0 && e.step < from_step;
     if (!own && !before) continue;
-    if (e.kind == pg::EventKind::activity_failed && e.seq < voided_before[static_cast<std::size_t>(e.step)]) continue;
+    const auto resumed = voided_before.find(e.step);
+    const bool voidable = e.kind == pg::EventKind::activity_failed || e.kind == pg::EventKind::call_refused;
+    if (voidable && resumed != voided_before.end() && e.seq < resumed->second) continue;
     if (e.kind == pg::EventKind::activity_completed || e.kind == pg::EventKind::activity_failed) {
       finished[static_cast<std::size_t>(e.step)] = true;
     }

@@ -14,7 +14,7 @@ namespace {
 template <typename E, std::size_t N>
 using Texts = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Texts<EventKind, 24> event_kinds{{
+constexpr Texts<EventKind, 25> event_kinds{{
     {EventKind::workflow_started, "workflow_started"},
     {EventKind::activity_scheduled, "activity_scheduled"},
     {EventKind::activity_completed, "activity_completed"},
@@ -39,6 +39,7 @@ constexpr Texts<EventKind, 24> event_kinds{{
     {EventKind::cancel_delivered, "cancel_delivered"},
     {EventKind::workflow_continued, "workflow_continued"},
     {EventKind::patched, "patched"},
+    {EventKind::call_refused, "call_refused"},
 }};
 constexpr Texts<RunStatus, 5> run_statuses{{
     {RunStatus::running, "running"},

@@ -54,6 +54,10 @@ enum class EventKind {
   // patched(change_id): code that took a patch's new path at this step (its name the change id),
   // so replays of this run take it again; runs journaled past this point without it take the old.
   patched,
+  // A call to an activity or a child that its checks refused (an unknown name, input of the wrong
+  // type, bad options, too deep): it took its step all the same (its data: "call", "activity" or
+  // "child"; the error; a child's "workflow_id"), so the steps after it stay where they were.
+  call_refused,
 };
 std::string_view to_text(EventKind kind);
 EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind

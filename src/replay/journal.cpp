@@ -120,6 +120,19 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       r.value = e.data.at("index");
       break;
     }
+    case pg::EventKind::call_refused: {
+      const std::string call = e.data.value("call", "");
+      if (call != "activity" && call != "child") {
+        throw Error(fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child", e.seq,
+                                call));
+      }
+      StepRecord& r = open(call == "activity" ? StepKind::activity : StepKind::child);
+      r.refused = r.done = r.failed = true;
+      r.child_id = e.data.value("workflow_id", "");
+      r.error_type = e.data.value("error_type", "");
+      r.error_message = e.data.value("error_message", "");
+      break;
+    }
     case pg::EventKind::child_started: open(StepKind::child).child_id = e.data.at("workflow_id"); break;
     case pg::EventKind::child_start_failed: {
       StepRecord& r = open(StepKind::child);
@@ -158,6 +171,15 @@ void JournalCache::apply(const pg::JournalEvent& e) {
       // The failures of these steps no longer count: they run again (Runs::resume).
       for (const auto& step : e.data.value("retry_steps", Json::array())) {
         StepRecord& r = steps.at(step.get<std::size_t>());
+        if (r.refused) {
+          // A refused call that ended the run: voided, the code makes the call again as new.
+          if (step.get<std::size_t>() + 1 != steps.size()) {
+            throw Error(fmt::format("journal event {} (workflow_resumed) voids refused step {}, which is not the last",
+                                    e.seq, step.get<int>()));
+          }
+          steps.pop_back();
+          continue;
+        }
         StepRecord fresh;
         fresh.kind = r.kind;
         fresh.name = r.name;

@@ -32,6 +32,9 @@ struct StepRecord {
   std::string error_type, error_message;
   std::string status;    // a child that failed: "failed" or "cancelled"; "taken" when it never started
   bool dropped = false;  // an activity a delivered cancel failed: later outcomes of it do not count
+  // An activity or child call its checks refused (call_refused): done and failed, with the error;
+  // a replay runs the checks again there.
+  bool refused = false;
   int attempts = 0;
   std::int64_t fire_at_us = 0;  // timers; a receive's deadline (-1: none)
   // The seq of the event that journaled an outcome written from outside the code (an activity's or

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "base/checks.hpp"
+#include "base/exceptions.hpp"
 #include "pg/records.hpp"
 #include "base/uuid.hpp"
 #include "durable/start_options.hpp"
@@ -112,17 +113,52 @@ void Replay::add_event(pg::EventKind kind, int step, const std::string& name, Js
   past_replayed_ = true;  // the last committed replay would have journaled it had it got here
 }
 
+template <class Checks>
+auto Replay::checked_call(int step, const StepRecord* journaled, StepKind kind, const std::string& name,
+                          const std::string& child_id, Checks&& checks) {
+  try {
+    auto accepted = checks();
+    if (journaled) {
+      diverge(step, fmt::format("{}, refused when the run first called it ({})", describe(kind, name),
+                                journaled->error_type),
+              fmt::format("{}, which this code accepts", describe(kind, name)));
+    }
+    return accepted;
+  } catch (const InvalidArgument&) {
+    if (!journaled) refuse(step, kind, name, child_id);
+    throw;
+  }
+}
+
+void Replay::refuse(int step, StepKind kind, const std::string& name, const std::string& child_id) {
+  const ErrorInfo error = current_error();
+  StepRecord& r = add_step(kind, name);
+  r.refused = r.done = r.failed = true;
+  r.child_id = child_id;
+  r.error_type = error.type;
+  r.error_message = error.message;
+  Json data = {{"call", kind == StepKind::child ? "child" : "activity"},
+               {"error_type", error.type},
+               {"error_message", error.message}};
+  if (kind == StepKind::child) data["workflow_id"] = child_id;
+  add_event(pg::EventKind::call_refused, step, name, std::move(data));
+}
+
 int Replay::schedule_activity(const std::string& name, Json input, const ActivityOptions& options) {
   cancel_point(-1, new_ground());
   const int step = next_step_++;
-  if (replayed(step, StepKind::activity, name)) return step;
-  // New ground: everything is checked before the command exists, so bad input writes no task.
-  const ActivityDefinition& def = registry_.activity(name);
-  check_payload(input, fmt::format("the input of activity '{}'", name));  // before converting it
-  def.check_input(input);
-  ResolvedActivityOptions resolved = resolve(options, def.options);
-  if (!resolved.idempotency_key && def.key_of) resolved.idempotency_key = def.key_of(input);
-  validate(resolved, name);
+  const StepRecord* journaled = replayed(step, StepKind::activity, name);
+  if (journaled && !journaled->refused) return step;
+  // Everything is checked before the command exists, so bad input writes no task.
+  ResolvedActivityOptions resolved = checked_call(step, journaled, StepKind::activity, name, "", [&] {
+    const ActivityDefinition& def = registry_.activity(name);
+    check_payload(input, fmt::format("the input of activity '{}'", name));  // before converting it
+    def.check_input(input);
+    ResolvedActivityOptions checked = resolve(options, def.options);
+    if (!checked.idempotency_key && def.key_of) checked.idempotency_key = def.key_of(input);
+    validate(checked, name);
+    return checked;
+  });
   add_step(StepKind::activity, name);
   // The event keeps what was scheduled: the task row goes once the activity completes. Options
   // all at their defaults are left out.
@@ -405,24 +441,28 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
   check_payload(input, fmt::format("the input of child workflow '{}'", child_id));
   cancel_point(-1, new_ground());
   const int step = next_step_++;
-  if (const StepRecord* r = replayed(step, StepKind::child, name)) {
-    if (r->child_id != child_id) {
-      diverge(step, fmt::format("a child '{}' under id '{}'", name, r->child_id),
+  const StepRecord* journaled = replayed(step, StepKind::child, name);
+  if (journaled) {
+    if (journaled->child_id != child_id) {
+      diverge(step, fmt::format("a child '{}' under id '{}'", name, journaled->child_id),
               fmt::format("one under id '{}'", child_id));
     }
-    if (r->status == "taken") {
-      throw WorkflowAlreadyStarted(child_id, r->value.value("run_id", ""), r->value.value("status", ""));
+    if (journaled->status == "taken") {
+      throw WorkflowAlreadyStarted(child_id, journaled->value.value("run_id", ""), journaled->value.value("status", ""));
     }
-    return step;
+    if (!journaled->refused) return step;
   }
-  // New ground: checked before the start exists, so bad input starts nothing.
-  if (journal_.depth >= max_child_depth) {
-    throw ChildDepthExceeded(
-        fmt::format("workflow '{}' ({}) cannot start child '{}': it is nested {} deep already, the most durable allows "
-                    "(max_child_depth); look for a workflow that starts itself without end",
-                    workflow_id_, workflow_name_, child_id, journal_.depth));
-  }
-  registry_.workflow(name).check_input(input);
+  // Checked before the start exists, so bad input starts nothing.
+  checked_call(step, journaled, StepKind::child, name, child_id, [&] {
+    if (journal_.depth >= max_child_depth) {
+      throw ChildDepthExceeded(fmt::format(
+          "workflow '{}' ({}) cannot start child '{}': it is nested {} deep already, the most durable allows "
+          "(max_child_depth); look for a workflow that starts itself without end",
+          workflow_id_, workflow_name_, child_id, journal_.depth));
+    }
+    registry_.workflow(name).check_input(input);
+    return true;
+  });
   StepRecord& r = add_step(StepKind::child, name);
   r.child_id = child_id;
   std::vector<std::string> replaceable = replaceable_statuses(options.id_reuse);

@@ -130,6 +130,16 @@ class Replay {
   void cancel_point(int awaited, bool blocks);
   bool new_ground() const;  // the next call opens a step the journal does not have
   StepRecord& add_step(StepKind kind, const std::string& name);
+  // Runs the checks of the activity or child call at `step` and returns what they return. A call
+  // refused on new ground still takes its step: its refusal is journaled (call_refused), so code
+  // that catches the error and goes on keeps every later step where it was. At a journaled
+  // refusal (`journaled`) the checks run again: this code refuses the call the same way, or it
+  // has changed (non-determinism).
+  template <class Checks>
+  auto checked_call(int step, const StepRecord* journaled, StepKind kind, const std::string& name,
+                    const std::string& child_id, Checks&& checks);
+  // Journals the refusal in flight (call only inside a catch block).
+  void refuse(int step, StepKind kind, const std::string& name, const std::string& child_id);
   void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
   // The oldest message of `topic` this replay has not taken yet; nullptr when there is none.
   // Suspends (wanting the topic) when the inbox was not read that far.

@@ -157,3 +157,88 @@ TEST_CASE("registering after start() throws RegistrationError and changes nothin
   expect_throw<UnknownWorkflow>([&] { engine.start_workflow<HelloWorkflow>("after-start", "x"); }, "hello");
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
 }
+
+namespace {
+
+const ActivityRef<std::string, std::string> late{"late"};  // registered only by the fixed build
+
+// Tries an activity this build may not have, and goes on either way: a refused call keeps its step.
+struct TriesLate {
+  static constexpr auto name = "tries_late";
+  std::string operator()(WorkflowContext& ctx, const std::string& s) {
+    std::string first;
+    try {
+      first = ctx.call(late, s);
+    } catch (const UnknownActivity&) {
+      first = "refused";
+    }
+    return first + ", then " + ctx.call<EchoActivity>(s);
+  }
+};
+// Needs it: the run fails where it is refused.
+struct NeedsLate {
+  static constexpr auto name = "needs_late";
+  std::string operator()(WorkflowContext& ctx, const std::string& s) { return ctx.call(late, s); }
+};
+struct Late {
+  static constexpr auto name = "late";
+  std::string operator()(ActivityContext&, const std::string& s) const { return "late " + s; }
+};
+
+std::vector<std::string> kinds_and_steps(const History& history) {
+  std::vector<std::string> out;
+  for (const HistoryEvent& e : history.events) out.push_back(e.kind + "@" + std::to_string(e.step));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a workflow that catches a refused call goes on, and its replays refuse it at the same step",
+          "[pg][bad-input]") {
+  TestDb db;
+  Engine engine(db.options());
+  engine.add<TriesLate>().add<EchoActivity>();
+  engine.start();
+  auto run = engine.start_workflow<TriesLate>("tries-late", "x");
+  // The echo's result wakes a replay that meets the refusal again before it gets to the echo.
+  CHECK(run.result(std::chrono::seconds{30}) == "refused, then x");
+  const History history = engine.runs().history(run.run_id());
+  CHECK(kinds_and_steps(history) == std::vector<std::string>{"workflow_started@-1", "call_refused@0",
+                                                             "activity_scheduled@1", "activity_completed@1",
+                                                             "workflow_completed@-1"});
+  CHECK(history.events[1].name == "late");
+  CHECK(history.events[1].data.at("error_type") == "durable::UnknownActivity");
+  CHECK_THAT(history.events[1].data.at("error_message").get<std::string>(), Catch::Contains("no activity named 'late'"));
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'tries-late' AND name = 'late'") == 0);
+}
+
+TEST_CASE("a run that a refused call failed resumes under a build that accepts the call, and forks from there",
+          "[pg][bad-input]") {
+  TestDb db;
+  const OperatorAction ops{"oncall", "the late activity is deployed now"};
+  std::string run_id;
+  {
+    Engine old_build(db.options());
+    old_build.add<NeedsLate>().add<EchoActivity>();
+    old_build.start();
+    auto run = old_build.start_workflow<NeedsLate>("needs-late", "x");
+    expect_throw<WorkflowFailed>([&] { run.result(std::chrono::seconds{30}); }, "no activity named 'late'");
+    run_id = run.run_id();
+    // The build that refused it refuses it again when resumed: the run fails the same way.
+    auto again = old_build.runs().resume(run_id, ops);
+    expect_throw<WorkflowFailed>([&] { again.result_json(std::chrono::seconds{30}); }, "no activity named 'late'");
+  }
+  Engine fixed_build(db.options());
+  fixed_build.add<NeedsLate>().add<EchoActivity>().add<Late>();
+  fixed_build.start();
+  Runs runs = fixed_build.runs();
+  CHECK(runs.resume(run_id, ops).result_json(std::chrono::seconds{30}) == "late x");
+  CHECK(kinds_and_steps(runs.history(run_id)) ==
+        std::vector<std::string>{"workflow_started@-1", "call_refused@0", "workflow_failed@-1", "workflow_resumed@-1",
+                                 "call_refused@0", "workflow_failed@-1", "workflow_resumed@-1", "activity_scheduled@0",
+                                 "activity_completed@0", "workflow_completed@-1"});
+  // A fork copies step 0 as the fixed build ran it, not the refusals the resumes voided.
+  auto forked = runs.fork(run_id, 1, ops);
+  CHECK(forked.result_json(std::chrono::seconds{30}) == "late x");
+  CHECK(kinds_and_steps(runs.history(forked.run_id()))[1] == "activity_scheduled@0");
+}

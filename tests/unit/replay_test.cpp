@@ -383,7 +383,7 @@ TEST_CASE("a child under another id than the journal holds is a non-determinism 
                                     "journal holds a child 'double' under id 'y'");
 }
 
-TEST_CASE("starting a child at the depth limit, or with bad input, throws and starts nothing",
+TEST_CASE("starting a child at the depth limit, or with bad input, throws, starts nothing and journals the refusal",
           "[unit][replay][children][bad_input]") {
   Registry registry = child_registry();
   JournalCache deep;
@@ -391,17 +391,116 @@ TEST_CASE("starting a child at the depth limit, or with bad input, throws and st
   Replay replay("deep", "p", deep, 1000, registry);
   WorkflowContext ctx(replay);
   expect_throw<ChildDepthExceeded>([&] { ctx.start_child<test::DoubleWorkflow>("a", 1); }, "nested 32 deep");
-  CHECK(replay.events.empty());
+  REQUIRE(replay.events.size() == 1);
+  CHECK(replay.events[0].kind == pg::EventKind::call_refused);
+  CHECK(replay.events[0].data.at("error_type") == "durable::ChildDepthExceeded");
+  CHECK(replay.children.empty());
 
   JournalCache journal;
   start(journal);
   Replay other("p", "p", journal, 1000, registry);
   WorkflowContext ctx2(other);
+  // An id that is no id is refused before the call takes a step: nothing to journal.
   CHECK_THROWS_AS(ctx2.start_child<test::DoubleWorkflow>("", 1), InvalidWorkflowId);
   CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<int, int>{"nope"}, "a", 1), UnknownWorkflow);
-  CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<std::string, int>{"double"}, "a", "not a number"), PayloadError);
-  CHECK(other.events.empty());
+  CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<std::string, int>{"double"}, "b", "not a number"), PayloadError);
+  REQUIRE(other.events.size() == 2);
+  CHECK(other.events[0].kind == pg::EventKind::call_refused);
+  CHECK(other.events[0].step == 0);
+  CHECK(other.events[0].data == Json{{"call", "child"},
+                                     {"workflow_id", "a"},
+                                     {"error_type", "durable::UnknownWorkflow"},
+                                     {"error_message", other.events[0].data.at("error_message")}});
+  CHECK(other.events[1].step == 1);
+  CHECK(other.events[1].data.at("workflow_id") == "b");
+  CHECK(other.children.empty());
   CHECK(other.wanted_ids.empty());
+}
+
+namespace {
+const ActivityRef<std::string, std::string> not_registered{"not_registered"};
+// Code that catches a refused activity call and goes on: the refusal keeps step 0.
+std::string catches_refusal(WorkflowContext& ctx) {
+  std::string seen;
+  try {
+    ctx.call(not_registered, "x");
+  } catch (const UnknownActivity& e) {
+    seen = "refused; ";
+  }
+  return seen + ctx.call<test::EchoActivity>("y");
+}
+}  // namespace
+
+TEST_CASE("a refused activity call takes its step and is journaled, so the code goes on at the next step",
+          "[unit][replay][bad_input]") {
+  Registry registry = test_registry();
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  Replay replay("wf", "w", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  CHECK_THROWS_AS(catches_refusal(ctx), Suspend);
+  REQUIRE(replay.events.size() == 2);
+  CHECK(replay.events[0].kind == pg::EventKind::call_refused);
+  CHECK(replay.events[0].step == 0);
+  CHECK(replay.events[0].name == "not_registered");
+  CHECK(replay.events[0].data.at("call") == "activity");
+  CHECK(replay.events[0].data.at("error_type") == "durable::UnknownActivity");
+  CHECK(replay.events[1].kind == pg::EventKind::activity_scheduled);
+  CHECK(replay.events[1].step == 1);
+  REQUIRE(replay.tasks.size() == 1);
+  CHECK(replay.tasks[0].step == 1);
+}
+
+TEST_CASE("a journaled refusal is refused again on replay, and code that accepts the call now diverges",
+          "[unit][replay][bad_input]") {
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "call_refused", 0, "not_registered",
+                      {{"call", "activity"}, {"error_type", "durable::UnknownActivity"}, {"error_message", "..."}}));
+  journal.apply(event(2, "activity_scheduled", 1, "echo", Json::object()));
+  journal.apply(event(3, "activity_completed", 1, "echo", {{"result", "from the journal"}}));
+  REQUIRE(journal.steps.size() == 2);
+  CHECK(journal.steps[0].refused);
+
+  Registry same = test_registry();
+  Replay replay("wf", "w", journal, 1000, same);
+  WorkflowContext ctx(replay);
+  CHECK(catches_refusal(ctx) == "refused; from the journal");
+  CHECK(replay.events.empty());
+  CHECK(replay.tasks.empty());
+
+  // A build that registers the activity accepts the call the run saw refused: it changed.
+  Registry fixed = test_registry();
+  fixed.activities.emplace("not_registered", fixed.activities.at("echo"));
+  Replay changed("wf", "w", journal, 1000, fixed);
+  WorkflowContext ctx2(changed);
+  expect_throw<NonDeterminismError>([&] { catches_refusal(ctx2); },
+                                    "the journal holds activity 'not_registered', refused when the run first called it "
+                                    "(durable::UnknownActivity) but the code asked for activity 'not_registered', which "
+                                    "this code accepts");
+  CHECK(changed.tasks.empty());
+}
+
+TEST_CASE("a resume voids the refusal that ended the run, and only that one", "[unit][replay][bad_input]") {
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  journal.apply(event(1, "call_refused", 0, "not_registered", {{"call", "activity"}, {"error_type", "t"}}));
+  journal.apply(event(2, "workflow_failed", -1, "", Json::object()));
+  journal.apply(event(3, "workflow_resumed", -1, "", {{"retry_steps", {0}}}));
+  CHECK(journal.steps.empty());  // the call is new ground again
+  journal.apply(event(4, "activity_scheduled", 0, "not_registered", Json::object()));
+  CHECK(journal.steps.size() == 1);
+
+  JournalCache caught;
+  caught.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  caught.apply(event(1, "call_refused", 0, "not_registered", {{"call", "activity"}, {"error_type", "t"}}));
+  caught.apply(event(2, "activity_scheduled", 1, "echo", Json::object()));
+  CHECK_THROWS_AS(caught.apply(event(3, "workflow_resumed", -1, "", {{"retry_steps", {0}}})), Error);
+
+  JournalCache odd;
+  odd.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  expect_throw<Error>([&] { odd.apply(event(1, "call_refused", 0, "x", {{"call", "timer"}})); },
+                      "names a call 'timer', neither activity nor child");
 }
 
 namespace {
