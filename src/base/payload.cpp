@@ -101,6 +101,12 @@ std::optional<Problem> find_problem(const Json& j, int depth, std::size_t& size_
 }  // namespace
 
 void check_payload(const Json& payload, const std::string& what) {
+  if (payload.is_object() && payload.size() == 1 && payload.begin().key() == encoded_field) {
+    throw PayloadError(fmt::format(
+        "{} cannot be stored: an object whose only field is \"{}\" is the form durable stores encoded values in, "
+        "and it would be read back as one; rename the field or add another (docs/codec.md)",
+        what, encoded_field));
+  }
   std::size_t size_bound = 0;
   if (auto problem = find_problem(payload, 1, size_bound)) {
     throw PayloadError(fmt::format("{} cannot be stored: it holds {} at '{}'", what, problem->rule,

@@ -13,7 +13,6 @@ namespace durable::detail {
 
 namespace {
 
-constexpr std::string_view envelope_field = "$encoded";
 constexpr std::string_view text_prefix = "$encoded:";
 constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -29,7 +28,7 @@ void check_key_id(const std::string& key) {
 
 // The envelope's key and data when `stored` is one.
 bool is_envelope(const Json& stored) {
-  return stored.is_object() && stored.size() == 1 && stored.begin().key() == envelope_field;
+  return stored.is_object() && stored.size() == 1 && stored.begin().key() == encoded_field;
 }
 
 }  // namespace
@@ -44,7 +43,7 @@ Sealer::Sealer(std::shared_ptr<const PayloadCodec> codec, bool shown_as_stored)
 
 Json Sealer::seal(const Json& plaintext) const {
   if (!codec_) return plaintext;
-  return Json{{envelope_field, {{"key", key_}, {"data", base64_encode(codec_->encode(plaintext.dump()))}}}};
+  return Json{{encoded_field, {{"key", key_}, {"data", base64_encode(codec_->encode(plaintext.dump()))}}}};
 }
 
 std::string Sealer::seal_text(const std::string& plaintext) const {
@@ -80,9 +79,11 @@ std::string Sealer::decode(const std::string& key, const std::string& data64, co
   }
 }
 
+// The fields of journal event data that hold what came from a user.
+constexpr const char* json_fields[] = {"input", "result", "value", "payload"};
+constexpr const char* text_fields[] = {"error_message", "reason"};
+
 Json Sealer::seal_fields(const Json& data) const {
-  static constexpr const char* json_fields[] = {"input", "result", "value", "payload"};
-  static constexpr const char* text_fields[] = {"error_message", "reason"};
   if (!codec_ || !data.is_object()) return data;
   Json out = data;
   for (const char* field : json_fields) {
@@ -124,14 +125,16 @@ std::string Sealer::open_text(std::string stored, const char* what) const {
 }
 
 void Sealer::open_fields(Json& data, const char* what) const {
+  // Only the fields seal_fields writes: a JSON string of a user's that starts like an encoded text
+  // is a value, not an encoded one.
   if (!data.is_object()) return;
-  for (auto& [name, value] : data.items()) {
-    if (value.is_string()) {
-      if (value.get_ref<const std::string&>().starts_with(text_prefix))
-        value = open_text(value.get<std::string>(), what);
-    } else if (is_envelope(value)) {
-      value = open(std::move(value), what);
-    }
+  for (const char* field : json_fields) {
+    auto it = data.find(field);
+    if (it != data.end() && is_envelope(*it)) *it = open(std::move(*it), what);
+  }
+  for (const char* field : text_fields) {
+    auto it = data.find(field);
+    if (it != data.end() && it->is_string()) *it = open_text(it->get<std::string>(), what);
   }
 }
 

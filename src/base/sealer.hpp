@@ -36,7 +36,7 @@ class Sealer {
   // `stored` decoded when it is encoded, else itself. `what` names it in errors.
   Json open(Json stored, const char* what) const;
   std::string open_text(std::string stored, const char* what) const;
-  // Each top-level field of an object (a journal event's data) that is encoded, decoded in place.
+  // The fields seal_fields encodes, each decoded in place when it is encoded.
   void open_fields(Json& data, const char* what) const;
 
   // What tells equal activity inputs apart for the idempotency check when the codec is on (the

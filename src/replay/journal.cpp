@@ -123,8 +123,8 @@ void JournalCache::apply(const pg::JournalEvent& e) {
     case pg::EventKind::call_refused: {
       const std::string call = e.data.value("call", "");
       if (call != "activity" && call != "child") {
-        throw Error(fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child", e.seq,
-                                call));
+        throw Error(
+            fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child", e.seq, call));
       }
       StepRecord& r = open(call == "activity" ? StepKind::activity : StepKind::child);
       r.refused = r.done = r.failed = true;

@@ -119,8 +119,8 @@ auto Replay::checked_call(int step, const StepRecord* journaled, StepKind kind, 
   try {
     auto accepted = checks();
     if (journaled) {
-      diverge(step, fmt::format("{}, refused when the run first called it ({})", describe(kind, name),
-                                journaled->error_type),
+      diverge(step,
+              fmt::format("{}, refused when the run first called it ({})", describe(kind, name), journaled->error_type),
               fmt::format("{}, which this code accepts", describe(kind, name)));
     }
     return accepted;
@@ -448,7 +448,8 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
               fmt::format("one under id '{}'", child_id));
     }
     if (journaled->status == "taken") {
-      throw WorkflowAlreadyStarted(child_id, journaled->value.value("run_id", ""), journaled->value.value("status", ""));
+      throw WorkflowAlreadyStarted(child_id, journaled->value.value("run_id", ""),
+                                   journaled->value.value("status", ""));
     }
     if (!journaled->refused) return step;
   }

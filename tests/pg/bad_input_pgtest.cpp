@@ -208,7 +208,8 @@ TEST_CASE("a workflow that catches a refused call goes on, and its replays refus
                                                              "workflow_completed@-1"});
   CHECK(history.events[1].name == "late");
   CHECK(history.events[1].data.at("error_type") == "durable::UnknownActivity");
-  CHECK_THAT(history.events[1].data.at("error_message").get<std::string>(), Catch::Contains("no activity named 'late'"));
+  CHECK_THAT(history.events[1].data.at("error_message").get<std::string>(),
+             Catch::Contains("no activity named 'late'"));
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'tries-late' AND name = 'late'") == 0);
 }
 

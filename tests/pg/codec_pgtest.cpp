@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 #include "support/xor_codec.hpp"
@@ -437,4 +438,30 @@ TEST_CASE("replay checks read encoded histories with the engine's codec, and say
   const auto report = testing::check_replay(db.url(), db.schema(), engine, {.filter = {}});
   CHECK(report.replayed == 1);
   CHECK(report.ok());
+}
+
+namespace {
+struct EchoesWorkflow {
+  static constexpr auto name = "codec_echoes";
+  std::string operator()(WorkflowContext& ctx, const std::string& in) { return ctx.call<EchoActivity>(in); }
+};
+}  // namespace
+
+TEST_CASE("a payload in the form encoded values are stored in is refused, and a text that looks encoded is a value",
+          "[pg][codec]") {
+  TestDb db;
+  for (const bool codec_on : {false, true}) {
+    CAPTURE(codec_on);
+    Engine engine(codec_on ? with_codec(db) : db.options());
+    engine.add<EchoesWorkflow>().add<EchoActivity>();
+    engine.start();
+    const std::string id = codec_on ? "with-codec" : "without-codec";
+    const Json look_alike = {{"$encoded", {{"key", "k1"}, {"data", "AAAA"}}}};
+    expect_throw<PayloadError>([&] { engine.start_workflow("codec_echoes", id, look_alike); },
+                               "the input of workflow '" + id + "'", "only field is \"$encoded\"");
+    CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = '" + id + "'") == 0);
+    // A JSON string is stored as JSON, never read as an encoded text, with or without a codec.
+    const std::string text = "$encoded:k1:AAAA";
+    CHECK(engine.start_workflow<EchoesWorkflow>(id, text).result(std::chrono::seconds{30}) == text);
+  }
 }

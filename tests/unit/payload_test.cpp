@@ -44,6 +44,20 @@ TEST_CASE("check_payload refuses what PostgreSQL or JSON cannot carry, naming wh
   expect_throw<PayloadError>([] { check_payload(Json(std::vector<int>(600000, 1234567)), "p"); }, "4800001 bytes");
 }
 
+TEST_CASE("check_payload refuses a payload in the form encoded values are stored in, and only that form",
+          "[payload][codec]") {
+  expect_throw<PayloadError>(
+      [] {
+        check_payload(Json{{"$encoded", {{"key", "k1"}, {"data", "AAAA"}}}}, "the input");
+      },
+      "the input cannot be stored", "only field is \"$encoded\"", "rename the field");
+  expect_throw<PayloadError>([] { check_payload(Json{{"$encoded", 1}}, "p"); }, "\"$encoded\"");
+  CHECK_NOTHROW(check_payload(Json{{"$encoded", 1}, {"other", 2}}, "p"));  // two fields: not the form
+  CHECK_NOTHROW(check_payload(Json{{"inner", {{"$encoded", 1}}}}, "p"));   // only the top level is read so
+  CHECK_NOTHROW(check_payload(Json::array({Json{{"$encoded", 1}}}), "p"));
+  CHECK_NOTHROW(check_payload(Json("$encoded:k1:AAAA"), "p"));  // a JSON string is stored as JSON
+}
+
 TEST_CASE("a top-level integer input must be a whole number in its type's range", "[payload]") {
   CHECK(from_payload<int>(Json(42), "n") == 42);
   CHECK(from_payload<int>(Json(42.0), "n") == 42);

@@ -474,10 +474,11 @@ TEST_CASE("a journaled refusal is refused again on replay, and code that accepts
   fixed.activities.emplace("not_registered", fixed.activities.at("echo"));
   Replay changed("wf", "w", journal, 1000, fixed);
   WorkflowContext ctx2(changed);
-  expect_throw<NonDeterminismError>([&] { catches_refusal(ctx2); },
-                                    "the journal holds activity 'not_registered', refused when the run first called it "
-                                    "(durable::UnknownActivity) but the code asked for activity 'not_registered', which "
-                                    "this code accepts");
+  expect_throw<NonDeterminismError>(
+      [&] { catches_refusal(ctx2); },
+      "the journal holds activity 'not_registered', refused when the run first called it "
+      "(durable::UnknownActivity) but the code asked for activity 'not_registered', which "
+      "this code accepts");
   CHECK(changed.tasks.empty());
 }
 
@@ -499,8 +500,11 @@ TEST_CASE("a resume voids the refusal that ended the run, and only that one", "[
 
   JournalCache odd;
   odd.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
-  expect_throw<Error>([&] { odd.apply(event(1, "call_refused", 0, "x", {{"call", "timer"}})); },
-                      "names a call 'timer', neither activity nor child");
+  expect_throw<Error>(
+      [&] {
+        odd.apply(event(1, "call_refused", 0, "x", {{"call", "timer"}}));
+      },
+      "names a call 'timer', neither activity nor child");
 }
 
 namespace {

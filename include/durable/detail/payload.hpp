@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -40,9 +41,14 @@ Json to_payload(const T& value, const char* what) {
   }
 }
 
+// An object whose single field is this is how an encoded value is stored (docs/codec.md), so no
+// payload may be one: it would be read back as encoded.
+inline constexpr std::string_view encoded_field = "$encoded";
+
 // Throws PayloadError, naming `what` and the place in the payload, when it is larger than
 // max_payload_bytes, nested deeper than max_payload_depth, holds NaN or Infinity (JSON has
-// neither), a NUL character (jsonb cannot store it) or invalid UTF-8 in a string.
+// neither), a NUL character (jsonb cannot store it) or invalid UTF-8 in a string, or when it is
+// an object whose single field is encoded_field.
 void check_payload(const Json& payload, const std::string& what);
 
 // Whether a JSON number is a whole number that integer type T can hold. nlohmann_json casts
