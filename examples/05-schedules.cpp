@@ -73,9 +73,19 @@ int main() {
   auto info = engine->schedules().get("ops-report");
   fmt::print("runs started: {}, fires dropped: {}\n", info.fires_started, info.fires_dropped);
 
+  // [operate]
+  // An operator pauses it, saying why: the audit trail keeps who, when and why.
+  engine->schedules().pause("ops-report", {.actor = "ana", .reason = "the report source is down"});
+  const durable::AuditEntry paused = engine->runs().audit({.limit = 1}).at(0);
+  // [operate]
+  fmt::print("audit: {} of {} by {}: {}\n", paused.action, paused.details.value("schedule_id", "?"), paused.actor,
+             paused.reason);
+  const bool is_paused = engine->schedules().get("ops-report").paused;
+
   engine.reset();
   durable::testing::drop_schema(url, schema);
   const bool ok = on_time == "ops-report report for 1 hour(s) of ops, 08:00 to 09:00 UTC" &&
-                  compressed == "ops-report report for 5 hour(s) of ops, 09:00 to 14:00 UTC" && info.fires_started == 2;
+                  compressed == "ops-report report for 5 hour(s) of ops, 09:00 to 14:00 UTC" &&
+                  info.fires_started == 2 && paused.action == "schedule_pause" && paused.actor == "ana" && is_paused;
   return ok ? 0 : 1;
 }

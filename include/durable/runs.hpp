@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "durable/audit.hpp"
 #include "durable/detail/payload.hpp"
 #include "durable/handle.hpp"
 #include "durable/versioning.hpp"
@@ -137,12 +138,6 @@ struct History {
   std::optional<int> next_seq;            // where the next page starts; none on the last page
 };
 
-// Who acts, and why: recorded in the audit trail. The reason must not be empty.
-struct OperatorAction {
-  std::string actor;
-  std::string reason;
-};
-
 struct ForkOptions {
   std::string workflow_id{};  // the new run's workflow id; empty: the source's (whose latest run must have ended)
 };
@@ -150,18 +145,6 @@ struct ForkOptions {
 struct PruneOutcome {
   std::int64_t runs = 0;  // runs deleted (or, in a dry run, that would be)
   int batches = 0;        // transactions, each of at most 1,000 runs
-};
-
-struct AuditEntry {
-  std::int64_t id = 0;
-  TimePoint at{};
-  std::string actor, action, reason, workflow_id, run_id;
-  Json details;
-};
-
-struct AuditQuery {
-  int limit = 100;                       // 1 to 1000, newest first
-  std::optional<std::int64_t> before{};  // entries older than this id (the last id of the page before)
 };
 
 class Runs {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "durable/audit.hpp"
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
 
@@ -79,6 +80,12 @@ class Schedules {
   void resume(const std::string& id);
   // Runs it started are left alone. Throws ScheduleNotFound.
   void remove(const std::string& id);
+  // The same, audited: who and why go to the audit trail (Runs::audit) in the same transaction,
+  // as schedule_pause, schedule_resume or schedule_delete. For operators' tools; an empty reason
+  // throws InvalidArgument and writes nothing.
+  void pause(const std::string& id, const OperatorAction& action);
+  void resume(const std::string& id, const OperatorAction& action);
+  void remove(const std::string& id, const OperatorAction& action);
   ScheduleInfo get(const std::string& id);
   std::vector<ScheduleInfo> list();  // ordered by id
 

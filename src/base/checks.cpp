@@ -83,4 +83,14 @@ void check_patch_id(const std::string& change_id) {
   }
 }
 
+void check_action(const OperatorAction& action) {
+  const bool blank = action.reason.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank) {
+    throw InvalidArgument("an operator action needs a reason: say why (it goes to the audit trail with who and when)");
+  }
+  if (action.reason.find('\0') != std::string::npos || action.actor.find('\0') != std::string::npos) {
+    throw InvalidArgument("an operator action's actor and reason cannot contain NUL bytes");
+  }
+}
+
 }  // namespace durable::detail

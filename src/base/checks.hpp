@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <string>
 
+#include "durable/audit.hpp"
+
 namespace durable::detail {
 
 // Throws InvalidWorkflowId when the id is empty, over 1000 bytes or holds NUL.
@@ -27,6 +29,9 @@ void check_app_version(const std::string& app_version);
 // Throws InvalidPatchId when a patch (change) id is empty, over max_patch_id_bytes, or holds NUL
 // or invalid UTF-8.
 void check_patch_id(const std::string& change_id);
+
+// Throws InvalidArgument when an operator action's reason is blank, or its actor or reason holds NUL.
+void check_action(const OperatorAction& action);
 inline constexpr std::size_t max_patch_id_bytes = 255;
 
 }  // namespace durable::detail

@@ -54,16 +54,6 @@ void check_filter(const RunFilter& f) {
   }
 }
 
-void check_action(const OperatorAction& action) {
-  const bool blank = action.reason.find_first_not_of(" \t\r\n") == std::string::npos;
-  if (blank) {
-    throw InvalidArgument("an operator action needs a reason: say why (it goes to the audit trail with who and when)");
-  }
-  if (action.reason.find('\0') != std::string::npos || action.actor.find('\0') != std::string::npos) {
-    throw InvalidArgument("an operator action's actor and reason cannot contain NUL bytes");
-  }
-}
-
 // A cursor is "<created_at in us>.<run id>" of the last run of the page before.
 std::pair<std::int64_t, std::string> parse_cursor(const std::string& cursor) {
   const auto dot = cursor.find('.');
@@ -141,7 +131,7 @@ Json Runs::export_history(const std::string& run_id) const {
 }
 
 UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorAction& action) {
-  check_action(action);
+  detail::check_action(action);
   const RunInfo run = get(run_id);
   if (run.blocked) {
     if (!core_->run_store().unblock(run_id, action)) {
@@ -219,7 +209,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
 
 UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const OperatorAction& action,
                                  const ForkOptions& options) {
-  check_action(action);
+  detail::check_action(action);
   if (!options.workflow_id.empty()) detail::check_workflow_id(options.workflow_id);
   const RunInfo source = get(run_id);
   const auto events = journal_of(*core_, run_id);
@@ -304,7 +294,7 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
 }
 
 bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
-  check_action(action);
+  detail::check_action(action);
   std::string asked = run_id;
   get(asked);  // WorkflowNotFound
   for (;;) {
@@ -316,7 +306,7 @@ bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
 }
 
 bool Runs::terminate(const std::string& run_id, const OperatorAction& action) {
-  check_action(action);
+  detail::check_action(action);
   get(run_id);  // WorkflowNotFound
   const bool terminated = core_->run_store().terminate(run_id, action);
   if (terminated) core_->run_cancelled(run_id);
@@ -324,7 +314,7 @@ bool Runs::terminate(const std::string& run_id, const OperatorAction& action) {
 }
 
 void Runs::remove(const std::string& run_id, const OperatorAction& action) {
-  check_action(action);
+  detail::check_action(action);
   const RunInfo run = get(run_id);
   if (run.status == WorkflowStatus::running || !core_->run_store().remove(run_id, action)) {
     const RunInfo now = get(run_id);  // WorkflowNotFound when it was deleted meanwhile
@@ -333,12 +323,12 @@ void Runs::remove(const std::string& run_id, const OperatorAction& action) {
 }
 
 PruneOutcome Runs::prune(TimePoint ended_before, const OperatorAction& action, bool dry_run) {
-  check_action(action);
+  detail::check_action(action);
   return core_->run_store().prune(us_of(ended_before), action, dry_run);
 }
 
 std::int64_t Runs::expire_idempotency_results(TimePoint created_before, const OperatorAction& action) {
-  check_action(action);
+  detail::check_action(action);
   return core_->run_store().expire_idempotency_results(us_of(created_before), action);
 }
 

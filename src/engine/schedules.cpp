@@ -5,6 +5,7 @@
 #include "durable/cron.hpp"
 #include "durable/errors.hpp"
 #include "engine/engine_core.hpp"
+#include "base/checks.hpp"
 #include "base/printable.hpp"
 #include "schedule/fire_plan.hpp"
 #include "base/uuid.hpp"
@@ -116,21 +117,29 @@ void Schedules::update(const std::string& id, const ScheduleSpec& spec) {
   if (!save(core_, id, spec, &pg::ScheduleStore::update)) throw ScheduleNotFound(id);
 }
 
-void Schedules::pause(const std::string& id) {
+namespace {
+
+void set_paused(detail::EngineCore& core, const std::string& id, bool paused, const OperatorAction* action) {
   check_id(id);
-  if (!core_.schedule_store().set_paused(id, true)) throw ScheduleNotFound(id);
+  if (action) detail::check_action(*action);
+  if (!core.schedule_store().set_paused(id, paused, action)) throw ScheduleNotFound(id);
+  if (!paused) core.signals().schedule_work.notify();
 }
 
-void Schedules::resume(const std::string& id) {
+void remove_schedule(detail::EngineCore& core, const std::string& id, const OperatorAction* action) {
   check_id(id);
-  if (!core_.schedule_store().set_paused(id, false)) throw ScheduleNotFound(id);
-  core_.signals().schedule_work.notify();
+  if (action) detail::check_action(*action);
+  if (!core.schedule_store().remove(id, action)) throw ScheduleNotFound(id);
 }
 
-void Schedules::remove(const std::string& id) {
-  check_id(id);
-  if (!core_.schedule_store().remove(id)) throw ScheduleNotFound(id);
-}
+}  // namespace
+
+void Schedules::pause(const std::string& id) { set_paused(core_, id, true, nullptr); }
+void Schedules::resume(const std::string& id) { set_paused(core_, id, false, nullptr); }
+void Schedules::remove(const std::string& id) { remove_schedule(core_, id, nullptr); }
+void Schedules::pause(const std::string& id, const OperatorAction& action) { set_paused(core_, id, true, &action); }
+void Schedules::resume(const std::string& id, const OperatorAction& action) { set_paused(core_, id, false, &action); }
+void Schedules::remove(const std::string& id, const OperatorAction& action) { remove_schedule(core_, id, &action); }
 
 ScheduleInfo Schedules::get(const std::string& id) {
   check_id(id);

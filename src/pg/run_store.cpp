@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/uuid.hpp"
+#include "pg/audit.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/database.hpp"
 #include "pg/records.hpp"
@@ -143,30 +144,6 @@ std::string conditions(pqxx::transaction_base& tx, const std::string& s, const R
   std::string out;
   for (const auto& one : c) out += (out.empty() ? "" : " AND ") + one;
   return out.empty() ? "true" : out;
-}
-
-// Each action's entry carries a fresh `action_id` in its details: a retry after a lost answer
-// finds its own entry by it (audited), never another action's.
-std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, const OperatorAction& action,
-                          const std::string& action_id, const char* what, const std::string& workflow_id,
-                          const std::string& run_id, Json details) {
-  details["action_id"] = action_id;
-  return tx
-      .exec_params1(
-          fmt::format("INSERT INTO {}.audit (actor, action, reason, workflow_id, run_id, details) "
-                      "VALUES ($1, $2, $3, nullif($4, ''), nullif($5, '')::uuid, $6::jsonb) RETURNING audit_id",
-                      s),
-          action.actor, what, action.reason, workflow_id, run_id, details.dump())[0]
-      .as<std::int64_t>();
-}
-
-// After a lost answer: the details of this very action's entry, if it went in (the entry is
-// written in the action's transaction).
-std::optional<Json> audited(pqxx::transaction_base& tx, const std::string& s, const std::string& action_id) {
-  auto rows =
-      tx.exec_params(fmt::format("SELECT details::text FROM {}.audit WHERE details->>'action_id' = $1", s), action_id);
-  if (rows.empty()) return std::nullopt;
-  return Json::parse(rows[0][0].c_str());
 }
 
 // Deletes the ended runs among those subquery `chosen` selects (of $1, `param`) that still pass

@@ -1,6 +1,8 @@
 #include "pg/schedule_store.hpp"
 
 #include "base/log.hpp"
+#include "base/uuid.hpp"
+#include "pg/audit.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/rows.hpp"
 #include "pg/statements.hpp"
@@ -48,21 +50,37 @@ bool ScheduleStore::update(const ScheduleRow& row, const std::string& revision) 
   return write(stmt::update_schedule, row, revision, nullptr) == 1;
 }
 
-bool ScheduleStore::set_paused(const std::string& id, bool paused) {
+bool ScheduleStore::set_paused(const std::string& id, bool paused, const OperatorAction* action) {
   bool found = false;
-  pool_.write(stmt::pause_schedule, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
-    pqxx::nontransaction tx(conn);
+  const std::string action_id = detail::random_uuid();
+  pool_.write(stmt::pause_schedule, [&](pqxx::connection& conn, bool maybe_committed) {  // a repeat sets the same
+    pqxx::work tx(conn);
+    if (action && maybe_committed && audited(tx, quoted(pool_.schema()), action_id)) {
+      found = true;  // the earlier try committed, its entry with it
+      return;
+    }
     found = tx.exec_prepared1(stmt::pause_schedule, id, paused, schedules_channel_)["written"].as<int>() == 1;
+    if (found && action) {
+      insert_audit(tx, quoted(pool_.schema()), *action, action_id, paused ? "schedule_pause" : "schedule_resume", "",
+                   "", {{"schedule_id", id}});
+    }
+    tx.commit();
   });
   return found;
 }
 
-bool ScheduleStore::remove(const std::string& id) {
+bool ScheduleStore::remove(const std::string& id, const OperatorAction* action) {
   bool found = false;
+  const std::string action_id = detail::random_uuid();
   pool_.write(stmt::delete_schedule, [&](pqxx::connection& conn, bool maybe_committed) {
-    pqxx::nontransaction tx(conn);
-    // After a lost answer, a schedule gone now was deleted by the earlier try.
-    found = !tx.exec_prepared(stmt::delete_schedule, id).empty() || maybe_committed;
+    pqxx::work tx(conn);
+    found = !tx.exec_prepared(stmt::delete_schedule, id).empty();
+    if (found && action) {
+      insert_audit(tx, quoted(pool_.schema()), *action, action_id, "schedule_delete", "", "", {{"schedule_id", id}});
+    }
+    // After a lost answer, a schedule gone now was deleted by the earlier try (audited with it).
+    found = found || maybe_committed;
+    tx.commit();
   });
   return found;
 }

@@ -42,8 +42,9 @@ class ScheduleStore {
   // False when the id is taken by another schedule (a retried create of our own counts as done).
   bool create(const ScheduleRow& row, const std::string& revision);
   bool update(const ScheduleRow& row, const std::string& revision);  // false: no such schedule
-  bool set_paused(const std::string& id, bool paused);               // false: no such schedule
-  bool remove(const std::string& id);                                // false: no such schedule
+  // false: no such schedule. With an action, its audit entry goes in the same transaction.
+  bool set_paused(const std::string& id, bool paused, const OperatorAction* action = nullptr);
+  bool remove(const std::string& id, const OperatorAction* action = nullptr);
   std::vector<ScheduleRow> read(const std::optional<std::string>& id);
 
   // Locks up to `limit` due schedules (SKIP LOCKED: engines share the work), asks `plan` what

@@ -240,16 +240,27 @@ TEST_CASE_METHOD(Fleet, "schedules list, show, pause, resume and delete", "[pg][
   CHECK(stable(cli(db, {"schedules", "list"}).out) ==
         "ID       WORKFLOW  CRON       ZONE  NEXT FIRE                 PAUSED  STARTED  DROPPED\n"
         "nightly  hello     0 2 * * *  UTC   2000-01-01T00:00:00.000Z  no      0        0\n");
-  CHECK(cli(db, {"schedules", "pause", "nightly"}).code == 0);
+  CHECK(cli(db, {"schedules", "pause", "nightly"}).code == 2);  // no reason
+  CHECK(cli(db, {"schedules", "pause", "nightly", "--reason", " "}).code == 2);
+  CHECK_FALSE(engine.schedules().get("nightly").paused);
+  CHECK(cli(db, {"schedules", "pause", "nightly", "--reason", "source down"}).code == 0);
   CHECK(engine.schedules().get("nightly").paused);
   CHECK(cli(db, {"schedules", "show", "nightly", "--json"}).json()["paused"] == true);
-  CHECK(cli(db, {"schedules", "resume", "nightly"}).code == 0);
+  CHECK(cli(db, {"schedules", "resume", "nightly", "--reason", "source back"}).code == 0);
   CHECK_FALSE(engine.schedules().get("nightly").paused);
   CHECK(cli(db, {"schedules", "delete", "nightly"}).code == 2);  // no reason
   CHECK(cli(db, {"schedules", "delete", "nightly", "--reason", "r", "--dry-run"}).code == 0);
   CHECK(engine.schedules().list().size() == 1);
   CHECK(cli(db, {"schedules", "delete", "nightly", "--reason", "replaced"}).code == 0);
   CHECK(engine.schedules().list().empty());
+  // Each change is in the audit trail, with its reason; the dry run and the refusals are not.
+  std::vector<std::string> audited;
+  for (const AuditEntry& e : engine.runs().audit()) {
+    audited.push_back(e.action + " " + e.details.value("schedule_id", "") + ": " + e.reason);
+  }
+  CHECK(audited == std::vector<std::string>{"schedule_delete nightly: replaced", "schedule_resume nightly: source back",
+                                            "schedule_pause nightly: source down"});
+  CHECK(cli(db, {"audit"}).out.find("schedule_delete  schedule nightly  replaced") != std::string::npos);
   auto missing = cli(db, {"schedules", "show", "nightly"});
   CHECK(missing.code == 1);
   CHECK(missing.err.find("nightly") != std::string::npos);

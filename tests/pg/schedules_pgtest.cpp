@@ -379,3 +379,37 @@ TEST_CASE("daylight saving time: skipped local times fire at the first valid ins
   CHECK(runs_of(db, "dst") == ids);
   CHECK(engine->schedules().get("dst").fires_dropped == 0);
 }
+
+TEST_CASE("an audited pause, resume or removal writes its audit entry with it, and a refused one writes nothing",
+          "[schedules][audit]") {
+  TestDb db;
+  auto engine = engine_on(db);
+  auto& schedules = engine->schedules();
+  schedules.create("hourly", hourly());
+  const durable::OperatorAction ops{"oncall", "the report source is down"};
+  auto entries = [&] { return engine->runs().audit(); };
+
+  expect_throw<durable::InvalidArgument>([&] { schedules.pause("hourly", {"oncall", "  "}); }, "needs a reason");
+  CHECK_FALSE(schedules.get("hourly").paused);
+  CHECK_THROWS_AS(schedules.pause("no-such", ops), durable::ScheduleNotFound);
+  CHECK_THROWS_AS(schedules.remove("no-such", ops), durable::ScheduleNotFound);
+  CHECK(entries().empty());
+
+  schedules.pause("hourly", ops);
+  CHECK(schedules.get("hourly").paused);
+  schedules.resume("hourly", {"oncall", "back"});
+  CHECK_FALSE(schedules.get("hourly").paused);
+  schedules.pause("hourly");  // the plain calls stay unaudited: a service's own code
+  schedules.remove("hourly", {"alice", "replaced by hourly-v2"});
+  CHECK(schedules.list().empty());
+  const auto audit = entries();
+  REQUIRE(audit.size() == 3);
+  CHECK(audit[0].action == "schedule_delete");
+  CHECK(audit[0].actor == "alice");
+  CHECK(audit[0].reason == "replaced by hourly-v2");
+  CHECK(audit[0].details.at("schedule_id") == "hourly");
+  CHECK(audit[0].workflow_id.empty());
+  CHECK(audit[1].action == "schedule_resume");
+  CHECK(audit[2].action == "schedule_pause");
+  CHECK(audit[2].reason == "the report source is down");
+}

@@ -350,10 +350,13 @@ void show_audit(Tool& tool, int limit, std::int64_t before) {
   if (before < 0) throw InvalidArgument(fmt::format("--before {} is not an audit entry id: ids are 1 or more", before));
   if (before > 0) q.before = before;
   Json all = Json::array();
-  Table table({"ID", "AT", "ACTOR", "ACTION", "WORKFLOW ID", "REASON"});
+  Table table({"ID", "AT", "ACTOR", "ACTION", "ON", "REASON"});
   for (const auto& e : tool.runs().audit(q)) {
     all.push_back(to_json(e));
-    table.add({std::to_string(e.id), iso_time(e.at), e.actor, e.action, or_dash(e.workflow_id), e.reason});
+    // What the action touched: a run's workflow id, a schedule, or "-" (a prune).
+    const std::string schedule = e.details.is_object() ? e.details.value("schedule_id", "") : "";
+    const std::string on = schedule.empty() ? or_dash(e.workflow_id) : "schedule " + schedule;
+    table.add({std::to_string(e.id), iso_time(e.at), e.actor, e.action, on, e.reason});
   }
   tool.print({{"entries", all}}, all.empty() ? "no audit entries\n" : table.str());
 }
@@ -593,18 +596,19 @@ int run(int argc, char** argv) {
                                                 : name == "resume" ? "fire again"
                                                                    : "delete it (the runs it started stay)");
     sub->add_option("id", sid, "schedule id")->required();
-    if (name == "delete") {
-      sub->add_option("--reason", sreason, "why")->required();
-      sub->add_flag("--dry-run", sdry, "check and say what would happen; write nothing");
-    }
-    example(sub, fmt::format("durable schedules {} nightly-report{}", name,
-                             name == "delete" ? " --reason \"replaced\"" : ""));
+    sub->add_option("--reason", sreason, "why, for the audit trail")->required();
+    if (name == "delete") sub->add_flag("--dry-run", sdry, "check and say what would happen; write nothing");
+    example(sub, fmt::format("durable schedules {} nightly-report --reason \"{}\"", name,
+                             name == "pause"    ? "report source down"
+                             : name == "resume" ? "source back"
+                                                : "replaced"));
     verb(sub, [&, name] {
       Schedules& s = tool.engine().schedules();
       s.get(sid);  // ScheduleNotFound before anything
-      if (name == "pause") s.pause(sid);
-      if (name == "resume") s.resume(sid);
-      if (name == "delete" && !sdry) s.remove(sid);
+      const OperatorAction action = tool.action(sreason);
+      if (name == "pause") s.pause(sid, action);
+      if (name == "resume") s.resume(sid, action);
+      if (name == "delete" && !sdry) s.remove(sid, action);
       const std::string done = name == "pause" ? "paused" : name == "resume" ? "resumed" : "deleted";
       tool.print({{"schedule", sid}, {"action", name}, {"dry_run", sdry}},
                  fmt::format("{}{} schedule '{}'\n", sdry ? "dry run, nothing written: would have " : "", done, sid));
