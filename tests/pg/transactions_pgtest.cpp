@@ -134,6 +134,38 @@ TEST_CASE("a failing transactional body leaves no row: only the attempt that suc
   CHECK(t.failure("doomed") == std::pair<std::string, int>{"std::runtime_error", 3});
 }
 
+TEST_CASE("a serialization failure in the body or at COMMIT is a failed attempt: rolled back, then retried",
+          "[pg][transactions]") {
+  Env t;
+  // Attempt 1 of these keys fails as a serializable transaction would: in the body's statement, or
+  // at COMMIT (a deferred trigger on the user's table, which runs as the transaction commits).
+  pqxx::connection conn(t.env.db.url());
+  pqxx::nontransaction(conn).exec0(fmt::format(R"(
+CREATE FUNCTION {0}.fail_first() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.attempt = 1 AND NEW.key LIKE 'serial-%' THEN
+    RAISE EXCEPTION 'could not serialize access (test: %)', NEW.key USING ERRCODE = 'serialization_failure';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER in_body BEFORE INSERT ON {0}.user_rows FOR EACH ROW WHEN (NEW.key = 'serial-body')
+  EXECUTE FUNCTION {0}.fail_first();
+CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON {0}.user_rows DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW WHEN (NEW.key = 'serial-commit') EXECUTE FUNCTION {0}.fail_first())",
+                                               "\"" + t.env.db.schema() + "\""));
+  for (const std::string key : {"serial-body", "serial-commit"}) {
+    CAPTURE(key);
+    CHECK(t.env.engine.start_workflow<InsertFlow>(key, Row{key}).result(30s) == 2);
+    CHECK(t.rows(key) == 1);  // attempt 1's insert was rolled back
+    CHECK(t.env.db.count("SELECT attempt FROM {s}.user_rows WHERE key = '" + key + "'") == 2);
+    CHECK(t.completions(key) == 1);
+    CHECK(t.env.db.count("SELECT count(*) FROM {s}.attempts a JOIN {s}.workflows w USING (run_id) WHERE "
+                         "w.workflow_id = '" +
+                         key + "' AND a.outcome = 'failed' AND a.error_type = 'pqxx::serialization_failure'") == 1);
+  }
+  CHECK(t.env.db.count("SELECT count(*) FROM {s}.transaction_guards") == 0);
+}
+
 TEST_CASE("a body that ends its transaction itself fails with TransactionMisuse and commits nothing",
           "[pg][transactions]") {
   const std::string how = GENERATE("commit", "commit_caught", "abort", "sql_commit", "sql_rollback");

@@ -424,7 +424,7 @@ std::string catches_refusal(WorkflowContext& ctx) {
   std::string seen;
   try {
     ctx.call(not_registered, "x");
-  } catch (const UnknownActivity& e) {
+  } catch (const UnknownActivity&) {
     seen = "refused; ";
   }
   return seen + ctx.call<test::EchoActivity>("y");
