@@ -2,6 +2,7 @@
 #pragma once
 
 #include "durable/activity.hpp"
+#include "durable/audit.hpp"
 #include "durable/codec.hpp"
 #include "durable/cron.hpp"
 #include "durable/engine.hpp"
