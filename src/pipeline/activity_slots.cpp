@@ -34,11 +34,14 @@ SlotHold::SlotHold(ActivitySlots& slots, const pg::ClaimedTask& task)
 
 SlotHold::~SlotHold() {
   body_returned();
-  slots_.job_ended();
+  slots_.job_ended(!asked_for_body_);
 }
 
 bool SlotHold::start_body() {
-  if (!body_) body_ = slots_.take_body();
+  if (!body_) {
+    body_ = slots_.take_body(!asked_for_body_);
+    asked_for_body_ = true;
+  }
   return body_;
 }
 
@@ -52,9 +55,11 @@ void SlotHold::body_returned() {
 ActivitySlots::ActivitySlots(int size, Run run, std::function<void()> on_slot_freed)
     : size_(size), run_(std::move(run)), on_slot_freed_(std::move(on_slot_freed)), pool_(2 * size, [] {}) {}
 
-// Fresh permits: within both bounds, and each with a body slot nobody waits for.
+// Fresh permits: within both bounds, and each with a body slot nobody waits for or is about to
+// ask for (a task launched a moment ago takes its body slot soon: leasing another task on that
+// slot would leave one of them waiting for the other's whole body).
 int ActivitySlots::free_locked() const {
-  return std::max(std::min(size_ - bodies_ - waiting_, 2 * size_ - in_flight_) - reserved_, 0);
+  return std::max(std::min(size_ - bodies_ - waiting_ - starting_, 2 * size_ - in_flight_) - reserved_, 0);
 }
 
 Reservation ActivitySlots::reserve(int wanted, SlotHold* hold) {
@@ -77,6 +82,7 @@ void ActivitySlots::launch(std::vector<pg::ClaimedTask> tasks, Reservation slots
   {
     std::lock_guard lock(mutex_);
     in_flight_ += launched;  // a permit passed on is counted twice until the finishing job ends
+    starting_ += launched;
     reserved_ -= fresh;
     slots.fresh_ -= fresh;
   }
@@ -126,8 +132,9 @@ void ActivitySlots::release(int fresh, bool tell_claimer) {
   if (tell_claimer) on_slot_freed_();
 }
 
-bool ActivitySlots::take_body() {
+bool ActivitySlots::take_body(bool first_ask) {
   std::unique_lock lock(mutex_);
+  if (first_ask) --starting_;
   ++waiting_;
   body_free_.wait(lock, [&] { return closing_ || bodies_ < size_; });
   --waiting_;
@@ -147,11 +154,12 @@ void ActivitySlots::give_body_back() {
   if (free) on_slot_freed_();
 }
 
-void ActivitySlots::job_ended() {
+void ActivitySlots::job_ended(bool never_asked_for_body) {
   bool free = false;
   {
     std::lock_guard lock(mutex_);
     --in_flight_;
+    if (never_asked_for_body) --starting_;
     free = free_locked() > 0;
   }
   if (free) on_slot_freed_();

@@ -65,6 +65,7 @@ class SlotHold {
   friend class ActivitySlots;
   SlotHold(ActivitySlots& slots, const pg::ClaimedTask& task);
   ActivitySlots& slots_;
+  bool asked_for_body_ = false;  // until then it counts as one of the slots' starting_ tasks
   bool body_ = false;
   bool continues_;
   bool permit_passed_on_ = false;
@@ -97,15 +98,16 @@ class ActivitySlots {
   friend class SlotHold;
   int free_locked() const;
   void release(int fresh, bool tell_claimer);
-  bool take_body();
+  bool take_body(bool first_ask);
   void give_body_back();
-  void job_ended();
+  void job_ended(bool never_asked_for_body);
   const int size_;
   Run run_;
   std::function<void()> on_slot_freed_;
   mutable std::mutex mutex_;
   std::condition_variable body_free_;
   int reserved_ = 0;   // fresh permits promised to reservations, not yet launched
+  int starting_ = 0;   // launched tasks that have not asked for a body slot yet (nor ended)
   int bodies_ = 0;     // bodies running
   int waiting_ = 0;    // launched tasks waiting for a body slot
   int in_flight_ = 0;  // launched tasks whose job has not ended

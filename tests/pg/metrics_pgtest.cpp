@@ -269,6 +269,10 @@ TEST_CASE("an engine that claims a task of a workflow replayed elsewhere continu
   // its first task pending, for any engine to claim.
   static std::atomic<bool> gate_open{false};
   gate_open = false;
+  // A failed REQUIRE must not leave the gate shut: the replayer's stop would wait for it for good.
+  struct OpenGateOnExit {
+    ~OpenGateOnExit() { gate_open = true; }
+  };
   const ActivityRef<int, int> gate{"gate"};
   const WorkflowRef<int, int> gated{"gated"};
   EngineOptions one_slot = db.options();
@@ -280,11 +284,27 @@ TEST_CASE("an engine that claims a task of a workflow replayed elsewhere continu
     return x;
   });
   replayer.add_workflow(gated, [&gate](WorkflowContext& ctx, const int& x) { return ctx.call(gate, x); });
+  OpenGateOnExit open_gate_on_exit;  // declared after the replayer: runs before its destructor
   replayer.start();
   auto holder = replayer.start_workflow(gated, "holder", 7);
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
   for (int i = 0; i < 5; ++i) replayer.start_workflow<ChainWorkflow>("elsewhere-" + std::to_string(i), i);
-  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending'") == 5; }));
+  // Each stays pending: the one slot is the gate's, from its launch on (a run replayed in the
+  // moment between the gate's launch and its body's start once leased its task at once, to wait
+  // behind the gate). On failure, say where the tasks are.
+  const bool five_pending =
+      wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending'") == 5; }, 20s);
+  if (!five_pending) {
+    for (const auto& row : db.query("SELECT workflow_id, step, status, lease_owner, lease_until FROM {s}.tasks")) {
+      UNSCOPED_INFO(row[0].c_str() << " step " << row[1].c_str() << ": " << row[2].c_str() << " owner "
+                                   << row[3].c_str() << " until " << row[4].c_str());
+    }
+    for (const auto& row : db.query("SELECT workflow_id, status, runnable, lease_owner FROM {s}.workflows")) {
+      UNSCOPED_INFO("run " << row[0].c_str() << ": " << row[1].c_str() << " runnable " << row[2].c_str() << " owner "
+                           << row[3].c_str());
+    }
+  }
+  REQUIRE(five_pending);
 
   // This engine has none of their journals. It claims the five tasks and reads each journal as it
   // finishes one, so every later step goes on in place: no run is made runnable and claimed again.

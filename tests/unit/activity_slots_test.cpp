@@ -217,3 +217,31 @@ TEST_CASE("a task waiting for a body slot gives up when the pool closes", "[unit
   CHECK(gave_up == 1);
   CHECK(refused == 0);  // every task got its body slot
 }
+
+TEST_CASE("a launched task that has not asked for its body slot yet keeps it from new reservations", "[unit][slots]") {
+  // The job waits at `before_body` before it asks for a body slot: the moment between a task's
+  // launch and its body's start, held open.
+  Gate before_body;
+  ActivitySlots slots(
+      1,
+      [&](const ClaimedTask&, SlotHold& hold) {
+        before_body.pass();
+        if (hold.start_body()) hold.body_returned();
+      },
+      [] {});
+  slots.launch({task_after(0)}, slots.reserve(1));
+  before_body.wait_for(1);
+  // Were the slot counted free now, a task leased on it would wait for this one's whole body.
+  CHECK(slots.reserve(1).count() == 0);
+  CHECK_FALSE(slots.has_free());
+  before_body.release();
+  REQUIRE(slots.wait_idle(std::chrono::seconds{10}));
+  CHECK(slots.reserve(1).count() == 1);
+
+  // A job that ends without asking for a body (a reused result, say) gives the slot back too.
+  ActivitySlots bodiless(
+      1, [](const ClaimedTask&, SlotHold&) {}, [] {});
+  bodiless.launch({task_after(0)}, bodiless.reserve(1));
+  REQUIRE(bodiless.wait_idle(std::chrono::seconds{10}));
+  CHECK(bodiless.reserve(1).count() == 1);
+}
