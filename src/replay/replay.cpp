@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <type_traits>
 
 #include "base/checks.hpp"
 #include "base/exceptions.hpp"
@@ -116,18 +117,19 @@ void Replay::add_event(pg::EventKind kind, int step, const std::string& name, Js
 template <class Checks>
 auto Replay::checked_call(int step, const StepRecord* journaled, StepKind kind, const std::string& name,
                           const std::string& child_id, Checks&& checks) {
+  std::optional<std::invoke_result_t<Checks&>> accepted;
   try {
-    auto accepted = checks();
-    if (journaled) {
-      diverge(step,
-              fmt::format("{}, refused when the run first called it ({})", describe(kind, name), journaled->error_type),
-              fmt::format("{}, which this code accepts", describe(kind, name)));
-    }
-    return accepted;
-  } catch (const InvalidArgument&) {
+    accepted.emplace(checks());
+  } catch (const std::exception&) {  // a check's error, or one of the user's key function
     if (!journaled) refuse(step, kind, name, child_id);
     throw;
   }
+  if (journaled) {
+    diverge(step,
+            fmt::format("{}, refused when the run first called it ({})", describe(kind, name), journaled->error_type),
+            fmt::format("{}, which this code accepts", describe(kind, name)));
+  }
+  return std::move(*accepted);
 }
 
 void Replay::refuse(int step, StepKind kind, const std::string& name, const std::string& child_id) {

@@ -451,6 +451,31 @@ TEST_CASE("a refused activity call takes its step and is journaled, so the code 
   CHECK(replay.tasks[0].step == 1);
 }
 
+TEST_CASE("an activity whose idempotency key function throws refuses the call the same way",
+          "[unit][replay][bad_input]") {
+  Registry registry = test_registry();
+  ActivityDefinition keyless = registry.activities.at("echo");
+  keyless.name = "not_registered";
+  keyless.key_of = [](const Json&) -> std::optional<std::string> { throw std::runtime_error("no key for it"); };
+  registry.activities.emplace("not_registered", std::move(keyless));
+  JournalCache journal;
+  journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
+  Replay replay("wf", "w", journal, 1000, registry);
+  WorkflowContext ctx(replay);
+  std::string seen;
+  try {
+    ctx.call(not_registered, "x");
+  } catch (const std::runtime_error& e) {
+    seen = e.what();
+  }
+  CHECK(seen == "no key for it");
+  CHECK_THROWS_AS(ctx.call<test::EchoActivity>("y"), Suspend);
+  REQUIRE(replay.events.size() == 2);
+  CHECK(replay.events[0].kind == pg::EventKind::call_refused);
+  CHECK(replay.events[0].data.at("error_type") == "std::runtime_error");
+  CHECK(replay.events[1].step == 1);
+}
+
 TEST_CASE("a journaled refusal is refused again on replay, and code that accepts the call now diverges",
           "[unit][replay][bad_input]") {
   JournalCache journal;
