@@ -76,7 +76,9 @@ void set_clock(const std::string& url, const std::string& schema, std::chrono::s
 struct ReplayResult {
   std::string workflow_id, run_id, workflow_name;
   std::optional<Divergence> divergence;  // none: the code replays the whole journal
-  bool ok() const { return !divergence; }
+  // Set by check_replay when the run's stored history could not be read (why): nothing replayed.
+  std::optional<std::string> unreadable{};
+  bool ok() const { return !divergence && !unreadable; }
 };
 
 // Replays an exported history (Runs::export_history) against the workflows registered on
@@ -93,14 +95,16 @@ struct ReplayCheckOptions {
   int sample = 100;                                         // at most this many, newest first (1 to 100,000)
 };
 struct ReplayReport {
-  int replayed = 0;                     // histories replayed
-  std::vector<ReplayResult> divergent;  // those the code does not replay
-  bool ok() const { return divergent.empty(); }
+  int replayed = 0;                      // histories replayed
+  std::vector<ReplayResult> divergent;   // those the code does not replay
+  std::vector<ReplayResult> unreadable;  // those whose history could not be read (not replayed)
+  bool ok() const { return divergent.empty() && unreadable.empty(); }
 };
 // Replays the histories of live runs of `schema` (those `options` picks) against the workflows
 // registered on `engine`, through a read-only session: nothing is written, and a schema at
 // another version than this build's is refused (DatabaseError) rather than migrated. Runs of
-// workflows `engine` does not register are left out.
+// workflows `engine` does not register are left out. A run whose history cannot be read is
+// reported in `unreadable` and the check goes on with the others.
 ReplayReport check_replay(const std::string& url, const std::string& schema, const Engine& engine,
                           const ReplayCheckOptions& options = {});
 

@@ -197,7 +197,7 @@ void EngineCore::start() {
   }
   if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
-    threads_.emplace_back([this] { dispatcher_->watch(); });
+    dispatcher_->start_watching();  // stopped by drain(): it works on through the shutdown grace
   }
   presence_ = std::make_unique<Presence>(store(),
                                          PresenceRow{owner_, options_.instance, dispatcher_ ? activity_capacity() : 0,
@@ -238,6 +238,7 @@ void EngineCore::stop() {
   }
   if (stopping_.exchange(true)) return;
   local_runner_ = nullptr;  // new starts are claimed by any engine; runners finish what was offered
+  if (dispatcher_) dispatcher_->tell_stopping();  // bodies see cancelled() now, not when the grace ends
   signals_.workflow_work.notify();
   signals_.task_work.notify();
   signals_.schedule_work.notify();

@@ -122,6 +122,9 @@ struct NewTask {
   Json input;
   detail::ResolvedActivityOptions options;
   bool claim = false;
+  // Its run ended without awaiting it: written cancelled, never run, so that a resume of the run
+  // finds the task to schedule again.
+  bool dropped = false;
 };
 
 // What a store write found when it re-read after an unknown outcome, or at once.

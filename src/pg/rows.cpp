@@ -1,5 +1,6 @@
 #include "pg/rows.hpp"
 
+#include "pg/statements.hpp"
 #include "pg/store.hpp"
 
 namespace durable::pg::rows {
@@ -91,6 +92,12 @@ ScheduleRow due_schedule(const pqxx::row& row) {
   ScheduleRow r = schedule(row);
   r.prev_fire_us = row["prev_fire_us"].as<std::int64_t>();
   return r;
+}
+
+bool cancel_asked(pqxx::transaction_base& tx, const std::string& run_id, const pqxx::row& request) {
+  if (request["requested"].as<int>() == 1) return true;
+  const auto found = tx.exec_prepared(stmt::read_run, run_id);
+  return !found.empty() && found[0]["status"].as<std::string>() == to_text(RunStatus::running);
 }
 
 }  // namespace durable::pg::rows

@@ -23,5 +23,10 @@ WorkflowRow workflow(const pqxx::row& row);
 // read_schedules (listed: paused and counters) and due_schedules (due: the previous fire)
 ScheduleRow listed_schedule(const pqxx::row& row);
 ScheduleRow due_schedule(const pqxx::row& row);
+// request_cancel's answer for run `run_id`: whether the run is asked to cancel, by this call or
+// before (still running). Reads the status by a statement of its own, which sees the commit the
+// request may have waited for (a continue-as-new ending the run): the request's own snapshot
+// is older.
+bool cancel_asked(pqxx::transaction_base& tx, const std::string& run_id, const pqxx::row& request);
 
 }  // namespace durable::pg::rows

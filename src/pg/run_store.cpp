@@ -476,7 +476,7 @@ bool RunStore::request_cancel(const std::string& run_id, const OperatorAction& a
   pool_.write("request_cancel_audited", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     auto row = tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(action.reason), workflows_channel_);
-    running = !row["status"].is_null() && row["status"].as<std::string>() == to_text(RunStatus::running);
+    running = rows::cancel_asked(tx, run_id, row);
     if (row["requested"].as<int>() == 0) {
       // Asked before (by an earlier try whose answer was lost, perhaps), or ended since.
       running = running || (maybe_committed && audited(tx, s_, action_id).has_value());

@@ -28,13 +28,15 @@ namespace {
 
 // Inserts the new tasks (json array `{tasks}`) of each workflow in CTE `{from}`. Tasks marked
 // "claim" are leased at once to owner `{owner}` with claim token `{token}` and their own
-// "lease_token" (run at once by this engine); the others wait, pending, for any dispatcher.
+// "lease_token" (run at once by this engine); those marked "dropped" (their run ended without
+// awaiting them) are written cancelled; the others wait, pending, for any dispatcher.
 const char* const insert_tasks_sql = R"(
   INSERT INTO {s}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at,
                          attempt, lease_token, lease_owner, claim_token, attempt_started_at, first_started_at,
                          lease_until)
   SELECT f.run_id, f.workflow_id, (y.v->>'step')::int, y.v->>'name', y.v->'input', y.v->'options',
-         decode(y.v->'options'->>'idempotency_key_hex', 'hex'), CASE WHEN c.claim THEN 'running' ELSE 'pending' END,
+         decode(y.v->'options'->>'idempotency_key_hex', 'hex'),
+         CASE WHEN c.claim THEN 'running' WHEN (y.v->>'dropped')::boolean THEN 'cancelled' ELSE 'pending' END,
          {now}, CASE WHEN c.claim THEN 1 ELSE 0 END, CASE WHEN c.claim THEN (y.v->>'lease_token')::bigint END,
          CASE WHEN c.claim THEN {owner} END, CASE WHEN c.claim THEN {token} END, CASE WHEN c.claim THEN {now} END,
          CASE WHEN c.claim THEN {now} END,
@@ -109,12 +111,17 @@ const char* const start_data_sql = R"(CASE WHEN w.next_seq = 1 THEN
 const char* const async_commit_sql = "set_config('synchronous_commit', 'off', true) AS async_commit";
 
 // In lock_key's ON CONFLICT: the existing lock row (its latest version, locked by the statement)
-// is held by a live attempt of another task than step $3 of run $1.
-const char* const holder_live_sql = R"(EXISTS (
-    SELECT 1 FROM {s}.tasks x
-    WHERE x.run_id = idempotency_locks.run_id AND x.step = idempotency_locks.step
-      AND x.lease_token = idempotency_locks.lease_token AND x.status = 'running' AND x.lease_until >= {now}
-      AND NOT (x.run_id = $1::uuid AND x.step = $3)))";
+// is held until its own held_until: its holder's lease (moved by the holder's heartbeats), or a
+// hold its engine renews while the body runs on after its task let go (timed out, dropped,
+// handed back). Judged by the row alone, never by the holder's task row, which this statement's
+// snapshot may show from before the holder was claimed (two bodies ran so under load). A row
+// from before version 18 (held_until NULL) is judged by its holder's lease, as it was then.
+const char* const holder_live_sql = R"((idempotency_locks.held_until >= {now} OR (idempotency_locks.held_until IS NULL
+    AND EXISTS (
+      SELECT 1 FROM {s}.tasks x
+      WHERE x.run_id = idempotency_locks.run_id AND x.step = idempotency_locks.step
+        AND x.lease_token = idempotency_locks.lease_token AND x.status = 'running' AND x.lease_until >= {now}
+        AND NOT (x.run_id = $1::uuid AND x.step = $3)))))";
 
 // A workflow row `wf` that step `t` may continue in place: journal as long as the replay assumed,
 // the same run, and no live replay lease.
@@ -403,13 +410,14 @@ FROM {s}.workflows w LEFT JOIN LATERAL (
   WHERE run_id = w.run_id AND topic = $2 AND seq > $3 AND received_step IS NULL ORDER BY seq LIMIT $4) m ON true
 WHERE w.run_id = $1::uuid ORDER BY m.seq)"},
 
-    // Asks run $1 to cancel, with reason $2: $3 workflows channel. `status` is the run's (NULL when
-    // there is none); `requested` 1 when this call asked, 0 when the run had been asked already or ended.
+    // Asks run $1 to cancel, with reason $2: $3 workflows channel. `requested` 1 when this call
+    // asked, 0 when the run had been asked already or ended. Its status is read by a statement of
+    // its own after this one: a status read here would be of the snapshot this statement began
+    // with, from before a commit it waited for (a continue-as-new ending the run, say).
     {stmt::request_cancel, R"(
 WITH r AS (SELECT $1::uuid AS run_id),
 {request_one}
-SELECT (SELECT status FROM {s}.workflows WHERE run_id = $1::uuid) AS status, (SELECT count(*) FROM w) AS requested,
-       (SELECT count(*) FROM n) AS notified)"},
+SELECT (SELECT count(*) FROM w) AS requested, (SELECT count(*) FROM n) AS notified)"},
 
     // Terminates run $1 at once, its code not told: $2 ended channel.
     {stmt::cancel_workflow, R"(
@@ -541,7 +549,7 @@ ir AS (
 l AS (
   DELETE FROM {s}.idempotency_locks o USING t
   WHERE t.idempotency_key IS NOT NULL AND o.activity = t.name AND o.key = t.idempotency_key
-    AND o.task_id = t.task_id AND o.lease_token = t.lease_token
+    AND o.task_id = t.task_id AND o.lease_token = t.lease_token AND NOT o.outlives_task  -- else its body runs on
   RETURNING o.task_id, o.waiting),
 w AS (
   UPDATE {s}.workflows wf
@@ -592,7 +600,8 @@ FROM i LEFT JOIN t ON t.task_id = i.task_id LEFT JOIN w ON w.task_id = i.task_id
 
     // Schedules the next attempt after a failed one, fenced by the lease, unless it would start
     // past the retry horizon; it lets go of its idempotency key meanwhile (and says whether
-    // tasks wait for it). $1 run id, $2 lease token, $3 delay ms, $4 error type, $5 error message, $6 step
+    // tasks wait for it), unless its body runs on (a timed-out attempt: outlives_task).
+    // $1 run id, $2 lease token, $3 delay ms, $4 error type, $5 error message, $6 step
     {stmt::retry_task, R"(
 WITH t AS (
   SELECT task_id, run_id, step, attempt, attempt_started_at, {now} + $3::bigint * interval '1 millisecond' AS retry_at,
@@ -617,19 +626,27 @@ l AS (
   DELETE FROM {s}.idempotency_locks
   WHERE (activity, key) IN (SELECT name, idempotency_key FROM {s}.tasks
                             WHERE run_id = $1::uuid AND step = $6 AND idempotency_key IS NOT NULL)
-    AND task_id = (SELECT task_id FROM u) AND lease_token = $2
+    AND task_id = (SELECT task_id FROM u) AND lease_token = $2 AND NOT outlives_task
   RETURNING waiting)
 SELECT (SELECT count(*) FROM t) AS owned, (SELECT count(*) FROM u) AS retried,
        coalesce((SELECT bool_or(waiting) FROM l), false) AS key_waiters)"},
 
-    // Extends a running attempt's lease and keeps its latest details ('' keeps the previous ones).
+    // Extends a running attempt's lease, and the hold of the idempotency key it locked, and keeps
+    // its latest details ('' keeps the previous ones). Never earlier: a heartbeat whose clock was
+    // read before a test's time skip (which moved the lease with the clock) keeps the moved lease.
     // $1 run id, $2 lease token, $3 lease ms (timeout + margin), $4 details json or '', $5 step
     {stmt::heartbeat, R"(
-UPDATE {s}.tasks
-SET lease_until = {now} + $3::bigint * interval '1 millisecond',
-    heartbeat = coalesce(nullif($4, '')::jsonb, heartbeat), updated_at = statement_timestamp()
-WHERE run_id = $1::uuid AND step = $5 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
-RETURNING 1)"},
+WITH h AS (
+  UPDATE {s}.tasks
+  SET lease_until = greatest(lease_until, {now} + $3::bigint * interval '1 millisecond'),
+      heartbeat = coalesce(nullif($4, '')::jsonb, heartbeat), updated_at = statement_timestamp()
+  WHERE run_id = $1::uuid AND step = $5 AND lease_token = $2 AND status = 'running' AND lease_until >= {now}
+  RETURNING name, idempotency_key, lease_until),
+l AS (
+  UPDATE {s}.idempotency_locks o SET held_until = h.lease_until
+  FROM h WHERE h.idempotency_key IS NOT NULL AND o.activity = h.name AND o.key = h.idempotency_key
+    AND o.lease_token = $2 AND NOT o.outlives_task)
+SELECT 1 FROM h)"},
 
     // After a fenced write matched nothing: did this very lease already finish the task
     // (an earlier try whose commit we never heard back about), or was it fenced off?
@@ -656,26 +673,28 @@ SET status = 'pending', attempt = attempt - 1, available_at = {now} + $3::bigint
     lease_owner = NULL, lease_until = NULL, updated_at = statement_timestamp()
 WHERE run_id = $1::uuid AND step = $4 AND lease_token = $2 AND status = 'running')"},
 
-    // Takes the right to run the body for (activity, key) unless a live attempt of another task
-    // holds it. Then the task waits instead, in the same statement: handed back (the attempt not
-    // counted) until the holder's lease runs out, and the lock row marked `waiting`, so that the
-    // holder's release, which has to wait for this statement's row lock, wakes it sooner.
+    // Takes the right to run the body for (activity, key), held until this attempt's lease ends,
+    // unless another holds it. Then the task waits instead, in the same statement: handed back
+    // (the attempt not counted) until the hold runs out, and the lock row marked `waiting`, so
+    // that the holder's release, which has to wait for this statement's row lock, wakes it sooner.
     // $1 run id, $2 lease token, $3 step. One row: locked, and whether the lease was still ours (not after
     // a retry whose first try committed the wait).
     {stmt::lock_key, R"(
 WITH k AS (
-  INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token, run_id, step)
-  SELECT name, idempotency_key, task_id, $2, run_id, step FROM {s}.tasks WHERE run_id = $1::uuid AND step = $3
+  INSERT INTO {s}.idempotency_locks (activity, key, task_id, lease_token, run_id, step, held_until)
+  SELECT name, idempotency_key, task_id, $2, run_id, step, lease_until FROM {s}.tasks WHERE run_id = $1::uuid AND step = $3
   ON CONFLICT (activity, key) DO UPDATE
   SET task_id = CASE WHEN {holder_live} THEN idempotency_locks.task_id ELSE excluded.task_id END,
       run_id = CASE WHEN {holder_live} THEN idempotency_locks.run_id ELSE excluded.run_id END,
       step = CASE WHEN {holder_live} THEN idempotency_locks.step ELSE excluded.step END,
       lease_token = CASE WHEN {holder_live} THEN idempotency_locks.lease_token ELSE excluded.lease_token END,
+      held_until = CASE WHEN {holder_live} THEN idempotency_locks.held_until ELSE excluded.held_until END,
+      outlives_task = {holder_live} AND idempotency_locks.outlives_task,
       waiting = {holder_live} OR idempotency_locks.waiting
   RETURNING run_id = $1::uuid AND step = $3 AND lease_token = $2 AS locked,
-            (SELECT x.lease_until FROM {s}.tasks x
-             WHERE x.run_id = idempotency_locks.run_id AND x.step = idempotency_locks.step
-               AND x.lease_token = idempotency_locks.lease_token) AS holder_until),
+            coalesce(held_until, (SELECT x.lease_until FROM {s}.tasks x
+                                  WHERE x.run_id = idempotency_locks.run_id AND x.step = idempotency_locks.step
+                                    AND x.lease_token = idempotency_locks.lease_token)) AS holder_until),
 r AS (
   UPDATE {s}.tasks
   SET status = 'pending', attempt = attempt - 1,
@@ -697,6 +716,30 @@ WITH w AS (
     AND q.idempotency_key = decode(h.v->>1, 'hex') AND q.available_at > {now}
   RETURNING q.task_id)
 SELECT (SELECT count(*) FROM w) AS woken, (SELECT count(*) FROM (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM w)) n))"},
+
+    // Keeps the idempotency keys of bodies that run on after their tasks let go of them held for
+    // $2 ms more, whatever their tasks do. $1 json array of [activity, key hex, lease token].
+    {stmt::hold_keys, R"(
+UPDATE {s}.idempotency_locks o
+SET held_until = greatest(o.held_until, {now} + $2::bigint * interval '1 millisecond'), outlives_task = true
+FROM jsonb_array_elements($1::jsonb) AS h(v)
+WHERE o.activity = h.v->>0 AND o.key = decode(h.v->>1, 'hex') AND o.lease_token = (h.v->>2)::bigint)"},
+
+    // Lets go of the idempotency keys of bodies that returned ($1 as for hold_keys), unless
+    // another lease took them over, and makes the tasks waiting for them claimable. $2 tasks channel.
+    {stmt::release_keys, R"(
+WITH l AS (
+  DELETE FROM {s}.idempotency_locks o USING jsonb_array_elements($1::jsonb) AS h(v)
+  WHERE o.activity = h.v->>0 AND o.key = decode(h.v->>1, 'hex') AND o.lease_token = (h.v->>2)::bigint
+  RETURNING o.activity, o.key),
+w AS (
+  UPDATE {s}.tasks q SET available_at = {now}
+  FROM l
+  WHERE q.status = 'pending' AND q.idempotency_key IS NOT NULL AND q.name = l.activity
+    AND q.idempotency_key = l.key AND q.available_at > {now}
+  RETURNING q.task_id)
+SELECT (SELECT count(*) FROM l) AS released, (SELECT count(*) FROM w) AS woken,
+       (SELECT count(*) FROM (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM w)) n) AS notified)"},
 
     // A committed result for the task's (activity, key), and whether it came from the same input
     // (as md5 fingerprints tell; a fingerprint the engine computed under a codec, it compares itself).

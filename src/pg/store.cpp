@@ -311,8 +311,8 @@ bool Store::request_cancel(const std::string& run_id, const std::string& reason)
   pool_.write("request_cancel", [&](pqxx::connection& conn, bool) {
     // Safe to repeat: a run asked already is not asked again.
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(reason), workflows_channel_);
-    running = !row["status"].is_null() && row["status"].as<std::string>() == to_text(RunStatus::running);
+    running = rows::cancel_asked(
+        tx, run_id, tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(reason), workflows_channel_));
   });
   return running;
 }
@@ -412,7 +412,8 @@ Json Store::tasks_json(const std::vector<NewTask>& tasks) {
                  {"name", t.name},
                  {"input", seal_.seal(t.input)},
                  {"options", options_to_json(t.options)},
-                 {"claim", t.claim}};
+                 {"claim", t.claim},
+                 {"dropped", t.dropped}};
     if (t.claim) spec["lease_token"] = next++;
     out.push_back(std::move(spec));
   }
@@ -671,6 +672,37 @@ bool Store::lock_key_or_wait(const ClaimedTask& task) {
     locked = row["locked"].as<bool>() && row["owned"].as<bool>();
   });
   return locked;
+}
+
+namespace {
+// [[activity, key hex, lease token], ...]: the locks these attempts hold.
+std::string held_keys_json(const std::vector<const ClaimedTask*>& tasks) {
+  Json keys = Json::array();
+  for (const ClaimedTask* task : tasks) {
+    Json key = waited_key(*task);
+    key.push_back(std::to_string(task->lease_token));
+    keys.push_back(std::move(key));
+  }
+  return keys.dump();
+}
+}  // namespace
+
+void Store::hold_keys(const std::vector<const ClaimedTask*>& tasks, Duration hold) {
+  if (tasks.empty()) return;
+  const std::string keys = held_keys_json(tasks);
+  pool_.write("hold_keys", [&](pqxx::connection& conn, bool) {  // holding again only moves the time
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared0(stmt::hold_keys, keys, hold.count());
+  });
+}
+
+void Store::release_keys(const std::vector<const ClaimedTask*>& tasks) {
+  if (tasks.empty()) return;
+  const std::string keys = held_keys_json(tasks);
+  pool_.write("release_keys", [&](pqxx::connection& conn, bool) {  // a repeat finds nothing to release
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared1(stmt::release_keys, keys, tasks_channel_);
+  });
 }
 
 void Store::wake_key_waiters(const Json& keys) {

@@ -105,6 +105,12 @@ class Store {
   // live attempt holds it: the task was handed back to wait (not counted), until the holder lets
   // go of the key (its release wakes the waiters) or its lease runs out.
   bool lock_key_or_wait(const ClaimedTask& task);
+  // The keys of these attempts (each holding its task's lock), whose bodies still run after their
+  // tasks let go (timed out, dropped, handed back): held for `hold` more, whoever else asks.
+  void hold_keys(const std::vector<const ClaimedTask*>& tasks, Duration hold);
+  // The keys of these attempts, whose bodies returned: let go of (unless another lease holds them
+  // now), and the tasks waiting for them woken.
+  void release_keys(const std::vector<const ClaimedTask*>& tasks);
   struct ReusableResult {
     Json result;
     bool same_input = true;

@@ -19,7 +19,37 @@ Dispatcher::Dispatcher(StageParts parts, int capacity)
           capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
           [this] { parts_.signals.task_work.notify(); }) {}
 
-Dispatcher::~Dispatcher() { slots_.shutdown(); }
+Dispatcher::~Dispatcher() {
+  slots_.shutdown();
+  stop_watching();
+}
+
+void Dispatcher::start_watching() {
+  watching_ = true;
+  watcher_ = std::thread([this] { watch(); });
+}
+
+void Dispatcher::stop_watching() {
+  watching_ = false;
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void Dispatcher::tell_stopping() {
+  std::lock_guard lock(running_mutex_);
+  for (auto& [token, r] : running_) r.state->cancelled = true;
+}
+
+bool Dispatcher::gave_up_at_shutdown(const pg::ClaimedTask& task) {
+  try {
+    parts_.store.release_task(task);
+  } catch (const std::exception& e) {
+    logger().warn("could not hand back task {} ({}); its lease will expire", task.task_id, e.what());
+    return false;
+  }
+  logger().info("activity '{}' (task {}) gave up as the engine stops: handed back, the attempt not counted", task.name,
+                task.task_id);
+  return true;
+}
 
 void Dispatcher::loop() {
   // While saturated, the dispatcher only looks at its own slots, each look further apart (up to
@@ -75,23 +105,28 @@ int Dispatcher::stuck_slots() const {
 }
 
 void Dispatcher::watch() {
-  // Bodies that never heartbeat still see cancelled() turn true within this (plus a query).
-  constexpr auto unwanted_check_interval = std::chrono::milliseconds{500};
-  auto next_unwanted_check = AttemptState::Clock::now() + unwanted_check_interval;
-  while (!parts_.stopping.load()) {
+  // Bodies that never heartbeat still see cancelled() turn true within this (plus a query), and
+  // the keys of bodies whose tasks let go of them are held again within it.
+  constexpr auto running_check_interval = std::chrono::milliseconds{500};
+  auto next_running_check = AttemptState::Clock::now() + running_check_interval;
+  // Also while the engine stops: timeouts hold during the shutdown grace, and keys stay held
+  // until the bodies still running have returned (drain() stops it after them).
+  while (watching_.load()) {
     std::vector<Running> expired;
     {
       std::lock_guard lock(running_mutex_);
       const auto now = AttemptState::Clock::now();
       for (auto& [id, r] : running_) {
-        if (!r.state->timed_out && r.state->deadline_point() <= now) {
+        if (!r.state->timed_out && !r.handed_back && r.state->deadline_point() <= now) {
           r.state->timed_out = true;  // its body keeps the slot until it returns; its outcome is discarded
           ++stuck_;
           ++parts_.metrics.timeouts;
+          hold_key(r);
           expired.push_back(r);
         }
       }
     }
+    hold_keys(expired);  // the bodies run on: their keys stay held past the failures that let their tasks go
     for (const auto& r : expired) {
       const auto timeout = r.task.options.timeout.count();
       logger().warn("activity '{}' (task {}, attempt {}) passed its {} ms timeout; failing the attempt", r.task.name,
@@ -105,12 +140,17 @@ void Dispatcher::watch() {
         logger().warn("could not fail timed-out task {} ({}); its lease will expire", r.task.task_id, e.what());
       }
     }
-    if (AttemptState::Clock::now() >= next_unwanted_check) {
+    if (AttemptState::Clock::now() >= next_running_check) {
       tell_unwanted();
-      next_unwanted_check = AttemptState::Clock::now() + unwanted_check_interval;
+      renew_held_keys();
+      next_running_check = AttemptState::Clock::now() + running_check_interval;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
+}
+
+void Dispatcher::hold_key(Running& r) {
+  if (r.task.options.idempotency_key) r.key_held = true;
 }
 
 void Dispatcher::tell_unwanted() {
@@ -132,7 +172,42 @@ void Dispatcher::tell_unwanted() {
   if (unwanted.empty()) return;
   std::lock_guard lock(running_mutex_);
   for (auto& [token, r] : running_) {
-    if (std::find(unwanted.begin(), unwanted.end(), r.task.task_id) != unwanted.end()) r.state->cancelled = true;
+    if (std::find(unwanted.begin(), unwanted.end(), r.task.task_id) == unwanted.end()) continue;
+    r.state->cancelled = true;
+    hold_key(r);  // held by the dropped task's lease until now; renew_held_keys() holds it from here
+  }
+}
+
+void Dispatcher::renew_held_keys() {
+  std::vector<Running> held;
+  {
+    std::lock_guard lock(running_mutex_);
+    for (const auto& [token, r] : running_) {
+      if (r.key_held) held.push_back(r);
+    }
+  }
+  hold_keys(held);
+}
+
+void Dispatcher::hold_keys(const std::vector<Running>& attempts) {
+  std::vector<const pg::ClaimedTask*> tasks;
+  for (const auto& r : attempts) {
+    if (r.key_held) tasks.push_back(&r.task);
+  }
+  try {
+    parts_.store.hold_keys(tasks, parts_.options.lease_margin);
+  } catch (const std::exception& e) {
+    // Until the holds are renewed, their tasks' leases (or the last holds) still keep the keys.
+    logger().warn("could not hold the idempotency keys of {} running bodies ({}); trying again", tasks.size(),
+                  e.what());
+  }
+}
+
+void Dispatcher::release_key(const pg::ClaimedTask& task) {
+  try {
+    parts_.store.release_keys({&task});
+  } catch (const std::exception& e) {
+    logger().warn("could not let go of the idempotency key of task {} ({}); its hold runs out", task.task_id, e.what());
   }
 }
 
@@ -157,6 +232,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     state->heartbeat = [this, &task, raw](const Json& details) { return heartbeat(task, *raw, details); };
     {
       std::lock_guard lock(running_mutex_);
+      if (parts_.stopping.load()) state->cancelled = true;  // shutdown began: tell_stopping() told the others
       running_[task.lease_token] = {task, state};
     }
     ActivityContext ctx(state);
@@ -182,30 +258,42 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       // A result that cannot be stored would be refused again on every attempt.
       if (!error.non_retryable && error.type == "durable::PayloadError") error.non_retryable = true;
     }
+    bool key_held = false, discarded = false;
     {
       std::lock_guard lock(running_mutex_);
-      auto it = running_.find(task.lease_token);
-      if (it == running_.end()) return;  // handed back at shutdown: its outcome is discarded
-      running_.erase(it);
+      auto it = running_.find(task.lease_token);  // only this thread takes its entry away
+      key_held = it->second.key_held;
+      discarded = it->second.handed_back || state->timed_out;  // its outcome is discarded
       if (state->timed_out) {
         --stuck_;
         logger().info("late outcome of timed-out activity '{}' (task {}, attempt {}) discarded", task.name,
                       task.task_id, task.attempt);
-        return;
+      }
+      running_.erase(it);
+    }
+    bool settled = false;
+    if (!discarded && !succeeded && parts_.stopping.load()) {
+      // It failed once shutdown had told it to stop (cancelled()): handed back like a body still
+      // running when the grace ends, not a failed attempt.
+      discarded = gave_up_at_shutdown(task);
+    }
+    if (!discarded) {
+      failpoint("task.before_commit");
+      if (succeeded && transaction) {
+        try {
+          settled = finish(task, true, result, {}, &hold, true, &*transaction);
+        } catch (const pg::NotCommitted& e) {
+          settled = settle_failure(task, e.error, &hold);  // nothing of the attempt committed, its writes neither
+        }
+      } else if (succeeded) {
+        settled = finish(task, true, result, {}, &hold);
+      } else {
+        settled = settle_failure(task, error, &hold);
       }
     }
-    failpoint("task.before_commit");
-    if (succeeded && transaction) {
-      try {
-        finish(task, true, result, {}, &hold, true, &*transaction);
-      } catch (const pg::NotCommitted& e) {
-        settle_failure(task, e.error, &hold);  // nothing of the attempt committed, its writes neither
-      }
-    } else if (succeeded) {
-      finish(task, true, result, {}, &hold);
-    } else {
-      settle_failure(task, error, &hold);
-    }
+    // The body has returned: a commit or a retry let go of its key, unless the key was held past
+    // its task; otherwise it is let go of here, and whoever waits for it woken.
+    if (task.options.idempotency_key && (key_held || !settled)) release_key(task);
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
     logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
@@ -250,6 +338,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
       task.lease_lost_at_us +
       std::chrono::duration_cast<us>(jittered(retry, retry.delay_after(task.policy_attempt() - 1))).count();
   if (due_us > task.first_started_at_us + std::chrono::duration_cast<us>(retry.max_retry_horizon).count()) {
+    horizon_cut(task);
     finish(task, false, {},
            error_info(LeaseExpired(fmt::format("{} (not retried: the next attempt would start past max_retry_horizon "
                                                "of {} ms)",
@@ -294,7 +383,7 @@ bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold) {
   }
   logger().debug("activity '{}' (task {}): reusing the result committed for its idempotency key", task.name,
                  task.task_id);
-  finish(task, true, reused->result, {}, &hold);
+  if (!finish(task, true, reused->result, {}, &hold)) release_key(task);  // the lock we took, if any
   return false;
 }
 
@@ -318,6 +407,17 @@ bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, con
   return false;
 }
 
+void Dispatcher::horizon_cut(const pg::ClaimedTask& task) {
+  // Validation bounds only the policy's own worst case; what it cannot know (waits for a slot, a
+  // key or an engine, lost leases) used the rest. Said out loud: the policy allowed more attempts.
+  logger().warn(
+      "activity '{}' (workflow '{}', task {}) fails after attempt {} of {}: the next would start past its "
+      "max_retry_horizon of {} ms, counted from its first attempt's start (time spent waiting for a slot, a key or "
+      "an engine, and lost leases, count toward it)",
+      task.name, task.workflow_id, task.task_id, task.policy_attempt(), task.options.retry.max_attempts,
+      task.options.retry.max_retry_horizon.count());
+}
+
 Duration Dispatcher::jittered(const RetryPolicy& policy, Duration delay) {
   return policy.jitter <= 0.0 ? delay : uniform(delay, policy.with_max_jitter(delay));
 }
@@ -327,32 +427,32 @@ Duration Dispatcher::uniform(Duration low, Duration high) {
   return Duration{std::uniform_int_distribution<Duration::rep>(low.count(), std::max(low, high).count())(random_)};
 }
 
-void Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold) {
+bool Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold) {
   const RetryPolicy& retry = task.options.retry;
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
   if (retryable && task.policy_attempt() < retry.max_attempts) {
     switch (parts_.store.retry_task(task, jittered(retry, retry.delay_after(task.policy_attempt())), error.type,
                                     error.message)) {
-      case pg::RetryOutcome::retried: ++parts_.metrics.retries; return;
+      case pg::RetryOutcome::retried: ++parts_.metrics.retries; return true;
       case pg::RetryOutcome::fenced_off:
         logger().info(
             "late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost or its run ended",
             task.name, task.task_id, task.attempt);
-        return;
+        return false;
       case pg::RetryOutcome::past_horizon:
-        finish(task, false, {},
-               {error.type, fmt::format("{} (not retried: the next attempt would start past max_retry_horizon of "
-                                        "{} ms)",
-                                        error.message, retry.max_retry_horizon.count())},
-               hold);
-        return;
+        horizon_cut(task);
+        return finish(task, false, {},
+                      {error.type, fmt::format("{} (not retried: the next attempt would start past max_retry_horizon "
+                                               "of {} ms)",
+                                               error.message, retry.max_retry_horizon.count())},
+                      hold);
     }
   }
-  finish(task, false, {}, error, hold);
+  return finish(task, false, {}, error, hold);
 }
 
-void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
+bool Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
                         SlotHold* hold, bool record_attempt, pg::ActivityTransaction* transaction) {
   // Continue in place when this engine holds the workflow's journal: one commit for the outcome
   // and the replay it unblocks, instead of a commit, a claim and another commit. The tasks that
@@ -381,26 +481,31 @@ void Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json&
       ++(succeeded ? parts_.metrics.completions : parts_.metrics.failures);
       // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
       if (!step->continued) parts_.signals.workflow_work.notify_one();
-      break;
+      return true;
     case pg::FinishOutcome::fenced_off:
       logger().info(
           "late outcome of activity '{}' (task {}, attempt {}) discarded: its lease was lost or its run ended",
           task.name, task.task_id, task.attempt);
-      break;
+      return false;
   }
+  return false;
 }
 
 void Dispatcher::drain(std::chrono::milliseconds grace) {
   slots_.close();  // tasks still waiting for a body slot hand themselves back
   if (!slots_.wait_idle(grace)) {
-    std::map<std::int64_t, Running> left;
+    std::vector<Running> left;
     {
       std::lock_guard lock(running_mutex_);
-      left.swap(running_);
+      for (auto& [token, r] : running_) {
+        if (r.state->timed_out || r.handed_back) continue;  // already failed; nothing to hand back
+        r.handed_back = true;                               // its outcome, whenever it returns, is discarded
+        hold_key(r);
+        left.push_back(r);
+      }
     }
-    for (auto& [token, r] : left) {
-      r.state->cancelled = true;
-      if (r.state->timed_out) continue;  // already failed; nothing to hand back
+    hold_keys(left);  // before their tasks let go of them
+    for (const auto& r : left) {
       try {
         parts_.store.release_task(r.task);
         logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, r.task.task_id);
@@ -410,6 +515,7 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
     }
   }
   slots_.shutdown();  // bodies still running are waited for; their outcomes are discarded
+  stop_watching();    // every body has returned: no timeout left to enforce, no key left to hold
 }
 
 void Dispatcher::add_gauges(EngineMetrics& metrics) const {

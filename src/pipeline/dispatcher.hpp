@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include "pipeline/activity_slots.hpp"
 #include "base/exceptions.hpp"
@@ -28,10 +29,16 @@ class Dispatcher {
   void continue_in_place_with(Runner& runner) { runner_ = &runner; }
 
   void loop();  // claims until the engine stops
-  // Until the engine stops: fails attempts past their deadline, and tells bodies whose run no
-  // longer wants them (cancelled() turns true within a second, heartbeat or not).
-  void watch();
-  // Graceful stop: wait up to `grace` for running activities, then hand back the rest.
+  // Starts the watcher thread, which until drain() has ended: fails attempts past their
+  // deadline, tells bodies whose run no longer wants them (cancelled() turns true within a
+  // second, heartbeat or not), and keeps holding the idempotency keys of bodies that run on after
+  // their tasks let go of them (timed out, dropped, handed back).
+  void start_watching();
+  // Shutdown began: every running body's cancelled() turns true now, and so does a body's that
+  // starts from now on.
+  void tell_stopping();
+  // Graceful stop: wait up to `grace` for running activities, then hand back the rest, wait for
+  // every body to return, and stop the watcher.
   void drain(std::chrono::milliseconds grace);
   // The activity slots: a replay commit reserves some for the tasks it leases at once.
   ActivitySlots& slots() { return slots_; }
@@ -42,11 +49,19 @@ class Dispatcher {
   // Settles one task on a pool thread, where `hold` is what it holds of the slots.
   void run(const pg::ClaimedTask& task, SlotHold& hold);
   int stuck_slots() const;
+  void watch();
+  void stop_watching();
   void tell_unwanted();  // marks cancelled the running attempts whose tasks were dropped
-  // `hold` is null off the task's pool thread (a timeout failed by the watcher).
-  void settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold);
+  void renew_held_keys();
+  void release_key(const pg::ClaimedTask& task);          // the body returned: let go of its key, wake waiters
+  bool gave_up_at_shutdown(const pg::ClaimedTask& task);  // hands it back; false if that failed
+  void horizon_cut(const pg::ClaimedTask& task);          // a retry the horizon forbids: warns
+  // `hold` is null off the task's pool thread (a timeout failed by the watcher). True when the
+  // failure committed (retried, or the task failed): its commit let go of the task's key.
+  bool settle_failure(const pg::ClaimedTask& task, const ErrorInfo& error, SlotHold* hold);
   // `transaction`: a transactional activity's, which commits the step with the body's writes.
-  void finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error, SlotHold* hold,
+  // True when the outcome committed (not fenced off).
+  bool finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error, SlotHold* hold,
               bool record_attempt = true, pg::ActivityTransaction* transaction = nullptr);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
   bool due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold);
@@ -59,7 +74,12 @@ class Dispatcher {
   struct Running {
     pg::ClaimedTask task;
     std::shared_ptr<AttemptState> state;
+    bool handed_back = false;  // at shutdown: its outcome is discarded
+    // Its body runs on after its task let go of the key: the watcher holds the key until it returns.
+    bool key_held = false;
   };
+  void hold_key(Running& r);  // under running_mutex_: from now on its key is held for its body
+  void hold_keys(const std::vector<Running>& attempts);  // those whose keys are held: for lease_margin more
 
   const StageParts parts_;
   Runner* runner_ = nullptr;
@@ -68,6 +88,8 @@ class Dispatcher {
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).
   std::map<std::int64_t, Running> running_;
   int stuck_ = 0;  // timed-out bodies that have not returned yet
+  std::atomic<bool> watching_{false};
+  std::thread watcher_;
   std::mt19937 random_{std::random_device{}()};
   std::mutex random_mutex_;
   ActivitySlots slots_;  // last: its threads run tasks as soon as it exists

@@ -229,13 +229,16 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
 // Run at once: tasks of activities this engine runs take its free slots in the same commit,
 // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
 Reservation Runner::lease_at_once(pg::ReplayCommit& commit, SlotHold* hold) {
+  const auto runs_here = [&](const pg::NewTask& task) {
+    return !task.dropped && parts_.registry.activities.count(task.name) > 0;
+  };
   int local = 0;
-  for (const pg::NewTask& task : commit.tasks) local += parts_.registry.activities.count(task.name) ? 1 : 0;
+  for (const pg::NewTask& task : commit.tasks) local += runs_here(task) ? 1 : 0;
   if (local == 0) return {};
   Reservation slots = slots_->reserve(local, hold);
   int marked = 0;
   for (pg::NewTask& task : commit.tasks) {
-    task.claim = marked < slots.count() && parts_.registry.activities.count(task.name);
+    task.claim = marked < slots.count() && runs_here(task);
     marked += task.claim ? 1 : 0;
   }
   commit.claim_owner = parts_.owner;

@@ -75,8 +75,11 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
     d.wake_at_us = replay.wake_at_us();
     return d;
   }
-  // An ended run starts no new activities: drop the ones it scheduled without awaiting.
-  std::erase_if(d.events, [](const pg::NewEvent& e) { return e.kind == pg::EventKind::activity_scheduled; });
+  // An ended run starts no new activities: those it scheduled without awaiting are written
+  // dropped (cancelled, never run). Their events stay, so its steps stay consecutive for every
+  // reader of the journal, and a resume finds their tasks to schedule again.
+  d.tasks = std::move(replay.tasks);
+  for (pg::NewTask& task : d.tasks) task.dropped = true;
   if (d.status == pg::RunStatus::completed) {
     d.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", d.result}}});
   } else if (d.status == pg::RunStatus::continued) {

@@ -115,6 +115,12 @@ ReplayReport check_replay(const std::string& url, const std::string& schema, con
         continue;  // another service's workflow
       } catch (const WorkflowNotFound&) {
         continue;  // deleted since it was listed
+      } catch (const DatabaseError&) {
+        throw;  // the check's failure, not the run's
+      } catch (const std::exception& e) {
+        // A journal it cannot read or decode is that run's finding: the others are still worth knowing.
+        report.unreadable.push_back({run.workflow_id, run.run_id, run.workflow_name, std::nullopt, e.what()});
+        continue;
       }
       ++report.replayed;
       if (!result.ok()) report.divergent.push_back(std::move(result));

@@ -410,3 +410,64 @@ TEST_CASE("a workflow that logs at each of its 5 steps, replayed after every ste
   CHECK(log.count("[two-at-once] two_at_once: the quick one is done") == 1);
   CHECK(log.count("[two-at-once] two_at_once: both are done") == 1);
 }
+
+namespace {
+// Starts an activity it never awaits, takes another step, and ends (failing while `fails` holds):
+// the final replay must not leave a gap where the unawaited activity's step was.
+std::atomic<bool> forgetful_fails{true};
+struct ForgetsThenEnds {
+  static constexpr auto name = "forgets_then_ends";
+  std::string operator()(WorkflowContext& ctx, const std::string& s) {
+    (void)ctx.start<EchoActivity>(s);  // step 0, never awaited
+    (void)ctx.now();                   // step 1
+    if (forgetful_fails) throw std::runtime_error("gave up");
+    return "done";
+  }
+};
+}  // namespace
+
+TEST_CASE("a run that ended with an unawaited activity keeps its steps consecutive for resume and fork and replay",
+          "[pg][versioning][replay_check][unawaited]") {
+  forgetful_fails = true;
+  RunningEngine env({}, [](Engine& e) { e.add<ForgetsThenEnds>(); });
+  auto failed = env.engine.start_workflow<ForgetsThenEnds>("forgets-1", "x");
+  CHECK_THROWS_AS(failed.result(10s), WorkflowFailed);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.tasks t JOIN {s}.workflows w USING (run_id) "
+                     "WHERE w.workflow_id = 'forgets-1' AND t.status IN ('pending', 'running')") == 0);
+
+  // The replay check reads it, and the code replays it.
+  const auto report = testing::check_replay(env.db.url(), env.db.schema(), env.engine, {.filter = {}});
+  CHECK(report.replayed == 1);
+  CHECK(report.ok());
+  // A fork after its last step reads it; the unawaited activity runs in the copy.
+  const OperatorAction action{.actor = "test", .reason = "gap"};
+  auto forked = env.engine.runs().fork(failed.run_id(), 2, action, {.workflow_id = "forgets-fork"});
+  CHECK_THROWS_AS(forked.result_json(10s), WorkflowFailed);
+  // A resume reads it, schedules the unawaited activity again and, the code fixed, completes (and,
+  // never awaited, drops it again).
+  forgetful_fails = false;
+  auto resumed = env.engine.runs().resume(failed.run_id(), action);
+  CHECK(resumed.result_json(10s) == "done");
+  CHECK(env.db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'forgets-1'") == 1);  // and dropped again
+  forgetful_fails = true;
+}
+
+TEST_CASE("a replay check reports a run whose journal it cannot read as that run's result and checks the rest",
+          "[pg][versioning][replay_check]") {
+  TestDb db;
+  start_under_v1(db, std::vector<std::string>{"readable", "unreadable"});
+  // A journal no build of durable wrote: its second step is journaled out of order.
+  db.query(
+      "UPDATE {s}.journal j SET step = 7 FROM {s}.workflows w WHERE w.run_id = j.run_id AND "
+      "w.workflow_id = 'unreadable' AND j.seq = (SELECT max(seq) FROM {s}.journal k WHERE k.run_id = j.run_id)");
+  Engine v1_code(db.options());
+  add_version<OrderV1>(v1_code);
+  const auto report = testing::check_replay(db.url(), db.schema(), v1_code);
+  CHECK(report.replayed == 1);
+  CHECK(report.divergent.empty());
+  REQUIRE(report.unreadable.size() == 1);
+  CHECK(report.unreadable[0].workflow_id == "unreadable");
+  REQUIRE(report.unreadable[0].unreadable);
+  CHECK_THAT(*report.unreadable[0].unreadable, Catch::Contains("step 7"));
+  CHECK_FALSE(report.ok());
+}

@@ -10,7 +10,7 @@ using namespace durable::detail;
 
 namespace {
 
-// Sleeps, then schedules an echo it never awaits and returns: the unawaited call must not survive the end.
+// Schedules an echo it never awaits and returns: the unawaited call must never run.
 struct ForgetfulWorkflow {
   static constexpr auto name = "forgetful";
   std::string operator()(WorkflowContext& ctx, const std::string& who) {
@@ -124,14 +124,23 @@ TEST_CASE("workflow code that throws fails the run with the exception's type and
   CHECK(kinds(d) == std::vector{pg::EventKind::workflow_failed});
 }
 
-TEST_CASE("a run that ends drops the activities it scheduled and never awaited", "[unit][decide]") {
+// Journals what a commit of `d` would: its events after the journal's current end.
+void commit(JournalCache& journal, const Decisions& d) {
+  for (const auto& e : d.events) add(journal, e.kind, e.step, e.name, e.data);
+}
+
+TEST_CASE("a run that ends runs no activity it never awaited, and keeps its step", "[unit][decide]") {
   const Registry r = registry();
   JournalCache journal;
   start(journal, "forgetful", "x");
   const Decisions d = decide(r, journal, "wf-4", 1000);
   CHECK(d.status == pg::RunStatus::completed);
-  CHECK(d.tasks.empty());
-  CHECK(kinds(d) == std::vector{pg::EventKind::workflow_completed});
+  REQUIRE(d.tasks.size() == 1);  // written dropped: never run, there for a resume
+  CHECK(d.tasks[0].dropped);
+  CHECK_FALSE(d.tasks[0].claim);
+  CHECK(kinds(d) == std::vector{pg::EventKind::activity_scheduled, pg::EventKind::workflow_completed});
+  commit(journal, d);  // the steps stay consecutive: the reader takes the ended journal
+  CHECK(journal.steps.size() == 1);
 }
 
 TEST_CASE("a non-determinism error the code swallows still fails the run", "[unit][decide]") {
@@ -193,11 +202,12 @@ TEST_CASE("continue_as_new ends the run continued, naming the next run, its unaw
     const Decisions d = decide(r, journal, "wf-c", 1000);
     CHECK(d.status == pg::RunStatus::continued);
     CHECK(d.ended());
-    CHECK(d.tasks.empty());
+    REQUIRE(d.tasks.size() == 1);
+    CHECK(d.tasks[0].dropped);
     CHECK(d.next_input == n + 1);
     REQUIRE_FALSE(d.next_run_id.empty());
     CHECK(d.result == Json{{"continued_as", d.next_run_id}});
-    CHECK(kinds(d) == std::vector{pg::EventKind::workflow_continued});
+    CHECK(kinds(d) == std::vector{pg::EventKind::activity_scheduled, pg::EventKind::workflow_continued});
     CHECK(d.events.back().data == Json{{"input", n + 1}, {"run_id", d.next_run_id}});
   }
 }
