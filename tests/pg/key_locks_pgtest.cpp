@@ -135,15 +135,32 @@ bool waiting_on_key(const TestDb& db) {
   return db.count("SELECT count(*) FROM {s}.idempotency_locks WHERE waiting") == 1;
 }
 
+// A started engine with the held activity, on a fresh schema, polling as seldom as the default.
+struct HeldEngine {
+  HeldEngine() : engine(key_options(db)) {
+    bodies.reset();
+    add_held(engine);
+    engine.start();
+  }
+  // Starts `holder` and waits for its body, then `waiter` (on its key) and waits until it waits.
+  std::pair<WorkflowHandle<std::string>, WorkflowHandle<std::string>> holder_and_waiter(const std::string& holder,
+                                                                                        const HeldCall& holding,
+                                                                                        const std::string& waiter) {
+    auto first = engine.start_workflow<CallsHeld>(holder, holding);
+    REQUIRE(wait_until(body_running));
+    auto second = engine.start_workflow<CallsHeld>(waiter, {{holding.input.key, "", 0}});
+    REQUIRE(wait_until([&] { return waiting_on_key(db); }));
+    return {first, second};
+  }
+  TestDb db;
+  Engine engine;
+};
+
 }  // namespace
 
-TEST_CASE("a body that ignores its timeout keeps its key: its retry and another run wait until it has returned",
-          "[pg][idempotency][keys][timeout]") {
-  bodies.reset();
-  TestDb db;
-  Engine engine(key_options(db));
-  add_held(engine);
-  engine.start();
+TEST_CASE_METHOD(HeldEngine,
+                 "a body that ignores its timeout keeps its key: its retry and another run wait until it has returned",
+                 "[pg][idempotency][keys][timeout]") {
   // The first body runs 3 s past a 1 s timeout; the attempt fails at 1 s and is retried at once.
   auto first = engine.start_workflow<CallsHeld>("stuck-1", {{"k-stuck", "stuck", 3000}, 1000});
   REQUIRE(wait_until(body_running));
@@ -156,17 +173,9 @@ TEST_CASE("a body that ignores its timeout keeps its key: its retry and another 
   CHECK(bodies.gap(0, 1) < 1s);  // the retry ran as soon as the stuck body returned
 }
 
-TEST_CASE("a run waiting on a key runs within a second of the holder's retry letting go",
-          "[pg][idempotency][keys][wake]") {
-  bodies.reset();
-  TestDb db;
-  Engine engine(key_options(db));
-  add_held(engine);
-  engine.start();
-  auto holder = engine.start_workflow<CallsHeld>("retry-holder", {{"k-retry", "fails_when_released", 0}});
-  REQUIRE(wait_until(body_running));
-  auto waiter = engine.start_workflow<CallsHeld>("retry-waiter", {{"k-retry", "", 0}});
-  REQUIRE(wait_until([&] { return waiting_on_key(db); }));
+TEST_CASE_METHOD(HeldEngine, "a run waiting on a key runs within a second of the holder's retry letting go",
+                 "[pg][idempotency][keys][wake]") {
+  auto [holder, waiter] = holder_and_waiter("retry-holder", {{"k-retry", "fails_when_released", 0}}, "retry-waiter");
   // The holder fails (its retry is 20 s away) and lets go: the waiter runs the body now.
   bodies.released = true;
   CHECK(waiter.result(10s) == "body 2");
@@ -175,35 +184,21 @@ TEST_CASE("a run waiting on a key runs within a second of the holder's retry let
   engine.runs().cancel(holder.run_id(), {.actor = "test", .reason = "done"});
 }
 
-TEST_CASE("a run waiting on a key runs within a second of the holder's run being cancelled",
-          "[pg][idempotency][keys][wake][cancel]") {
-  bodies.reset();
-  TestDb db;
-  Engine engine(key_options(db));
-  add_held(engine);
-  engine.start();
-  auto holder = engine.start_workflow<CallsHeld>("cancel-holder", {{"k-cancel", "until_cancelled", 0}});
-  REQUIRE(wait_until(body_running));
-  auto waiter = engine.start_workflow<CallsHeld>("cancel-waiter", {{"k-cancel", "", 0}});
-  REQUIRE(wait_until([&] { return waiting_on_key(db); }));
+TEST_CASE_METHOD(HeldEngine, "a run waiting on a key runs within a second of the holder's run being cancelled",
+                 "[pg][idempotency][keys][wake][cancel]") {
+  auto [holder, waiter] = holder_and_waiter("cancel-holder", {{"k-cancel", "until_cancelled", 0}}, "cancel-waiter");
   CHECK(holder.cancel("the holder is no longer wanted"));
   CHECK(waiter.result(10s) == "body 2");
   CHECK(bodies.gap(0, 1) < 1s);
   CHECK(bodies.most() == 1);
 }
 
-TEST_CASE("a run waiting on a key runs within a second of the holder's run ending without awaiting it",
-          "[pg][idempotency][keys][wake][unawaited]") {
-  bodies.reset();
-  TestDb db;
-  Engine engine(key_options(db));
-  add_held(engine);
-  engine.start();
+TEST_CASE_METHOD(HeldEngine,
+                 "a run waiting on a key runs within a second of the holder's run ending without awaiting it",
+                 "[pg][idempotency][keys][wake][unawaited]") {
   HeldCall leaves{{"k-end", "until_cancelled", 0}};
   leaves.await = false;
-  auto holder = engine.start_workflow<CallsHeld>("end-holder", leaves);
-  REQUIRE(wait_until(body_running));
-  auto waiter = engine.start_workflow<CallsHeld>("end-waiter", {{"k-end", "", 0}});
+  auto [holder, waiter] = holder_and_waiter("end-holder", leaves, "end-waiter");
   CHECK(holder.result(10s) == "ended without awaiting");
   CHECK(waiter.result(10s) == "body 2");
   CHECK(bodies.gap(0, 1) < 1s);

@@ -74,6 +74,21 @@ void reset() {
 
 bool slow_running(const TestDb& db) { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }
 
+// Starts a run of `in` on an engine with a 5 s shutdown grace, and stops the engine while its body
+// runs. Returns when stop() does.
+void stop_while_running(const TestDb& db, const std::string& id, const SlowInput& in, Clock::time_point& stopping) {
+  reset();
+  EngineOptions o = db.options();
+  o.shutdown_grace = std::chrono::seconds{5};
+  Engine engine(o);
+  engine.add<SlowBody>().add<CallsSlow>();
+  engine.start();
+  engine.start_workflow<CallsSlow>(id, in);
+  REQUIRE(wait_until([&] { return slow_running(db); }));
+  stopping = Clock::now();
+  engine.stop();
+}
+
 }  // namespace
 
 TEST_CASE("a body running while the test clock jumps an hour runs once", "[pg][timer][testing][timeout]") {
@@ -94,17 +109,9 @@ TEST_CASE("a body running while the test clock jumps an hour runs once", "[pg][t
 }
 
 TEST_CASE("cancelled() turns true as soon as shutdown starts and not when its grace ends", "[pg][shutdown][cancel]") {
-  reset();
   TestDb db;
-  EngineOptions o = db.options();
-  o.shutdown_grace = std::chrono::seconds{5};
-  Engine engine(o);
-  engine.add<SlowBody>().add<CallsSlow>();
-  engine.start();
-  engine.start_workflow<CallsSlow>("told-at-shutdown", {1500, false, 30000});
-  REQUIRE(wait_until([&] { return slow_running(db); }));
-  const auto stopping = Clock::now();
-  engine.stop();
+  Clock::time_point stopping;
+  stop_while_running(db, "told-at-shutdown", {1500, false, 30000}, stopping);
   REQUIRE(slow_saw_cancelled);
   const auto told = Clock::time_point{Clock::duration{slow_cancelled_at.load()}} - stopping;
   INFO("cancelled() turned true " << std::chrono::duration_cast<std::chrono::milliseconds>(told).count()
@@ -114,19 +121,10 @@ TEST_CASE("cancelled() turns true as soon as shutdown starts and not when its gr
 
 TEST_CASE("an attempt that passes its timeout during the shutdown grace is failed and its late result discarded",
           "[pg][shutdown][timeout]") {
-  reset();
   TestDb db;
-  EngineOptions o = db.options();
-  o.shutdown_grace = std::chrono::seconds{5};
-  {
-    Engine engine(o);
-    engine.add<SlowBody>().add<CallsSlow>();
-    engine.start();
-    // Runs 2.5 s against a 1 s timeout; stop() begins before the timeout and grants 5 s.
-    engine.start_workflow<CallsSlow>("times-out-in-grace", {2500, false, 1000});
-    REQUIRE(wait_until([&] { return slow_running(db); }));
-    engine.stop();
-  }
+  Clock::time_point stopping;
+  // Runs 2.5 s against a 1 s timeout; stop() begins before the timeout and grants 5 s.
+  stop_while_running(db, "times-out-in-grace", {2500, false, 1000}, stopping);
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE error_type = 'durable::ActivityTimeout'") == 1);
   CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE kind = 'activity_completed'") == 0);
 }
