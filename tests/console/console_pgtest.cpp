@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <catch2/catch.hpp>
 #include <console.hpp>
@@ -126,6 +127,21 @@ std::string action(const Console& console, const std::string& verb, const std::s
          extra_headers + "\r\n" + body;
 }
 
+// `bytes` gzip-compressed, as a client sends a body with Content-Encoding: gzip.
+std::string gzip(const std::string& bytes) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, bytes.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
 bool is_json_error(const Answer& a) {
   const Json body = Json::parse(a.body, nullptr, false);
   return body.is_object() && body.contains("error") && body["error"].is_string() &&
@@ -209,8 +225,31 @@ TEST_CASE("a body past the limit gets 413, with a Content-Length, without one an
     }
     CHECK(parse(c.receive()).status == 413);
   }
+  SECTION("compressed: small on the wire, past the limit unpacked") {
+    const std::string packed = gzip(std::string(10 * 1024 * 1024, ' '));
+    REQUIRE(packed.size() < 64 * 1024);
+    Connection c(console.port());
+    c.send(head + "Content-Encoding: gzip\r\nContent-Length: " + std::to_string(packed.size()) + "\r\n\r\n" + packed);
+    CHECK(parse(c.receive()).status == 413);
+  }
   // The console serves on.
   CHECK(exchange(console.port(), get(console, "/api/runs")).status == 200);
+}
+
+TEST_CASE("connections past max_connections are answered 503 and closed, and served again once others end",
+          "[pg][console]") {
+  RunningEngine env;
+  Console console(env.engine, {.listen = "127.0.0.1:0", .max_connections = 2, .request_deadline = 1s});
+  console.start();
+  {
+    Connection slow1(console.port()), slow2(console.port());
+    slow1.send("GET / HTTP/1.1\r\n");
+    slow2.send("GET / HTTP/1.1\r\n");
+    const Answer refused = exchange(console.port(), get(console, "/api/runs"));
+    CHECK(refused.status == 503);
+    CHECK(is_json_error(refused));
+  }
+  CHECK(wait_until([&] { return exchange(console.port(), get(console, "/api/runs")).status == 200; }, 5s));
 }
 
 TEST_CASE("a request that trickles in is cut off at the request deadline, and the console serves on", "[pg][console]") {
