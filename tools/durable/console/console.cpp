@@ -118,8 +118,9 @@ void send_json(httplib::Response& res, int status, const Json& body) {
   res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json; charset=utf-8");
 }
 
+// On one line: libpq's messages (in a DatabaseError) span several.
 void send_error(httplib::Response& res, int status, const std::string& message) {
-  send_json(res, status, {{"error", message}});
+  send_json(res, status, {{"error", detail::one_line(message)}});
 }
 
 // What a handler's exception tells the client. Never throws: it runs inside the server's catch.
@@ -212,6 +213,7 @@ class SocketStream final : public httplib::Stream {
       : fd_(fd),
         read_timeout_(options.read_timeout),
         write_timeout_(options.write_timeout),
+        request_deadline_(options.request_deadline),
         deadline_(Clock::now() + options.request_deadline),
         // Room for the request line and headers beyond the body: httplib bounds each line, not their number.
         budget_(options.max_body_bytes + 64 * 1024) {}
@@ -232,9 +234,13 @@ class SocketStream final : public httplib::Stream {
     next_ += n;
     return static_cast<ssize_t>(n);
   }
+  // The answer too must be taken within request_deadline of its first byte: a client reading a
+  // byte at a time holds its thread no longer.
   ssize_t write(const char* ptr, size_t size) override {
-    if (!wait(POLLOUT, write_timeout_)) return -1;
-    return ::send(fd_, ptr, size, MSG_NOSIGNAL);
+    if (!answer_deadline_) answer_deadline_ = Clock::now() + request_deadline_;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*answer_deadline_ - Clock::now());
+    if (!wait(POLLOUT, std::min(left, write_timeout_))) return -1;
+    return ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);  // what fits now; httplib sends the rest
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override { address(::getpeername, ip, port); }
   void get_local_ip_and_port(std::string& ip, int& port) const override { address(::getsockname, ip, port); }
@@ -265,8 +271,9 @@ class SocketStream final : public httplib::Stream {
   }
 
   int fd_;
-  std::chrono::milliseconds read_timeout_, write_timeout_;
+  std::chrono::milliseconds read_timeout_, write_timeout_, request_deadline_;
   Clock::time_point deadline_;
+  std::optional<Clock::time_point> answer_deadline_;
   std::size_t budget_;
   char buffer_[4096];
   std::size_t next_ = 0, end_ = 0;
@@ -281,7 +288,8 @@ int bind_listener(const Listen& listen) {
   if (getaddrinfo(listen.host.c_str(), std::to_string(listen.port).c_str(), &hints, &found) != 0) return -1;
   int fd = -1;
   for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    // Non-blocking: a connection reset between poll() and accept() must not block the acceptor.
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) continue;
     const int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
@@ -539,6 +547,21 @@ struct Console::Impl {
     }
   }
 
+  // A connection past max_connections: 503, without a thread (the send does not wait).
+  static void refuse_busy(int fd) {
+    static const std::string body = R"({"error": "too many connections to the console at once: try again"})";
+    static const std::string busy = fmt::format(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+        body.size(), body);
+    (void)::send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
+    char sink[4096];  // what the request already sent, so that close() does not reset the answer away
+    while (::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    }
+    ::close(fd);
+  }
+
   void accept_connections() {
     for (;;) {
       pollfd p{listener, POLLIN, 0};
@@ -550,12 +573,7 @@ struct Console::Impl {
       if (fd < 0) continue;
       if (queued.size() + serving.size() >= options.max_connections) {
         lock.unlock();
-        static constexpr std::string_view busy =
-            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
-            "Content-Length: 55\r\nConnection: close\r\n\r\n{\"error\": \"too many connections to the console at "
-            "once\"}";
-        (void)::send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-        ::close(fd);
+        refuse_busy(fd);
         continue;
       }
       queued.push_back(fd);
