@@ -20,9 +20,7 @@
 
 using namespace std::chrono_literals;
 using durable::console::Console;
-using durable::console::ConsoleOptions;
-using durable::test::RunningEngine;
-using durable::test::wait_until;
+using namespace durable::test;  // RunningEngine, wait_until, the test workflows
 using Json = nlohmann::json;
 
 namespace {
@@ -150,8 +148,10 @@ bool is_json_error(const Answer& a) {
 
 }  // namespace
 
-TEST_CASE("a request whose query, id, path or body is not UTF-8 gets a 4xx and the console keeps serving",
-          "[pg][console]") {
+TEST_CASE(
+    "a request with bytes that are not UTF-8 in its query or path or headers or body gets a 4xx and the console keeps "
+    "serving",
+    "[pg][console]") {
   RunningEngine env;
   const auto run = env.engine.start_workflow<durable::test::ApprovalWorkflow>("waiting", 3'600'000);
   Console console(env.engine, {.listen = "127.0.0.1:0", .token = "s3cret"});
@@ -195,7 +195,8 @@ TEST_CASE("twenty slow connections do not stall a normal request", "[pg][console
   CHECK(std::chrono::steady_clock::now() - before < 2s);
 }
 
-TEST_CASE("a body past the limit gets 413, with a Content-Length, without one and chunked", "[pg][console]") {
+TEST_CASE("a body past the limit gets 413 with a Content-Length or without one or chunked or compressed",
+          "[pg][console]") {
   RunningEngine env;
   Console console(env.engine, {.listen = "127.0.0.1:0", .token = "s3cret"});
   console.start();
@@ -236,7 +237,7 @@ TEST_CASE("a body past the limit gets 413, with a Content-Length, without one an
   CHECK(exchange(console.port(), get(console, "/api/runs")).status == 200);
 }
 
-TEST_CASE("connections past max_connections are answered 503 and closed, and served again once others end",
+TEST_CASE("connections past max_connections are answered 503 and closed and served again once others end",
           "[pg][console]") {
   RunningEngine env;
   Console console(env.engine, {.listen = "127.0.0.1:0", .max_connections = 2, .request_deadline = 1s});
@@ -252,7 +253,7 @@ TEST_CASE("connections past max_connections are answered 503 and closed, and ser
   CHECK(wait_until([&] { return exchange(console.port(), get(console, "/api/runs")).status == 200; }, 5s));
 }
 
-TEST_CASE("a request that trickles in is cut off at the request deadline, and the console serves on", "[pg][console]") {
+TEST_CASE("a request that trickles in is cut off at the request deadline and the console serves on", "[pg][console]") {
   RunningEngine env;
   Console console(env.engine, {.listen = "127.0.0.1:0", .request_deadline = 1s});
   console.start();
@@ -268,7 +269,8 @@ TEST_CASE("a request that trickles in is cut off at the request deadline, and th
   CHECK(exchange(console.port(), get(console, "/api/runs")).status == 200);
 }
 
-TEST_CASE("console input out of range is a 400 with a one-line message, a taken workflow id a 409", "[pg][console]") {
+TEST_CASE("console input out of range is a 400 with a one-line message and a taken workflow id a 409",
+          "[pg][console]") {
   RunningEngine env;
   const auto run = env.engine.start_workflow<durable::test::ApprovalWorkflow>("waiting", 3'600'000);
   const auto other = env.engine.start_workflow<durable::test::ApprovalWorkflow>("taken", 3'600'000);
@@ -314,7 +316,7 @@ TEST_CASE("the token is compared whole: a prefix or a longer string is refused",
   CHECK(run.status() == durable::WorkflowStatus::running);
 }
 
-TEST_CASE("behind a TLS proxy, an action from the console's public origin goes through and another origin's does not",
+TEST_CASE("behind a TLS proxy an action from the console's public origin goes through and another origin's does not",
           "[pg][console]") {
   RunningEngine env;
   const auto run = env.engine.start_workflow<durable::test::ApprovalWorkflow>("waiting", 3'600'000);
