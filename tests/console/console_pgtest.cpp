@@ -385,3 +385,20 @@ TEST_CASE("a raw request is answered without a socket by the same router", "[pg]
   CHECK(parse(console.answer("\xff\xfe garbage")).status == 400);
   CHECK(console.answer("").empty());  // nothing asked, nothing answered
 }
+
+// The management API parses the cursor (src/engine/runs.cpp); on this branch it still lets a
+// 19-digit one escape as std::out_of_range (500) and one past the time range reach PostgreSQL
+// (503, 22008). The `cli` branch makes it throw InvalidArgument, which the console answers 400:
+// drop [!mayfail] once both are in.
+TEST_CASE("a cursor of 19 digits or past the time range is a 400", "[pg][console][!mayfail]") {
+  RunningEngine env;
+  Console console(env.engine, {.listen = "127.0.0.1:0"});
+  console.start();
+  for (const auto* us : {"9999999999999999999", "9223372036854775807"}) {
+    INFO(us);
+    const Answer a = exchange(
+        console.port(), get(console, fmt::format("/api/runs?cursor={}.01890000-0000-7000-8000-000000000000", us)));
+    CHECK(a.status == 400);
+    CHECK(is_json_error(a));
+  }
+}
