@@ -1,6 +1,8 @@
 // The `durable` command-line tool against a real PostgreSQL: every verb run as a user runs it (the
 // binary, in a shell), its JSON parsed and its text compared, its effect read from the database,
 // and bad input checked for its message and exit code.
+#include <httplib.h>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "support/process.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 #include "support/xor_codec.hpp"
@@ -399,4 +402,81 @@ TEST_CASE("with --codec-plugin the tool reads what a codec encoded, and without 
     CHECK(wrong_secret.code == 4);
     CHECK(wrong_secret.err.find("fails authentication") != std::string::npos);
   }
+}
+
+namespace {
+
+// `durable ARGS` left running on the test's schema (the console), with `env` added; its first
+// line of output read. Stopped with SIGINT, as an operator stops it, at the end.
+struct Serving {
+  // The process, stopped however the test ends (a failed REQUIRE in Serving's constructor too).
+  struct Child {
+    pid_t pid = -1;
+    int stop() {
+      int status = 0;
+      if (pid > 0 && kill(pid, SIGINT) == 0) waitpid(pid, &status, 0);
+      pid = -1;
+      return status;
+    }
+    ~Child() { stop(); }
+  };
+  Serving(const TestDb& db, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    static int n = 0;
+    out_path = fmt::format("/tmp/durable-cli-serving-{}-{}.out", getpid(), n++);
+    std::string command = "exec " + quoted(DURABLE_CLI) + " --schema " + quoted(db.schema());
+    for (const auto& a : args) command += " " + quoted(a);
+    child.pid = spawn_program("/bin/sh", db.url(), {"-c", command + " >" + out_path}, env);
+    REQUIRE(wait_until([&] { return slurp(out_path).find('\n') != std::string::npos; }));
+    line = slurp(out_path).substr(0, slurp(out_path).find('\n'));
+    std::smatch m;
+    REQUIRE(std::regex_search(line, m, std::regex(R"(^durable console on http://[^:]+:(\d+)/)")));
+    port = std::stoi(m[1]);
+  }
+  ~Serving() {
+    const int status = child.stop();
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    std::remove(out_path.c_str());
+  }
+  std::string out_path, line;
+  Child child;
+  int port = 0;
+};
+
+}  // namespace
+
+TEST_CASE("durable console takes its token from --token-file or DURABLE_CONSOLE_TOKEN and does not print it",
+          "[pg][cli]") {
+  RunningEngine env;
+  const std::string file = fmt::format("/tmp/durable-cli-token-{}", getpid());
+  std::ofstream(file) << "from-a-file\n";
+  const auto guarded = [](const Serving& s, const std::string& token) {
+    INFO(s.line);
+    CHECK(s.line.find(token) == std::string::npos);
+    CHECK(s.line.find("#token=") == std::string::npos);
+    httplib::Client client("127.0.0.1", s.port);
+    CHECK(client.Get("/api/runs")->status == 401);
+    CHECK(client.Get("/api/runs", {{"Authorization", "Bearer " + token}})->status == 200);
+  };
+
+  SECTION("from a file") {
+    guarded(Serving(env.db, {"console", "--listen", "0.0.0.0:0", "--token-file", file}), "from-a-file");
+  }
+  SECTION("from the environment") {
+    guarded(Serving(env.db, {"console", "--listen", "0.0.0.0:0"}, {"DURABLE_CONSOLE_TOKEN=from-the-env"}),
+            "from-the-env");
+  }
+  SECTION("a token made by the console is printed once, to open the page with") {
+    Serving s(env.db, {"console", "--listen", "127.0.0.1:0"});
+    CHECK(std::regex_search(s.line, std::regex("#token=[0-9a-f]{64}$")));
+  }
+  SECTION("two ways at once, or an empty or missing file, is a usage error") {
+    CHECK(cli(env.db, {"console", "--token-file", file, "--token", "x"}).code == 2);
+    std::ofstream(file) << "\n";
+    const auto empty = cli(env.db, {"console", "--token-file", file});
+    CHECK(empty.code == 2);
+    CHECK(empty.err.find("empty") != std::string::npos);
+    CHECK(cli(env.db, {"console", "--token-file", file + ".missing"}).code == 2);
+    CHECK(cli(env.db, {"console", "--public-origin", "ops.example.com"}).code == 2);
+  }
+  std::remove(file.c_str());
 }

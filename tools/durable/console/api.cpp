@@ -8,6 +8,7 @@
 #include <chrono>
 #include <durable/errors.hpp>
 #include <durable/stats.hpp>
+#include <limits>
 
 namespace durable::console::detail {
 namespace {
@@ -66,6 +67,20 @@ std::string required_string(const Json& body, const char* key) {
   const auto it = body.find(key);
   if (it == body.end() || !it->is_string()) throw InvalidArgument(std::string("the request needs \"") + key + "\"");
   return it->get<std::string>();
+}
+
+// A fork's "from_step": a whole number from 0 to INT_MAX, checked before it is narrowed (a
+// plain get<int>() would fork 4294967297 from step 1).
+int step_of(const Json& body) {
+  const auto step = body.find("from_step");
+  const auto bad = [] { return InvalidArgument("a fork needs \"from_step\", a whole number from 0 to 2147483647"); };
+  if (step == body.end() || !step->is_number_integer()) throw bad();
+  if (step->is_number_unsigned()) {
+    if (step->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) throw bad();
+  } else if (step->get<std::int64_t>() < 0 || step->get<std::int64_t>() > std::numeric_limits<int>::max()) {
+    throw bad();
+  }
+  return step->get<int>();
 }
 
 }  // namespace
@@ -232,11 +247,9 @@ Json act(Runs& runs, const std::string& verb, const Json& body, const std::strin
   };
   if (verb == "resume") return started(runs.resume(run_id, action));
   if (verb == "fork") {
-    const auto step = body.find("from_step");
-    if (step == body.end() || !step->is_number_integer()) throw InvalidArgument("a fork needs \"from_step\", a number");
     const auto id = body.find("workflow_id");
     ForkOptions options{.workflow_id = id != body.end() && id->is_string() ? id->get<std::string>() : std::string{}};
-    return started(runs.fork(run_id, step->get<int>(), action, options));
+    return started(runs.fork(run_id, step_of(body), action, options));
   }
   throw InvalidArgument("unknown action '" + verb + "': cancel, resume, fork or terminate");
 }

@@ -3,9 +3,12 @@
 // management API (Engine::runs(), Engine::schedules()); see docs/console.md.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <durable/engine.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace durable::console {
 
@@ -16,24 +19,42 @@ struct ConsoleOptions {
   // Empty: a random one is made (token()); required when listening on a non-loopback address.
   std::string token{};
   std::string actor = "console";  // recorded in the audit trail with each action
+  // Where browsers reach the console through a TLS-terminating proxy, scheme://host[:port] as the
+  // browser's Origin header spells it ("https://ops.example.com"). Actions from that origin are
+  // accepted, and on loopback a Host header naming it too. Empty: only the console's own address.
+  std::string public_origin{};
+  std::size_t max_body_bytes = 64 * 1024;  // a larger request body gets 413, however it is sent
+  std::size_t max_connections = 64;        // more at once are answered 503 and closed
+  std::chrono::milliseconds read_timeout = std::chrono::seconds{5};   // longest silence within a request
+  std::chrono::milliseconds write_timeout = std::chrono::seconds{5};  // longest wait for the client to read
+  // A request must have arrived in full (line, headers, body) this soon after its connection
+  // opened, or the connection is closed: a client trickling bytes holds no thread for longer.
+  std::chrono::milliseconds request_deadline = std::chrono::seconds{10};
 };
 
 // Serves the console for one engine's schema until stop(). The engine need not be started.
 class Console {
  public:
-  // Throws durable::InvalidOptions on a malformed listen address, or a non-loopback one without a token.
+  // Throws durable::InvalidOptions on a malformed listen address or public origin, a non-loopback
+  // address without a token, or a limit of 0.
   Console(durable::Engine& engine, ConsoleOptions options);
   ~Console();  // stop()
   Console(const Console&) = delete;
   Console& operator=(const Console&) = delete;
 
-  // Binds and serves on a thread of its own; returns once listening. Throws durable::Error when
+  // Binds and serves on threads of its own; returns once listening. Throws durable::Error when
   // the address cannot be bound (in use, not local).
   void start();
   int port() const;  // the port bound; 0 before start()
   const std::string& token() const;
-  // Stops serving and joins the server thread; requests in flight finish first.
+  // Stops serving and joins the server's threads; requests being answered finish first, those
+  // still arriving are cut off.
   void stop();
+
+  // Answers one HTTP request given as the bytes a client would send, through the same parser,
+  // checks and routes as a connection, without a socket (tests and the fuzzer use it). Returns
+  // the response's bytes; empty when `request` holds no request line.
+  std::string answer(std::string_view request);
 
  private:
   struct Impl;
