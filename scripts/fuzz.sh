@@ -26,7 +26,7 @@ build="${DURABLE_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${DURABLE_FUZZ_SECONDS:-30}"
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDURABLE_FUZZ=ON \
   -DDURABLE_TESTS=OFF -DDURABLE_EXAMPLES=OFF -DDURABLE_BENCH=OFF -DDURABLE_INSTALL=OFF
-cmake --build "$build" -j "$(nproc)" --target durable_fuzz_payload durable_fuzz_cron durable_fuzz_console
+cmake --build "$build" -j "$(nproc)" --target durable_fuzz_payload durable_fuzz_cron durable_fuzz_console durable_fuzz_history
 
 # run NAME MAX_LEN: fuzzes durable_fuzz_NAME; its corpus grows in $build/fuzz/corpus/NAME and a
 # crash lands in $build/fuzz/artifacts/NAME/. Prints one summary line; fails when it crashed.
@@ -55,4 +55,5 @@ failed=0
 run payload 4096 || failed=1
 run cron 256 || failed=1
 run console 8192 || failed=1
+run history 16384 || failed=1
 exit "$failed"

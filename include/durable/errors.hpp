@@ -15,7 +15,7 @@
 //       │   ├── InvalidEvent           an event without a stable id
 //       │   ├── InvalidTopic           a message topic or event key that is empty, too long or contains NUL
 //       │   ├── InvalidPatchId         a patch (change) id that is empty, too long or contains NUL
-//       │   ├── InvalidHistory         an exported history that is not JSON, or of an unknown format version
+//       │   ├── InvalidHistory         an exported history that is not JSON, of an unknown format version, or malformed
 //       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
 //       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
 //       │   ├── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
@@ -39,7 +39,7 @@
 //       ├── Timeout                    from result(): the wait ran out; the run goes on
 //       ├── CodecError                 a stored value does not decode: tampered with, or no codec (names the key id)
 //       │   └── UnknownCodecKey        a value encoded under a key id the codec does not know (a rotation dropped it)
-//       └── DatabaseError              PostgreSQL could not be reached or refused a statement
+//       └── DatabaseError              PostgreSQL could not be reached or refused a statement (sqlstate())
 //           ├── DatabaseUnavailable    connection lost, server down or restarting, after retrying: try later
 //           └── DatabaseRefused        the server refused a statement (names the SQLSTATE): retrying won't help
 //
@@ -334,7 +334,14 @@ class UnknownCodecKey : public CodecError {
 
 class DatabaseError : public Error {
  public:
-  using Error::Error;
+  explicit DatabaseError(const std::string& message, std::string sqlstate = {})
+      : Error(message), sqlstate_(std::move(sqlstate)) {}
+  // The SQLSTATE PostgreSQL answered with ("23505", "57P01", ...); empty when it gave none (no
+  // connection could be made, or the error is durable's own, such as a schema newer than the build).
+  const std::string& sqlstate() const noexcept { return sqlstate_; }
+
+ private:
+  std::string sqlstate_;
 };
 class DatabaseUnavailable : public DatabaseError {
  public:

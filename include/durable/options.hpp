@@ -11,6 +11,12 @@ namespace durable {
 
 using Duration = std::chrono::milliseconds;
 
+// The longest durable timer (sleep, start_timer, a receive's timeout) and the longest a handle's
+// result() or get_event() waits: longer is InvalidOptions, as any other call the engine cannot
+// honour. 100 years keeps every deadline inside the clock's range (system_clock's nanoseconds end
+// in 2262) and far from overflow; an unbounded wait is receive() without a timeout.
+inline constexpr Duration max_timer_duration = std::chrono::duration_cast<Duration>(std::chrono::years{100});
+
 enum class Backoff {
   constant,     // every delay is `base`
   exponential,  // delay after attempt n fails is base * 2^(n-1), capped by max_backoff

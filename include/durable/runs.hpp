@@ -126,8 +126,8 @@ struct ActivityAttempt {
 };
 
 struct HistoryQuery {
-  int from_seq = 0;
-  int limit = 1000;  // events per page, 1 to 1000
+  std::int64_t from_seq = 0;  // 0 to INT_MAX (wide, so that a caller's parsed number is checked, not cut)
+  int limit = 1000;           // events per page, 1 to 1000
 };
 
 // A page of a run's history: its events from `from_seq`, and every attempt of the activities
@@ -171,8 +171,9 @@ class Runs {
   Json export_history(const std::string& run_id) const;
   // A new run whose journal is the source run's events of the steps before `from_step`, going on
   // with the current code; it records the source run and step. `from_step` is 0 (start over with
-  // the same input) up to the number of steps the source journaled.
-  UntypedWorkflowHandle fork(const std::string& run_id, int from_step, const OperatorAction& action,
+  // the same input) up to the number of steps the source journaled; any other value (one a
+  // caller parsed wider than int, too) is InvalidArgument naming it.
+  UntypedWorkflowHandle fork(const std::string& run_id, std::int64_t from_step, const OperatorAction& action,
                              const ForkOptions& options = {});
   // Asks a running run to cancel, as UntypedWorkflowHandle::cancel does, for action.reason. False
   // when the run had ended already; true when it runs (recorded only when this call asked). A run

@@ -7,6 +7,7 @@
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
 #include "durable/messages.hpp"
+#include "durable/options.hpp"
 #include "base/printable.hpp"
 
 namespace durable::detail {
@@ -43,6 +44,15 @@ void check_workflow_id(const std::string& id) {
   if (id.find('\0') != std::string::npos) {
     throw InvalidWorkflowId("workflow id contains a NUL byte, which PostgreSQL text cannot store: remove it");
   }
+  if (auto problem = text_problem(id, 1000); !problem.empty()) {
+    throw InvalidWorkflowId(fmt::format("workflow id '{}' {}: ids are UTF-8 text", printable(id, 60), problem));
+  }
+}
+
+void check_text(const std::string& text, const char* what) {
+  if (auto problem = text_problem(text, std::string::npos); !problem.empty()) {
+    throw InvalidArgument(fmt::format("{} '{}' {}: it must be UTF-8 text", what, printable(text, 60), problem));
+  }
 }
 
 void check_topic(const std::string& topic) {
@@ -74,6 +84,14 @@ void check_app_version(const std::string& app_version) {
   }
 }
 
+void check_timer_duration(std::chrono::milliseconds duration, const char* what) {
+  if (duration <= max_timer_duration) return;
+  throw InvalidOptions(fmt::format(
+      "{}: {}ms is beyond the longest timer, max_timer_duration = {}ms (100 years): wait less, or receive without a "
+      "timeout to wait for good",
+      what, duration.count(), max_timer_duration.count()));
+}
+
 void check_patch_id(const std::string& change_id) {
   if (change_id.empty()) {
     throw InvalidPatchId("patch id is empty: name the change (e.g. \"charge-before-reserve\") and keep the name");
@@ -91,6 +109,8 @@ void check_action(const OperatorAction& action) {
   if (action.reason.find('\0') != std::string::npos || action.actor.find('\0') != std::string::npos) {
     throw InvalidArgument("an operator action's actor and reason cannot contain NUL bytes");
   }
+  check_text(action.actor, "the operator action's actor");
+  check_text(action.reason, "the operator action's reason");
 }
 
 }  // namespace durable::detail

@@ -1,6 +1,7 @@
 // The checks caller-given ids and names pass before anything is written.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -8,11 +9,15 @@
 
 namespace durable::detail {
 
-// Throws InvalidWorkflowId when the id is empty, over 1000 bytes or holds NUL.
 // `url`, else $DURABLE_DATABASE_URL; throws InvalidArgument naming `field` when both are empty.
 std::string database_url_or_env(const std::string& url, const char* field);
 
+// Throws InvalidWorkflowId when the id is empty, over 1000 bytes, or holds NUL or invalid UTF-8.
 void check_workflow_id(const std::string& id);
+
+// Throws InvalidArgument naming `what` when `text` holds NUL or invalid UTF-8 (PostgreSQL text
+// cannot hold either): a filter or name from a caller, checked before any statement.
+void check_text(const std::string& text, const char* what);
 
 // Throws InvalidTopic when the topic is empty, over max_topic_bytes, or holds NUL or invalid UTF-8.
 void check_topic(const std::string& topic);
@@ -26,11 +31,16 @@ void check_message_key(const std::string& key);
 // invalid UTF-8.
 void check_app_version(const std::string& app_version);
 
+// Throws InvalidOptions naming `what` (e.g. "ctx.sleep") when `duration` is beyond
+// max_timer_duration.
+void check_timer_duration(std::chrono::milliseconds duration, const char* what);
+
 // Throws InvalidPatchId when a patch (change) id is empty, over max_patch_id_bytes, or holds NUL
 // or invalid UTF-8.
 void check_patch_id(const std::string& change_id);
 
-// Throws InvalidArgument when an operator action's reason is blank, or its actor or reason holds NUL.
+// Throws InvalidArgument when an operator action's reason is blank, or its actor or reason holds NUL
+// or invalid UTF-8.
 void check_action(const OperatorAction& action);
 inline constexpr std::size_t max_patch_id_bytes = 255;
 

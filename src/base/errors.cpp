@@ -9,13 +9,13 @@ namespace durable {
 WorkflowAlreadyStarted::WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status)
     : Error(fmt::format("workflow id '{}' is already taken by run {} (status: {}); "
                         "choose another id, or read the existing run with Engine::workflow()",
-                        workflow_id, run_id, status)),
+                        detail::printable(workflow_id), run_id, status)),
       workflow_id_(std::move(workflow_id)),
       run_id_(std::move(run_id)),
       status_(std::move(status)) {}
 
 WorkflowNotFound::WorkflowNotFound(const std::string& workflow_id)
-    : Error(fmt::format("no workflow with id '{}'", workflow_id)) {}
+    : Error(fmt::format("no workflow with id '{}'", detail::printable(workflow_id))) {}
 
 WorkflowNotFound::WorkflowNotFound(Message message) : Error(std::move(message.text)) {}
 

@@ -47,6 +47,7 @@ WorkflowStatus UntypedWorkflowHandle::status() const {
 }
 
 Json UntypedWorkflowHandle::result_json(Duration timeout) const {
+  detail::check_timer_duration(timeout, "result()'s timeout");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string run_id = run_id_;
   for (;;) {
@@ -81,6 +82,7 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
 
 std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key, Duration timeout) const {
   detail::check_event_key(key);
+  detail::check_timer_duration(timeout, "get_event()'s timeout");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string run_id = run_id_;
   for (;;) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "durable/errors.hpp"
 #include "durable/versioning.hpp"
 
@@ -26,6 +28,41 @@ Json export_history(pg::RunStore& store, const std::string& run_id) {
           {"app_version", run->app_version}, {"events", std::move(events)}};
 }
 
+namespace {
+
+// An integer field of an imported event, checked: a float, a string or a number beyond the range
+// would be converted by a plain cast (undefined behaviour) or cut short (step 2^32 + 1 as step 1).
+std::int64_t integer(const Json& value, const std::string& field, std::int64_t min, std::int64_t max) {
+  const bool fits = value.is_number_integer() &&
+                    !(value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max));
+  if (!fits || value.get<std::int64_t>() < min || value.get<std::int64_t>() > max) {
+    throw InvalidHistory(
+        fmt::format("its {} is {}: it must be an integer from {} to {}", field, value.dump(), min, max));
+  }
+  return value.get<std::int64_t>();
+}
+
+constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+
+// The integers the journal reader takes from an event's data (payloads are the code's own).
+void check_data(const Json& data) {
+  if (!data.is_object()) throw InvalidHistory(fmt::format("its data is {}: it must be an object", data.dump()));
+  for (const char* field : {"depth", "attempts", "at_step", "awaited", "index"}) {
+    if (data.contains(field)) integer(data[field], std::string("data.") + field, -1, int_max);
+  }
+  for (const char* field : {"fire_at_us", "duration_ms", "timeout_ms", "started_us", "seq"}) {
+    if (data.contains(field)) integer(data[field], std::string("data.") + field, -int64_max, int64_max);
+  }
+  for (const char* field : {"dropped", "retry_steps"}) {
+    if (!data.contains(field)) continue;
+    if (!data[field].is_array()) throw InvalidHistory(fmt::format("its data.{} is not an array of steps", field));
+    for (const Json& step : data[field]) integer(step, std::string("data.") + field + "[]", 0, int_max);
+  }
+}
+
+}  // namespace
+
 ImportedHistory import_history(const Json& history) {
   if (!history.is_object() || history.value("format", Json()) != history_format) {
     throw InvalidHistory(fmt::format(
@@ -47,17 +84,19 @@ ImportedHistory import_history(const Json& history) {
     out.status = history.value("status", "");
     for (const Json& e : history.at("events")) {
       pg::JournalEvent event;
-      event.seq = e.at("seq").get<int>();
+      event.seq = static_cast<int>(integer(e.at("seq"), "seq", 0, int_max));
       event.kind = pg::event_kind_from_text(e.at("kind").get<std::string>());
-      event.step = e.value("step", -1);
+      event.step = static_cast<int>(integer(e.value("step", Json(-1)), "step", -1, int_max));
       event.name = e.value("name", "");
       event.data = e.value("data", Json::object());
-      out.last_event_us = std::max(out.last_event_us, e.value("at_us", std::int64_t{0}));
+      check_data(event.data);
+      if (event.kind == pg::EventKind::side_effect && event.name == "now") {
+        integer(event.data.value("value", Json()), "data.value (a time in microseconds)", -int64_max, int64_max);
+      }
+      out.last_event_us = std::max(out.last_event_us, integer(e.value("at_us", Json(0)), "at_us", 0, int64_max));
       out.events.push_back(std::move(event));
     }
-  } catch (const InvalidHistory&) {
-    throw;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // InvalidHistory from the checks above, or a JSON type error
     throw InvalidHistory(
         fmt::format("history of run '{}' is malformed at event {}: {}", out.run_id, out.events.size(), e.what()));
   }

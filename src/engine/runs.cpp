@@ -5,8 +5,9 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
+#include <charconv>
 
+#include "base/checks.hpp"
 #include "base/exceptions.hpp"
 #include "base/log.hpp"
 #include "base/printable.hpp"
@@ -48,26 +49,36 @@ void check_range(const std::optional<TimePoint>& from, const std::optional<TimeP
 void check_filter(const RunFilter& f) {
   check_range(f.created_from, f.created_until, "created");
   check_range(f.ended_from, f.ended_until, "ended");
+  detail::check_text(f.workflow_name, "the filter's workflow name");
+  detail::check_text(f.id_prefix, "the filter's workflow id prefix");
+  detail::check_text(f.schedule_id, "the filter's schedule id");
+  detail::check_text(f.trigger, "the filter's trigger");
+  if (f.app_version) detail::check_text(*f.app_version, "the filter's app version");
   if (!f.parent_run_id.empty() && !detail::is_uuid(f.parent_run_id)) {
     throw InvalidArgument(fmt::format("parent run id '{}' is not a run id (a uuid such as a handle's run_id())",
                                       detail::printable(f.parent_run_id)));
   }
 }
 
-// A cursor is "<created_at in us>.<run id>" of the last run of the page before.
+// A cursor is "<created_at in us>.<run id>" of the last run of the page before: a time the clock
+// can hold (system_clock's nanoseconds reach 2262), so one beyond it was never a next_cursor.
 std::pair<std::int64_t, std::string> parse_cursor(const std::string& cursor) {
   const auto dot = cursor.find('.');
   const auto bad = [&] {
-    return InvalidArgument(fmt::format(
-        "cursor '{}' is malformed: pass RunPage::next_cursor of the page before as it is", detail::printable(cursor)));
+    return InvalidArgument(
+        fmt::format("cursor '{}' is malformed: pass RunPage::next_cursor of the page before as it is (a time in "
+                    "microseconds from 1970 to 2262, a dot, a run id)",
+                    detail::printable(cursor)));
   };
   if (dot == std::string::npos || dot == 0 || dot > 19) throw bad();
-  for (std::size_t i = 0; i < dot; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(cursor[i]))) throw bad();
-  }
+  std::int64_t us = 0;
+  const auto [end, error] = std::from_chars(cursor.data(), cursor.data() + dot, us);
+  constexpr std::int64_t max_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(TimePoint::max().time_since_epoch()).count();
+  if (error != std::errc() || end != cursor.data() + dot || us < 0 || us > max_us) throw bad();
   std::string run = cursor.substr(dot + 1);
   if (!detail::is_uuid(run)) throw bad();
-  return {std::stoll(cursor.substr(0, dot)), std::move(run)};
+  return {us, std::move(run)};
 }
 
 std::int64_t us_of(TimePoint t) {
@@ -119,11 +130,13 @@ RunInfo Runs::latest(const std::string& workflow_id) const {
 
 History Runs::history(const std::string& run_id, const HistoryQuery& query) const {
   check_limit(query.limit, "history");
-  if (query.from_seq < 0) {
-    throw InvalidArgument(fmt::format("history from_seq {} is negative: events are numbered from 0", query.from_seq));
+  if (query.from_seq < 0 || query.from_seq > std::numeric_limits<int>::max()) {
+    throw InvalidArgument(fmt::format(
+        "history from_seq {} is out of range: events are numbered from 0 to {} (History::next_seq of the page before)",
+        query.from_seq, std::numeric_limits<int>::max()));
   }
   if (!core_->run_store().exists(run_id)) throw WorkflowNotFound::run(run_id);
-  return core_->run_store().history(run_id, query.from_seq, query.limit);
+  return core_->run_store().history(run_id, static_cast<int>(query.from_seq), query.limit);
 }
 
 Json Runs::export_history(const std::string& run_id) const {
@@ -207,7 +220,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
   return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
 }
 
-UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const OperatorAction& action,
+UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_step, const OperatorAction& action,
                                  const ForkOptions& options) {
   detail::check_action(action);
   if (!options.workflow_id.empty()) detail::check_workflow_id(options.workflow_id);
@@ -220,12 +233,13 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, int from_step, const
         "run {} has no journal to fork (a run kept from before version 9, whose history was deleted then)", run_id));
   }
   const int steps = static_cast<int>(journal.steps.size());
-  if (from_step < 0 || from_step > steps) {
+  if (asked_step < 0 || asked_step > steps) {
     throw InvalidArgument(
         fmt::format("cannot fork run {} from step {}: its journal has steps 0 to {}; give 0 (start "
                     "over) to {} (after its last step)",
-                    run_id, from_step, steps - 1, steps));
+                    run_id, asked_step, steps - 1, steps));
   }
+  const int from_step = static_cast<int>(asked_step);  // in range: at most the journal's steps
   // A child that had not ended belongs to the source run: the copy would wait for it for good.
   for (int step = 0; step < from_step; ++step) {
     const auto& s = journal.steps[static_cast<std::size_t>(step)];

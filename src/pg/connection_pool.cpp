@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 #include "base/log.hpp"
 
+#include <libpq-fe.h>
+
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "durable/errors.hpp"
 #include "base/failpoint.hpp"
+#include "base/printable.hpp"
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 
@@ -15,13 +19,37 @@ namespace durable::pg {
 
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
+void check_conninfo(const std::string& url, const char* field) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  if (options) {
+    PQconninfoFree(options);
+    return;
+  }
+  std::string reason = error ? error : "out of memory";
+  PQfreemem(error);
+  reason = std::regex_replace(reason, std::regex(R"("[^"]*")"), "\"...\"");  // libpq quotes parts of the URL
+  while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
+  throw InvalidOptions(
+      fmt::format("{}: the database URL does not parse ({}): give a libpq URI such as "
+                  "postgresql://user@localhost:5432/app (percent-encode special characters) or a conninfo string "
+                  "such as \"host=localhost dbname=app\"",
+                  field, detail::printable(reason)));
+}
+
+DatabaseRefused refused(const pqxx::sql_error& e) {
+  return DatabaseRefused(fmt::format("database error ({}): {}", e.sqlstate(), e.what()), e.sqlstate());
+}
+
 ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name,
                                SessionPolicy policy)
     : url_(std::move(url)),
       schema_(std::move(schema)),
       application_name_(std::move(application_name)),
       size_(size),
-      policy_(policy) {}
+      policy_(policy) {
+  check_conninfo(url_, "EngineOptions::database_url");
+}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -115,6 +143,7 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
     std::unique_ptr<pqxx::connection> conn;
     bool keep = true;  // false when the connection itself is no longer trustworthy
     std::string retry_reason;
+    std::string state;  // the SQLSTATE of a retried error, when the server gave one
     auto give_back = [&] {
       if (conn) release(keep && conn->is_open() ? std::move(conn) : nullptr);
     };
@@ -143,7 +172,7 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
       // the server is restarting or unreachable: worth another try on a new connection.
       // 57014 is a statement cancelled (statement_timeout, pg_cancel_backend) and 25P03 a session
       // ended by idle_in_transaction_session_timeout: both transient, the work itself was fine.
-      const std::string state = e.sqlstate();
+      state = e.sqlstate();
       if (state.rfind("57P", 0) == 0 || state.rfind("08", 0) == 0) {
         retry_reason = fmt::format("server unavailable ({}): {}", state, e.what());
         keep = false;
@@ -153,7 +182,7 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
         keep = state == "57014";
       } else {
         give_back();
-        throw DatabaseRefused(fmt::format("database error ({}): {}", state, e.what()));
+        throw refused(e);
       }
     } catch (...) {
       give_back();
@@ -161,7 +190,7 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
     }
     give_back();
     if (std::chrono::steady_clock::now() + pause > deadline) {
-      throw DatabaseUnavailable(fmt::format("giving up after {} attempts: {}", attempt, retry_reason));
+      throw DatabaseUnavailable(fmt::format("giving up after {} attempts: {}", attempt, retry_reason), state);
     }
     detail::logger().debug("retrying database work (attempt {}): {}", attempt, retry_reason);
     std::this_thread::sleep_for(pause);

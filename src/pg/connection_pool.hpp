@@ -14,7 +14,19 @@
 
 #include "pg/session_policy.hpp"
 
+namespace durable {
+class DatabaseRefused;
+}
+
 namespace durable::pg {
+
+// Throws InvalidOptions naming `field` when libpq cannot parse `url` as a URI or conninfo string:
+// no connection could ever be made, so nothing retries it. The message leaves out the URL and the
+// parts of it libpq quotes, which may hold a password.
+void check_conninfo(const std::string& url, const char* field);
+
+// What a statement error PostgreSQL answered becomes: DatabaseRefused, with its SQLSTATE.
+DatabaseRefused refused(const pqxx::sql_error& e);
 
 class ConnectionPool {
  public:

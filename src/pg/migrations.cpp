@@ -638,13 +638,14 @@ template <typename Work>
 auto with_session(const std::string& database_url, const std::string& schema, Work work) {
   pg::validate_schema_name(schema);
   const std::string url = detail::database_url_or_env(database_url, "the database URL");
+  pg::check_conninfo(url, "the database URL");
   try {
     pqxx::connection conn(url);
     return work(conn);
   } catch (const pqxx::broken_connection& e) {
     throw DatabaseUnavailable(fmt::format("cannot reach the database: {}", detail::printable(e.what())));
   } catch (const pqxx::sql_error& e) {
-    throw DatabaseRefused(fmt::format("database error ({}): {}", e.sqlstate(), detail::printable(e.what())));
+    throw pg::refused(e);
   }
 }
 

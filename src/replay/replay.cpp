@@ -228,6 +228,8 @@ Json Replay::await_activity(int step) {
 }
 
 int Replay::start_timer(Duration duration) {
+  // Checked before a step is taken: the same code refuses it again at every replay, at this point.
+  check_timer_duration(duration, "a durable timer (sleep, start_timer)");
   cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (replayed(step, StepKind::timer, "")) return step;
@@ -283,6 +285,7 @@ Json Replay::take_message(const std::string& topic, const pg::InboxMessage& m, i
 
 std::optional<Json> Replay::receive(const std::string& topic, std::optional<Duration> timeout) {
   check_topic(topic);
+  if (timeout) check_timer_duration(*timeout, "receive's timeout");
   cancel_point(-1, new_ground());
   const int step = next_step_++;
   if (const StepRecord* r = replayed(step, StepKind::receive, topic)) {
@@ -351,7 +354,15 @@ std::size_t Replay::wait_any(const std::vector<int>& steps) {
   const std::string name = fmt::format("{}", fmt::join(steps, ","));
   cancel_point(-1, new_ground());
   const int step = next_step_++;
-  if (const StepRecord* r = replayed(step, StepKind::wait, name)) return r->value.get<std::size_t>();
+  if (const StepRecord* r = replayed(step, StepKind::wait, name)) {
+    const bool index_like = r->value.is_number_integer() && r->value.get<std::int64_t>() >= 0;
+    const auto index = index_like ? r->value.get<std::size_t>() : steps.size();
+    if (index >= steps.size()) {  // a journal of other code (or a tampered one): never an index past the futures
+      diverge(step, fmt::format("a wait_any that chose future {}", r->value.dump()),
+              fmt::format("a wait_any of {} futures", steps.size()));
+    }
+    return index;
+  }
   // First time here. Outcomes already journaled came before this replay; then what is due now,
   // by its time on the database clock (a timer's fire time, a message's send time), so a message
   // sent after a deadline loses to it even when no engine ran in between. Ties: the order given.

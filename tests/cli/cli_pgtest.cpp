@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -62,6 +64,8 @@ std::string stable(std::string text) {
                             "00000000-0000-0000-0000-000000000000");
   return text;
 }
+
+const std::string marker = "plain_TEXT-marker!";
 
 struct Fleet : RunningEngine {
   Fleet() {
@@ -330,7 +334,9 @@ TEST_CASE("with --codec-plugin the tool reads what a codec encoded, and without 
           "[pg][cli][codec]") {
   const auto codec = std::make_shared<XorCodec>(std::map<std::string, std::string>{{"k1", "s3cret"}}, "k1");
   RunningEngine env([&](EngineOptions& o) { o.codec = codec; });
-  env.engine.start_workflow<HelloWorkflow>("hello-1", "ada").result(10s);
+  // A marker no hex run id, base64 ciphertext or JSON escape can contain by chance ('!', '_' and
+  // '-' together, upper and lower case), so that finding it, or not, says what it should.
+  env.engine.start_workflow<HelloWorkflow>("hello-1", marker).result(10s);
   env.engine.start_workflow<FailingWorkflow>("failing-1", "on purpose");
   REQUIRE(wait_until([&] { return env.engine.runs().latest("failing-1").status == WorkflowStatus::failed; }));
   const std::vector<std::string> plugin{"--codec-plugin", DURABLE_TEST_CODEC_PLUGIN, "--codec-config", "k1=s3cret"};
@@ -344,7 +350,7 @@ TEST_CASE("with --codec-plugin the tool reads what a codec encoded, and without 
     REQUIRE(show.code == 0);
     CHECK(show.out.find("input         [encoded with key k1]\n") != std::string::npos);
     CHECK(show.out.find("result        [encoded with key k1]\n") != std::string::npos);
-    CHECK(show.out.find("ada") == std::string::npos);
+    CHECK(show.out.find(marker) == std::string::npos);
     auto failed = cli(env.db, {"workflows", "show", "failing-1"});
     CHECK(failed.out.find("error         ") != std::string::npos);
     CHECK(failed.out.find("[encoded with key k1]\n") != std::string::npos);
@@ -358,13 +364,13 @@ TEST_CASE("with --codec-plugin the tool reads what a codec encoded, and without 
     CHECK(history_json.out.find("$encoded") != std::string::npos);
     CHECK(history_json.out.find("on purpose") == std::string::npos);
     auto exported = cli(env.db, {"workflows", "export", "hello-1"});
-    CHECK(exported.out.find("ada") == std::string::npos);
+    CHECK(exported.out.find(marker) == std::string::npos);
   }
   SECTION("with the services' codec: decoded") {
     auto show = with_plugin({"workflows", "show", "hello-1"});
     REQUIRE(show.code == 0);
-    CHECK(show.out.find("input         \"ada\"\n") != std::string::npos);
-    CHECK(show.out.find("result        \"hello, ada\"\n") != std::string::npos);
+    CHECK(show.out.find(fmt::format("input         \"{}\"\n", marker)) != std::string::npos);
+    CHECK(show.out.find(fmt::format("result        \"hello, {}\"\n", marker)) != std::string::npos);
     CHECK(show.out.find("encoded") == std::string::npos);
     CHECK(with_plugin({"workflows", "show", "failing-1", "--json"})
               .json()["error_message"]
@@ -372,14 +378,14 @@ TEST_CASE("with --codec-plugin the tool reads what a codec encoded, and without 
               .find("workflow gave up: on purpose") != std::string::npos);
     CHECK(with_plugin({"workflows", "history", "failing-1", "--json"}).out.find("on purpose") != std::string::npos);
     auto exported = with_plugin({"workflows", "export", "hello-1"}).json();
-    CHECK(exported.dump().find("hello, ada") != std::string::npos);
+    CHECK(exported.dump().find(fmt::format("hello, {}", marker)) != std::string::npos);
     // And from the environment, as a service's deployment would set it.
     setenv("DURABLE_CODEC_PLUGIN", DURABLE_TEST_CODEC_PLUGIN, 1);
     setenv("DURABLE_CODEC_CONFIG", "k1=s3cret", 1);
     auto from_env = cli(env.db, {"workflows", "show", "hello-1"});
     unsetenv("DURABLE_CODEC_PLUGIN");
     unsetenv("DURABLE_CODEC_CONFIG");
-    CHECK(from_env.out.find("result        \"hello, ada\"\n") != std::string::npos);
+    CHECK(from_env.out.find(fmt::format("result        \"hello, {}\"\n", marker)) != std::string::npos);
   }
   SECTION("a plugin that cannot load, or a codec that does not fit, is a clear error") {
     auto missing = cli(env.db, {"--codec-plugin", "/nonexistent/libcodec.so", "workflows", "show", "hello-1"});
@@ -479,4 +485,155 @@ TEST_CASE("durable console takes its token from --token-file or DURABLE_CONSOLE_
     CHECK(cli(env.db, {"console", "--public-origin", "ops.example.com"}).code == 2);
   }
   std::remove(file.c_str());
+}
+
+namespace {
+// A refusal as the tool must give it: exit 2, one line on stderr, nothing on stdout.
+void check_refused(const Outcome& o, const std::string& says) {
+  INFO("stdout: " << o.out << "\nstderr: " << o.err);
+  CHECK(o.code == 2);
+  CHECK(o.out.empty());
+  CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+  CHECK(o.err.find(says) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE_METHOD(Fleet, "hostile input is refused in one line with exit 2, and writes nothing", "[pg][cli]") {
+  const std::string run = engine.runs().latest("hello-1").run_id;
+  const auto list = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"workflows", "list"});
+    return cli(db, args);
+  };
+  SECTION("ages and times beyond the clock's range") {
+    check_refused(list({"--since", "999999999d"}), "--since '999999999d' reaches before 1970");
+    check_refused(list({"--since", "99999999999999d"}), "--since '99999999999999d' is not a time");
+    check_refused(cli(db, {"prune", "--ended-before", "999999999d", "--reason", "r"}), "reaches before 1970");
+    check_refused(list({"--since", "2026-12-01T08:00+99:99"}), "offset +99:99");
+    check_refused(list({"--since", "2026-12-01T08:00-24:00"}), "offset -24:00");
+  }
+  SECTION("cursors that are too long or beyond the time range") {
+    check_refused(list({"--cursor", "9999999999999999999." + run}), "cursor '9999999999999999999.");
+    check_refused(list({"--cursor", "9223372036854775807." + run}), "is malformed");
+    check_refused(list({"--cursor", "99999999999999999999." + run}), "is malformed");
+  }
+  SECTION("a fork's step beyond the range of a step number") {
+    for (const std::string step : {"4294967297", "4294967296", "-4294967295", "99999999999999999999"}) {
+      auto fork = cli(db, {"workflows", "fork", "hello-1", "--from-step", step, "--reason", "r"});
+      check_refused(fork, step);
+      auto dry = cli(db, {"workflows", "fork", "hello-1", "--from-step", step, "--reason", "r", "--dry-run"});
+      check_refused(dry, step);
+    }
+    CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 3);
+  }
+  SECTION("ids, reasons and filters that are not UTF-8") {
+    check_refused(cli(db, {"workflows", "show", "bad-\xff-id"}), "not valid UTF-8");
+    check_refused(cli(db, {"workflows", "cancel", "inbox-1", "--reason", "bad \xc3("}), "not valid UTF-8");
+    check_refused(list({"--id-prefix", "\xfe"}), "not valid UTF-8");
+    check_refused(list({"--name", "\xfe"}), "not valid UTF-8");
+    check_refused(cli(db, {"--actor", "\xff", "workflows", "cancel", "inbox-1", "--reason", "r"}), "not valid UTF-8");
+    CHECK(db.count("SELECT count(*) FROM {s}.audit") == 0);
+    CHECK(engine.runs().latest("inbox-1").status == WorkflowStatus::running);
+  }
+  SECTION("a database URL that does not parse, at once and without retrying") {
+    for (const std::string url : {"postgresql://%zz@[::1", "host=127.0.0.1 port=1 =oops", "not a url at all"}) {
+      const auto start = std::chrono::steady_clock::now();
+      auto o = cli(db, {"--database-url", url, "stats"}, false);
+      check_refused(o, "the database URL does not parse");
+      CHECK(o.err.find(url) == std::string::npos);  // it may hold a password
+      CHECK(std::chrono::steady_clock::now() - start < 3s);
+      check_refused(cli(db, {"--database-url", url, "migrate", "--check"}, false), "the database URL does not parse");
+    }
+  }
+}
+
+TEST_CASE_METHOD(Fleet, "control characters in ids and reasons are escaped in text output", "[pg][cli]") {
+  engine.start_workflow<InboxWorkflow>("evil\n1  forged\x1b[31m", InboxInput{});
+  const std::string forged = "x\n999  2000-01-01T00:00:00.000Z  root  cancel  inbox-1  forged";
+  REQUIRE(cli(db, {"workflows", "cancel", "inbox-1", "--reason", forged}).code == 0);
+  auto audit = cli(db, {"audit"});
+  REQUIRE(audit.code == 0);
+  CHECK(std::count(audit.out.begin(), audit.out.end(), '\n') == 2);  // the header and one entry
+  CHECK(audit.out.find("x\\x0a999") != std::string::npos);
+  auto listed = cli(db, {"workflows", "list"});
+  CHECK(std::count(listed.out.begin(), listed.out.end(), '\n') == 5);  // the header and four runs
+  CHECK(listed.out.find("evil\\x0a1  forged\\x1b[31m") != std::string::npos);
+  CHECK(listed.out.find('\x1b') == std::string::npos);
+  auto show = cli(db, {"workflows", "show", "evil\n1  forged\x1b[31m"});
+  REQUIRE(show.code == 0);
+  CHECK(show.out.find("workflow id   evil\\x0a1  forged\\x1b[31m\n") != std::string::npos);
+  auto missing = cli(db, {"workflows", "show", "gone\nfake\x1b"});
+  CHECK(missing.code == 1);
+  CHECK(missing.err == "durable: no workflow with id 'gone\\x0afake\\x1b'\n");
+  // As JSON the values are exact: JSON escapes them itself.
+  CHECK(cli(db, {"audit", "--json"}).json()["entries"][0]["reason"] == forged);
+}
+
+namespace {
+// An activity that fails until its cause is fixed, for a run to fail and be resumed.
+std::atomic<bool> ledger_open{false};
+const ActivityRef<int, int> post{"post"};
+const WorkflowRef<int, int> posting{"posting"};
+void register_posting(Engine& engine) {
+  engine.add_activity(post, [](ActivityContext&, const int& x) {
+    if (!ledger_open) throw NonRetryableError("the ledger is closed");
+    return x + 1;
+  });
+  engine.add_workflow(posting, [](WorkflowContext& ctx, const int& x) { return ctx.call(post, x); });
+}
+}  // namespace
+
+TEST_CASE("workflows resume runs a failed run again from its journal, as a user runs it", "[pg][cli]") {
+  ledger_open = false;
+  RunningEngine env({}, register_posting);
+  auto run = env.engine.start_workflow(posting, "post-1", 41);
+  CHECK_THROWS_AS(run.result(10s), WorkflowFailed);
+  auto dry = cli(env.db, {"workflows", "resume", "post-1", "--reason", "ledger reopened", "--dry-run"});
+  CHECK(dry.code == 0);
+  CHECK(env.engine.runs().latest("post-1").status == WorkflowStatus::failed);
+  ledger_open = true;
+  auto resumed = cli(env.db, {"--actor", "ops@test", "workflows", "resume", "post-1", "--reason", "ledger reopened"});
+  REQUIRE(resumed.code == 0);
+  CHECK(resumed.out == fmt::format("resumed run {} of 'post-1' (it was failed)\n", run.run_id()));
+  CHECK(env.engine.workflow_run(run.run_id()).result_json(10s) == 42);  // the same run, completed
+  const auto audit = env.engine.runs().audit();
+  REQUIRE(audit.size() == 1);
+  CHECK(audit[0].action == "resume");
+  CHECK(audit[0].actor == "ops@test");
+  CHECK(audit[0].reason == "ledger reopened");
+  auto again = cli(env.db, {"workflows", "resume", "post-1", "--reason", "twice"});
+  CHECK(again.code == 2);
+  CHECK(again.err.find("only a failed or blocked run can be resumed") != std::string::npos);
+}
+
+TEST_CASE("expire-idempotency-results forgets old results, audited, and refuses bad input", "[pg][cli]") {
+  const WorkflowRef<std::string, std::string> keyed{"keyed"};
+  RunningEngine env({}, [&](Engine& e) {
+    e.add_workflow(keyed, [](WorkflowContext& ctx, const std::string& s) {
+      return ctx.call<EchoActivity>(s, {.idempotency_key = "key-" + s});
+    });
+  });
+  env.engine.start_workflow(keyed, "keyed-1", "old").result(10s);
+  env.engine.start_workflow(keyed, "keyed-2", "new").result(10s);
+  pqxx::connection conn(env.db.url());
+  pqxx::work tx(conn);
+  tx.exec(
+      fmt::format("UPDATE \"{}\".idempotent_results SET created_at = now() - interval '100 days' "
+                  "WHERE workflow_id = 'keyed-1'",
+                  env.db.schema()));
+  tx.commit();
+  auto missing = cli(env.db, {"expire-idempotency-results", "--created-before", "90d"});
+  CHECK(missing.code == 2);
+  CHECK(missing.err == "durable: --reason is required (see --help)\n");
+  check_refused(cli(env.db, {"expire-idempotency-results", "--created-before", "soon", "--reason", "r"}),
+                "--created-before 'soon' is not a time");
+  auto young = cli(env.db, {"expire-idempotency-results", "--created-before", "200d", "--reason", "r", "--json"});
+  REQUIRE(young.code == 0);
+  CHECK(young.json()["results"] == 0);
+  auto expired = cli(env.db, {"expire-idempotency-results", "--created-before", "90d", "--reason", "retention"});
+  REQUIRE(expired.code == 0);
+  CHECK(stable(expired.out) == "forgot 1 idempotency result(s) committed before 2000-01-01T00:00:00.000Z\n");
+  CHECK(env.db.count("SELECT count(*) FROM {s}.idempotent_results WHERE workflow_id = 'keyed-1'") == 0);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.idempotent_results") == 1);
+  CHECK(env.engine.runs().audit()[0].action == "expire_idempotency_results");
+  CHECK(env.engine.runs().audit()[0].reason == "retention");
 }

@@ -386,11 +386,9 @@ TEST_CASE("a raw request is answered without a socket by the same router", "[pg]
   CHECK(console.answer("").empty());  // nothing asked, nothing answered
 }
 
-// The management API parses the cursor (src/engine/runs.cpp); on this branch it still lets a
-// 19-digit one escape as std::out_of_range (500) and one past the time range reach PostgreSQL
-// (503, 22008). The `cli` branch makes it throw InvalidArgument, which the console answers 400:
-// drop [!mayfail] once both are in.
-TEST_CASE("a cursor of 19 digits or past the time range is a 400", "[pg][console][!mayfail]") {
+// The management API parses the cursor (src/engine/runs.cpp) and refuses one out of range with
+// InvalidArgument, which the console answers 400 (it was a 500, std::out_of_range, and a 503, 22008).
+TEST_CASE("a cursor of 19 digits or past the time range is a 400", "[pg][console]") {
   RunningEngine env;
   Console console(env.engine, {.listen = "127.0.0.1:0"});
   console.start();

@@ -243,3 +243,52 @@ TEST_CASE("a run that a refused call failed resumes under a build that accepts t
   CHECK(forked.result_json(std::chrono::seconds{30}) == "late x");
   CHECK(kinds_and_steps(runs.history(forked.run_id()))[1] == "activity_scheduled@0");
 }
+
+namespace {
+struct SleepsFor {  // sleeps its input in milliseconds
+  static constexpr auto name = "sleeps_for";
+  int operator()(WorkflowContext& ctx, const std::int64_t& ms) {
+    ctx.sleep(Duration{ms});
+    return 1;
+  }
+};
+struct WaitsTooLong {  // a receive with a timeout beyond the longest timer, caught; then a short sleep
+  static constexpr auto name = "waits_too_long";
+  std::string operator()(WorkflowContext& ctx, const std::string& topic) {
+    try {
+      ctx.receive<std::string>(topic, Duration::max());
+      return "received";
+    } catch (const InvalidOptions& e) {
+      ctx.sleep(1ms);
+      return e.what();
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("a timer beyond max_timer_duration fails the run with InvalidOptions and journals no timer",
+          "[pg][bad-input][timers]") {
+  TestDb db;
+  Engine engine(db.options());
+  engine.add<SleepsFor>().add<WaitsTooLong>();
+  engine.start();
+  const auto thousand_years = std::chrono::duration_cast<Duration>(std::chrono::years{1000}).count();
+  for (const std::int64_t ms : {thousand_years, Duration::max().count()}) {
+    const std::string id = "sleeps-" + std::to_string(ms);
+    auto run = engine.start_workflow<SleepsFor>(id, ms);
+    const auto failed = expect_throw<WorkflowFailed>([&] { run.result(30s); }, std::to_string(ms) + "ms",
+                                                     "max_timer_duration = 3155695200000ms (100 years)");
+    CHECK(failed.error_type() == "durable::InvalidOptions");
+    CHECK(db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + id + "' AND kind = 'timer_started'") ==
+          0);
+  }
+  CHECK(engine.start_workflow<SleepsFor>("sleeps-briefly", 1).result(30s) == 1);
+  // Caught, the refusal takes no step: the sleep after it is step 0, at every replay.
+  auto caught = engine.start_workflow<WaitsTooLong>("waits", "never");
+  CHECK_THAT(caught.result(30s), Catch::Contains("receive's timeout"));
+  CHECK(kinds_and_steps(engine.runs().history(caught.run_id())) ==
+        std::vector<std::string>{"workflow_started@-1", "timer_started@0", "timer_fired@0", "workflow_completed@-1"});
+  // Waits on a handle follow the same bound.
+  expect_throw<InvalidOptions>([&] { caught.result_json(Duration::max()); }, "result()'s timeout");
+  expect_throw<InvalidOptions>([&] { caught.get_event_json("progress", Duration::max()); }, "get_event()'s timeout");
+}

@@ -26,6 +26,8 @@ const WorkflowRef<int, int> flaky_flow{"flaky_flow"};
 std::atomic<int> counted_bodies{0};
 const ActivityRef<Pair, int> counted{"counted"};
 const WorkflowRef<int, int> counted_chain{"counted_chain"};
+// One counted step under the same idempotency key, whatever the input.
+const WorkflowRef<int, int> keyed_once{"keyed_once"};
 
 void register_runs_definitions(Engine& engine) {
   engine.add_activity(flaky, [](ActivityContext&, const int& x) {
@@ -45,6 +47,9 @@ void register_runs_definitions(Engine& engine) {
     int v = x;
     for (int i = 0; i < 5; ++i) v = ctx.call(counted, Pair{v, 1});
     return v;
+  });
+  engine.add_workflow(keyed_once, [](WorkflowContext& ctx, const int& x) {
+    return ctx.call(counted, Pair{x, 1}, {.idempotency_key = "the-one-key"});
   });
 }
 
@@ -513,4 +518,72 @@ TEST_CASE_METHOD(RunsEngine,
     if (a.activity == "flaky") attempts.emplace_back(a.attempt, a.outcome);
   }
   CHECK(attempts == std::vector<std::pair<int, std::string>>{{1, "failed"}, {2, "completed"}});
+}
+
+TEST_CASE_METHOD(RunsEngine, "expired idempotency results are forgotten, so their keys run their bodies again",
+                 "[pg][runs][idempotency]") {
+  CHECK(engine.start_workflow(keyed_once, "first", 1).result(30s) == 2);
+  CHECK(engine.start_workflow(keyed_once, "second", 10).result(30s) == 2);  // the key's result
+  CHECK(counted_bodies == 1);
+  expect_throw<InvalidArgument>(
+      [&] {
+        runs().expire_idempotency_results(std::chrono::system_clock::now(), {"ops", ""});
+      },
+      "needs a reason");
+  CHECK(runs().expire_idempotency_results(std::chrono::system_clock::now() - 1h, ops) == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.idempotent_results") == 1);
+  // The database clock decides what is older than the cutoff; a minute ahead covers any skew.
+  CHECK(runs().expire_idempotency_results(std::chrono::system_clock::now() + 1min, ops) == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.idempotent_results") == 0);
+  CHECK(engine.start_workflow(keyed_once, "third", 20).result(30s) == 21);
+  CHECK(counted_bodies == 2);
+  const auto audit = runs().audit();
+  REQUIRE(audit.size() == 2);
+  CHECK(audit[0].action == "expire_idempotency_results");
+  CHECK(audit[0].details["results"] == 1);
+  CHECK(audit[1].details["results"] == 0);
+}
+
+TEST_CASE_METHOD(RunsEngine,
+                 "hostile management input gets a typed error naming the value and the rule, and writes nothing",
+                 "[pg][runs][bad-input]") {
+  auto done = engine.start_workflow<HelloWorkflow>("done", "x");
+  REQUIRE(done.result(30s) == "hello, x");
+  const long long before = rows();
+  // A step number from a parser wider than int (a console's query string) is checked, not narrowed.
+  const std::int64_t beyond = 4294967297;  // 2^32 + 1: as an int, step 1
+  expect_throw<InvalidArgument>([&] { runs().fork(done.run_id(), beyond, ops); }, "step 4294967297",
+                                "0 (start over) to 1");
+  expect_throw<InvalidArgument>([&] { runs().fork(done.run_id(), -beyond, ops); }, "step -4294967297");
+  expect_throw<InvalidArgument>([&] { runs().history(done.run_id(), {.from_seq = beyond}); }, "from_seq 4294967297");
+  // Cursors: more digits than a time in microseconds has, or a time PostgreSQL cannot hold.
+  const std::string run = done.run_id();
+  for (const std::string us : {"9999999999999999999", "9223372036854775807", "99999999999999999"}) {
+    expect_throw<InvalidArgument>([&] { runs().list({.cursor = us + "." + run}); }, "cursor '" + us, "malformed");
+  }
+  // Text PostgreSQL cannot store is refused by name, not by the database.
+  expect_throw<InvalidWorkflowId>([&] { runs().latest("bad-\xff"); }, "not valid UTF-8");
+  expect_throw<InvalidWorkflowId>([&] { engine.start_workflow<HelloWorkflow>("bad-\xff", "x"); }, "not valid UTF-8");
+  expect_throw<InvalidArgument>([&] { runs().list({.filter = {.id_prefix = "\xfe"}}); }, "id prefix", "UTF-8");
+  expect_throw<InvalidArgument>([&] { runs().list({.filter = {.workflow_name = "\xfe"}}); }, "workflow name", "UTF-8");
+  expect_throw<InvalidArgument>([&] { runs().remove(run, {"ops", "bad \xc3("}); }, "reason", "not valid UTF-8");
+  expect_throw<InvalidArgument>([&] { runs().remove(run, {"\xff", "why"}); }, "actor", "not valid UTF-8");
+  CHECK(rows() == before);
+}
+
+TEST_CASE_METHOD(RunsEngine, "a statement the database refuses keeps its SQLSTATE", "[pg][runs][bad-input]") {
+  auto done = engine.start_workflow<HelloWorkflow>("done", "x");
+  REQUIRE(done.result(30s) == "hello, x");
+  pqxx::connection conn(db.url());
+  pqxx::work tx(conn);
+  tx.exec(test_sql(R"(
+CREATE FUNCTION {s}.refuse() RETURNS trigger LANGUAGE plpgsql
+  AS $$ BEGIN RAISE EXCEPTION 'audit is closed' USING ERRCODE = 'DU001'; END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON {s}.audit FOR EACH ROW EXECUTE FUNCTION {s}.refuse();
+)",
+                   "\"" + db.schema() + "\""));
+  tx.commit();
+  const auto refused = expect_throw<DatabaseRefused>([&] { runs().remove(done.run_id(), ops); }, "audit is closed");
+  CHECK(refused.sqlstate() == "DU001");
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
 }

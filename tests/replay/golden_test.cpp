@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -129,6 +130,53 @@ TEST_CASE("bad-* golden histories diverge from the current workflow code at the 
       CHECK_FALSE(result.divergence->asked.empty());
     }
   }
+}
+
+namespace {
+Json golden(const std::string& name) {
+  std::ifstream in(fs::path(DURABLE_GOLDEN_DIR) / (name + ".json"));
+  return Json::parse(in);
+}
+}  // namespace
+
+TEST_CASE("a malformed history is InvalidHistory naming what is wrong, never a cast out of range",
+          "[replay][bad-input]") {
+  Engine code(no_database());
+  register_current(code);
+  const auto refused = [&](const Json& history, const std::string& says) {
+    expect_throw<InvalidHistory>([&] { testing::replay(history, code); }, says);
+  };
+  Json h = golden("sleeper");
+  REQUIRE(testing::replay(h, code).ok());
+  // Numbers a plain conversion would cut short (step 2^32 + 1 as step 1) or could not hold.
+  Json e = h;
+  e["events"][2]["step"] = 4294967297LL;
+  refused(e, "its step is 4294967297: it must be an integer from -1 to 2147483647");
+  e = h;
+  e["events"][1]["seq"] = 1e20;
+  refused(e, "its seq is 1e+20");
+  e = h;
+  e["events"][2]["data"]["fire_at_us"] = 1e300;
+  refused(e, "its data.fire_at_us is 1e+300");
+  e = h;
+  e["events"][2]["data"]["fire_at_us"] = 18446744073709551615ULL;
+  refused(e, "data.fire_at_us is 18446744073709551615");
+  e = h;
+  e["events"][1]["data"]["value"] = 1e30;  // the time a `now` side effect journaled
+  refused(e, "data.value (a time in microseconds) is 1e+30");
+  e = h;
+  e["events"][3]["data"] = "fired";
+  refused(e, "its data is \"fired\": it must be an object");
+  e = h;
+  e["events"][0]["at_us"] = -5;
+  refused(e, "its at_us is -5");
+  // A journaled choice past the futures the code waits on diverges; it is never an index.
+  Json chosen = golden("first-of");
+  REQUIRE(chosen["events"][4]["kind"] == "wait_chosen");
+  chosen["events"][4]["data"]["index"] = 7;
+  const auto result = testing::replay(chosen, code);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.divergence->journaled == "a wait_any that chose future 7");
 }
 
 // Records the histories of this folder from runs against a real PostgreSQL (hidden: run it by

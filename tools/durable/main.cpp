@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <durable/durable.hpp>
@@ -145,17 +146,18 @@ void list_runs(Tool& tool, const ListArgs& a) {
 
 void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
   const RunInfo r = tool.run_of(id, run_id);
-  std::string h = fmt::format("workflow id   {}\nrun id        {}{}\nworkflow      {}\nstatus        {}\n",
-                              r.workflow_id, r.run_id, r.latest ? " (latest)" : "", r.workflow_name, status_text(r));
+  std::string h =
+      fmt::format("workflow id   {}\nrun id        {}{}\nworkflow      {}\nstatus        {}\n", escaped(r.workflow_id),
+                  r.run_id, r.latest ? " (latest)" : "", escaped(r.workflow_name), status_text(r));
   h += fmt::format("started by    {}{}\ncreated       {}\n", to_string(r.started_by),
-                   r.origin.empty() ? "" : " " + r.origin, iso_time(r.created_at));
+                   r.origin.empty() ? "" : " " + escaped(r.origin), iso_time(r.created_at));
   if (r.ended_at)
     h += fmt::format("ended         {} (after {})\n", iso_time(r.ended_at), span(*r.ended_at - r.created_at));
-  if (!r.app_version.empty()) h += fmt::format("app version   {}\n", r.app_version);
+  if (!r.app_version.empty()) h += fmt::format("app version   {}\n", escaped(r.app_version));
   h += fmt::format("journal       {} events, {} activities, {} attempts ({} failed)\n", r.journal_length, r.activities,
                    r.attempts, r.failed_attempts);
   auto link = [&](const char* label, const std::string& value) {
-    if (!value.empty()) h += fmt::format("{:<14}{}\n", label, value);
+    if (!value.empty()) h += fmt::format("{:<14}{}\n", label, escaped(value));
   };
   link("parent run", r.parent_run_id);
   link("forked from",
@@ -164,13 +166,13 @@ void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
   link("continued as", r.continued_as_run);
   if (r.blocked_by) {
     h += fmt::format("blocked       since {} by app version {} ({}): {}\n", iso_time(r.blocked_at),
-                     or_dash(r.blocked_by->app_version), count_of(r.blocked_by->times, "time", "times"),
-                     r.blocked_by->divergence.message);
+                     escaped(or_dash(r.blocked_by->app_version)), count_of(r.blocked_by->times, "time", "times"),
+                     shown_text(r.blocked_by->divergence.message));
   }
   h += fmt::format("input         {}\n", shown(r.input));
   if (r.status == WorkflowStatus::completed) h += fmt::format("result        {}\n", shown(r.result));
   if (!r.error_type.empty() || !r.error_message.empty()) {
-    h += fmt::format("error         {}: {}\n", r.error_type, shown_text(r.error_message));
+    h += fmt::format("error         {}: {}\n", escaped(r.error_type), shown_text(r.error_message));
   }
   tool.print(to_json(r), h);
 }
@@ -199,15 +201,16 @@ void show_history(Tool& tool, const std::string& id, const std::string& run_id) 
     tries.add({std::to_string(a.step), a.activity, std::to_string(a.attempt), or_dash(iso_time(a.started_at)), took,
                a.outcome, a.error_type.empty() ? "" : a.error_type + ": " + shown_text(a.error_message)});
   }
-  std::string h = fmt::format("run {} of '{}' ({})\n\n", r.run_id, r.workflow_id, status_text(r)) + timeline.str();
+  std::string h =
+      fmt::format("run {} of '{}' ({})\n\n", r.run_id, escaped(r.workflow_id), status_text(r)) + timeline.str();
   if (!all.attempts.empty()) h += "\nattempts\n" + tries.str();
   tool.print({{"run", to_json(static_cast<const RunSummary&>(r))}, {"events", events}, {"attempts", attempts}}, h);
 }
 
 // An action on a run: checks it as a dry run, or does it; prints what happened.
 struct ActionArgs {
-  std::string id, run, reason, new_id;
-  int from_step = -1;
+  std::string id, run, reason, new_id, from_step_text;
+  std::int64_t from_step = -1;
   bool dry_run = false;
 };
 
@@ -236,7 +239,21 @@ void check_fork(Tool& tool, const RunInfo& r, const ActionArgs& a) {
   }
 }
 
-void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
+// A step number as typed: the API checks its range and names it; a number no int64 holds is named
+// here (CLI11 would clamp it to the largest, a silent wrong answer).
+std::int64_t parse_step(const std::string& text) {
+  std::int64_t step = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    throw InvalidArgument(fmt::format(
+        "--from-step '{}' is not a step number: give 0 (start over) up to the number of steps the run journaled",
+        escaped(text)));
+  }
+  return step;
+}
+
+void act(Tool& tool, const std::string& verb, ActionArgs a) {
+  if (verb == "fork") a.from_step = parse_step(a.from_step_text);
   const RunInfo r = tool.run_of(a.id, a.run);
   const OperatorAction action = tool.action(a.reason);
   const bool running = r.status == WorkflowStatus::running;
@@ -248,7 +265,7 @@ void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
       done = verb == "cancel" ? tool.runs().cancel(r.run_id, action) : tool.runs().terminate(r.run_id, action);
     doc["changed"] = done;
     if (!done) {  // nothing to do is an answer, not an error
-      tool.print(doc, fmt::format("run {} of '{}' had ended ({}): nothing to {}\n", r.run_id, r.workflow_id,
+      tool.print(doc, fmt::format("run {} of '{}' had ended ({}): nothing to {}\n", r.run_id, escaped(r.workflow_id),
                                   to_string(r.status), verb));
       return;
     }
@@ -283,7 +300,7 @@ void act(Tool& tool, const std::string& verb, const ActionArgs& a) {
     doc["changed"] = true;
     what = fmt::format("deleted run {} of '{}' and its history", r.run_id, r.workflow_id);
   }
-  tool.print(doc, (a.dry_run ? "dry run, nothing written: would have " : "") + what + "\n");
+  tool.print(doc, (a.dry_run ? "dry run, nothing written: would have " : "") + escaped(what) + "\n");
 }
 
 // --- schedules, stats, audit ---------------------------------------------------------------------
@@ -301,14 +318,14 @@ void list_schedules(Tool& tool) {
 
 void show_schedule(Tool& tool, const std::string& id) {
   const ScheduleInfo s = tool.engine().schedules().get(id);
-  tool.print(
-      to_json(s),
-      fmt::format("id             {}\nworkflow       {}\ninput          {}\ncron           {} ({})\nmisfire        "
-                  "{} (grace {}, catch-up limit {})\npaused         {}\nnext fire      {}\nfires started  "
-                  "{}\nfires dropped  {}\n",
-                  s.id, s.spec.workflow, shown(s.spec.input), s.spec.cron, s.spec.time_zone, to_string(s.spec.misfire),
-                  span(s.spec.misfire_grace), s.spec.catchup_limit, s.paused ? "yes" : "no", iso_time(s.next_fire),
-                  s.fires_started, s.fires_dropped));
+  tool.print(to_json(s),
+             fmt::format(
+                 "id             {}\nworkflow       {}\ninput          {}\ncron           {} ({})\nmisfire        "
+                 "{} (grace {}, catch-up limit {})\npaused         {}\nnext fire      {}\nfires started  "
+                 "{}\nfires dropped  {}\n",
+                 escaped(s.id), escaped(s.spec.workflow), shown(s.spec.input), escaped(s.spec.cron),
+                 escaped(s.spec.time_zone), to_string(s.spec.misfire), span(s.spec.misfire_grace), s.spec.catchup_limit,
+                 s.paused ? "yes" : "no", iso_time(s.next_fire), s.fires_started, s.fires_dropped));
 }
 
 void show_stats(Tool& tool) {
@@ -322,8 +339,8 @@ void show_stats(Tool& tool) {
   statuses.add({"blocked", std::to_string(s.blocked)});
   h += statuses.str();
   if (s.oldest_running) {
-    h += fmt::format("oldest running: '{}' ({}), for {}\n", s.oldest_running->workflow_id,
-                     s.oldest_running->workflow_name, span(s.at - s.oldest_running->created_at));
+    h += fmt::format("oldest running: '{}' ({}), for {}\n", escaped(s.oldest_running->workflow_id),
+                     escaped(s.oldest_running->workflow_name), span(s.at - s.oldest_running->created_at));
   }
   Table tasks({"ACTIVITY", "READY", "DELAYED", "RUNNING", "OLDEST READY"});
   for (const auto& q : s.activity_queues) {
@@ -402,7 +419,7 @@ void serve_console(Tool& tool, console::ConsoleOptions options, const std::strin
   c.stop();
 }
 
-// One line: libpq's messages span several, each a sentence of its own.
+// One line: libpq's messages span several, each a sentence of its own; other control bytes escaped.
 std::string one_line(const std::string& text) {
   std::string out;
   bool break_pending = false;
@@ -417,7 +434,7 @@ std::string one_line(const std::string& text) {
         out += "; ";
         break_pending = false;
       }
-      out += c;
+      out += escaped(std::string(1, c));  // an escape sequence in an id must not reach the terminal
     }
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
@@ -574,7 +591,8 @@ int run(int argc, char** argv) {
   auto* fork =
       add_action("fork", "start a new run from a run's journal up to a step",
                  "durable workflows fork order-42 --from-step 3 --reason \"replay after fix\" --new-id order-42b");
-  fork->add_option("--from-step", aa.from_step, "keep the journal's steps before this one (0: start over)")->required();
+  fork->add_option("--from-step", aa.from_step_text, "keep the journal's steps before this one (0: start over)")
+      ->required();
   fork->add_option("--new-id", aa.new_id,
                    "the new run's workflow id (default: the same, whose latest run must have ended)");
   add_action("delete", "delete an ended run and its history",
@@ -597,7 +615,7 @@ int run(int argc, char** argv) {
     }
     const std::string message_id = tool.engine().send(id, topic, message, {.idempotency_key = key});
     tool.print({{"workflow_id", id}, {"topic", topic}, {"message_id", message_id}},
-               fmt::format("sent message {} to '{}' on topic '{}'\n", message_id, id, topic));
+               escaped(fmt::format("sent message {} to '{}' on topic '{}'", message_id, id, topic)) + "\n");
   });
 
   // schedules
@@ -632,8 +650,9 @@ int run(int argc, char** argv) {
       if (name == "resume") s.resume(sid, action);
       if (name == "delete" && !sdry) s.remove(sid, action);
       const std::string done = name == "pause" ? "paused" : name == "resume" ? "resumed" : "deleted";
-      tool.print({{"schedule", sid}, {"action", name}, {"dry_run", sdry}},
-                 fmt::format("{}{} schedule '{}'\n", sdry ? "dry run, nothing written: would have " : "", done, sid));
+      tool.print(
+          {{"schedule", sid}, {"action", name}, {"dry_run", sdry}},
+          fmt::format("{}{} schedule '{}'\n", sdry ? "dry run, nothing written: would have " : "", done, escaped(sid)));
     });
   }
 
@@ -654,6 +673,20 @@ int run(int argc, char** argv) {
     tool.print({{"runs", p.runs}, {"batches", p.batches}, {"dry_run", pdry}, {"ended_before", iso_time(cutoff)}},
                fmt::format("{} {} run(s) that ended before {}\n",
                            pdry ? "dry run, nothing written: would delete" : "deleted", p.runs, iso_time(cutoff)));
+  });
+
+  std::string created_before, ereason;
+  auto* expire = app.add_subcommand("expire-idempotency-results",
+                                    "forget activity idempotency results committed before a time: later tasks with "
+                                    "those keys run their bodies again");
+  expire->add_option("--created-before", created_before, "ISO-8601 time or an age (90d)")->required();
+  expire->add_option("--reason", ereason, "why, for the audit trail")->required();
+  example(expire, "durable expire-idempotency-results --created-before 90d --reason \"retention\"");
+  verb(expire, [&] {
+    const TimePoint cutoff = parse_time(created_before, "--created-before", std::chrono::system_clock::now());
+    const std::int64_t expired = tool.runs().expire_idempotency_results(cutoff, tool.action(ereason));
+    tool.print({{"results", expired}, {"created_before", iso_time(cutoff)}},
+               fmt::format("forgot {} idempotency result(s) committed before {}\n", expired, iso_time(cutoff)));
   });
 
   int alimit = 50;

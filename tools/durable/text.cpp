@@ -49,8 +49,17 @@ std::string shown(const Json& value) {
   return marked(value).dump();
 }
 
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte < 0x20 || byte == 0x7F ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return out;
+}
+
 std::string shown_text(const std::string& text) {
-  if (!std::string_view(text).starts_with(text_prefix)) return text;
+  if (!std::string_view(text).starts_with(text_prefix)) return escaped(text);
   const std::size_t colon = text.find(':', text_prefix.size());
   return marker(
       text.substr(text_prefix.size(), colon == std::string::npos ? std::string::npos : colon - text_prefix.size()));
@@ -72,9 +81,14 @@ TimePoint parse_time(const std::string& text, const std::string& option, TimePoi
       R"((\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]\d{2}:?\d{2})?)");
   std::smatch m;
   if (std::regex_match(text, m, age)) {
-    const long n = std::stol(m[1]);
+    const long n = std::stol(m[1]);  // at most 9 digits: n days in seconds fits
     const char unit = m[2].str()[0];
     const long seconds = unit == 's' ? n : unit == 'm' ? n * 60 : unit == 'h' ? n * 3600 : n * 86400;
+    const auto since_1970 = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    if (seconds > since_1970) {  // the clock's nanoseconds would overflow not long before
+      throw InvalidArgument(fmt::format("{} '{}' reaches before 1970: give an age of at most {}d, or an ISO-8601 time",
+                                        option, text, since_1970 / 86400));
+    }
     return now - std::chrono::seconds{seconds};
   }
   if (std::regex_match(text, m, iso)) {
@@ -91,8 +105,14 @@ TimePoint parse_time(const std::string& text, const std::string& option, TimePoi
       const std::string zone = m[8].matched ? m[8].str() : "Z";
       if (zone != "Z") {
         const std::string digits = std::regex_replace(zone.substr(1), std::regex(":"), "");
-        const auto offset =
-            std::chrono::hours{std::stoi(digits.substr(0, 2))} + std::chrono::minutes{std::stoi(digits.substr(2, 2))};
+        const int hours = std::stoi(digits.substr(0, 2)), minutes = std::stoi(digits.substr(2, 2));
+        if (hours > 23 || minutes > 59) {
+          throw InvalidArgument(fmt::format(
+              "{} '{}' has the offset {}, which is not one: give hours 00 to 23 and minutes 00 to 59 (+01:00, "
+              "-05:30), or Z for UTC",
+              option, text, zone));
+        }
+        const auto offset = std::chrono::hours{hours} + std::chrono::minutes{minutes};
         t = zone[0] == '+' ? t - offset : t + offset;  // local time minus its offset is UTC
       }
       return t;
@@ -103,6 +123,11 @@ TimePoint parse_time(const std::string& text, const std::string& option, TimePoi
                   "2026-12-01T08:00:00Z, 2026-12-01T09:00+01:00; no zone means UTC) or an age like 90s, 30m, 12h "
                   "or 7d",
                   option, text));
+}
+
+void Table::add(std::vector<std::string> row) {
+  for (auto& cell : row) cell = escaped(cell);
+  rows_.push_back(std::move(row));
 }
 
 std::string Table::str() const {

@@ -21,16 +21,21 @@ std::string span(std::chrono::system_clock::duration d);
 // Throws InvalidArgument naming `option` and the forms it takes.
 TimePoint parse_time(const std::string& text, const std::string& option, TimePoint now);
 
+// `text` for a terminal: each control byte (newline, escape, ...) as \xNN, so that no id, reason
+// or message can break a line of the output, forge one, or send the terminal a command.
+std::string escaped(const std::string& text);
+
 // A stored value for people: as JSON, except what a payload codec encoded and the tool could not
 // decode (no --codec-plugin), shown as "[encoded with key K]" instead of its ciphertext.
 std::string shown(const Json& value);
-std::string shown_text(const std::string& text);  // an error message or reason: "$encoded:K:..."
+std::string shown_text(const std::string& text);  // an error message or reason ("$encoded:K:..."), escaped
 
-// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+// Columns padded to their widest cell, two spaces apart; the last column is not padded. Cells are
+// escaped().
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) { rows_.push_back(std::move(headers)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void add(std::vector<std::string> row);
   std::string str() const;
 
  private:
