@@ -15,6 +15,15 @@ namespace durable::pg {
 
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
+std::int64_t db_now_us(ConnectionPool& pool) {
+  std::int64_t now = 0;
+  pool.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    now = tx.exec_prepared1(stmt::db_now_us)["now_us"].as<std::int64_t>();
+  });
+  return now;
+}
+
 ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name,
                                SessionPolicy policy)
     : url_(std::move(url)),

@@ -527,6 +527,8 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
   return removed;
 }
 
+std::int64_t RunStore::db_now_us() { return pg::db_now_us(pool_); }
+
 PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run, bool exclusive) {
   PruneOutcome outcome;
   const std::string due = fmt::format("status <> 'running' AND ended_at < {}.from_us($1)", s_);
@@ -548,9 +550,14 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
     std::int64_t deleted = 0;
     bool locked = true;
     bool due_left = false;  // nothing deleted, yet runs are due: a concurrent prune took them
-    pool_.write("prune_batch", [&](pqxx::connection& conn, bool) {
+    pool_.write("prune_batch", [&](pqxx::connection& conn, bool maybe_committed) {
       pqxx::work tx(conn);
       deleted = 0;
+      // After a lost answer, the entry says whether that batch went in: it counted what it deleted.
+      if (const auto done = maybe_committed ? audited(tx, s_, action_id) : std::nullopt) {
+        deleted = done->at("runs").get<std::int64_t>() - outcome.runs;
+        if (deleted > 0) return;
+      }
       if (exclusive) {
         locked = tx.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended('durable.retention:' || $1, 0))",
                                  pool_.schema())[0]

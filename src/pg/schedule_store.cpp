@@ -16,14 +16,7 @@ ScheduleStore::ScheduleStore(ConnectionPool& pool, std::string app_version, deta
       schedules_channel_(wake_channel(pool.schema(), Wake::schedules)),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)) {}
 
-std::int64_t ScheduleStore::db_now_us() {
-  std::int64_t now = 0;
-  pool_.read([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    now = tx.exec_prepared1(stmt::db_now_us)["now_us"].as<std::int64_t>();
-  });
-  return now;
-}
+std::int64_t ScheduleStore::db_now_us() { return pg::db_now_us(pool_); }
 
 int ScheduleStore::write(const char* statement, const ScheduleRow& row, const std::string& revision,
                          std::string* revision_before) {
