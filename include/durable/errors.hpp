@@ -223,7 +223,7 @@ struct FailedCompensation {
   std::string activity;
   std::string error_type;  // as ActivityFailed::error_type()
   std::string error_message;
-  int attempts = 0;
+  int attempts = 0;  // 0: its call was refused (an unknown activity, invalid options), never run
 };
 
 // Saga::compensate() ran every compensation and some failed for good: failures() lists them in

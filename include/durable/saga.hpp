@@ -49,7 +49,7 @@ class Saga {
   // After a step succeeded: the activity that undoes it, its input, and its call-site options
   // (its own retry policy and timeout; the activity's declared options and defaults fill in the
   // rest, as for any call). Throws PayloadError, here, when the input does not convert or is over
-  // the payload limits.
+  // the payload limits; nothing is added then, and the compensations added before stay.
   template <detail::Named A>
   void add_compensation(const detail::input_of<A>& input, const ActivityOptions& options = {}) {
     add(A::name, detail::to_payload(input, "a compensation's input"), options);
@@ -65,8 +65,8 @@ class Saga {
   // its result committed once; a replay after a crash runs only those not committed. Each runs
   // once: a later compensate() runs only compensations added since. Every one is attempted even
   // when an earlier one failed for good; then, if any failed, throws CompensationFailed naming
-  // each. An invalid call (an unknown activity, invalid options) throws from here as from any
-  // call, and fails the run.
+  // each. A compensation whose call is refused (an unknown activity, invalid options or key) is
+  // journaled as refused, never runs and is named as failed with 0 attempts; the others still run.
   // A cancel of the run seen while compensating does not stop it: the compensations it dropped
   // (docs/concepts.md#cancellation) are started again, the rest run, and then this throws
   // WorkflowCancelled (or CompensationFailed, when one failed). Call it from a catch block and

@@ -67,8 +67,10 @@ std::string compensation_failures(const std::vector<FailedCompensation>& failure
   std::string text = fmt::format("{} of {} compensation{} failed for good:", failures.size(), compensations,
                                  compensations == 1 ? "" : "s");
   for (const auto& f : failures) {
-    text += fmt::format("{} activity '{}' ({}: {}; after {} attempt{})", &f == &failures.front() ? "" : ";", f.activity,
-                        f.error_type, f.error_message, f.attempts, f.attempts == 1 ? "" : "s");
+    const std::string ran = f.attempts == 0 ? std::string("refused, never run")
+                                            : fmt::format("after {} attempt{}", f.attempts, f.attempts == 1 ? "" : "s");
+    text += fmt::format("{} activity '{}' ({}: {}; {})", &f == &failures.front() ? "" : ";", f.activity, f.error_type,
+                        f.error_message, ran);
   }
   if (!cause.empty()) text += "; compensating for " + cause;
   return text;

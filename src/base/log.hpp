@@ -6,6 +6,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
+
 namespace durable::detail {
 spdlog::logger& logger();
+
+// A user's text (an error message, a reason) as a log line may carry it: with a codec set
+// (`encoded`), user data stays out of plaintext everywhere, the logs included.
+inline std::string loggable(const std::string& text, bool encoded) {
+  return encoded ? std::string("(not logged: EngineOptions::codec is set)") : text;
 }
+}  // namespace durable::detail

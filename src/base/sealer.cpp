@@ -57,11 +57,13 @@ std::string Sealer::seal_json_text(const std::string& json_text) const {
 }
 
 std::string Sealer::decode(const std::string& key, const std::string& data64, const char* what) const {
-  if (!codec_) {
-    throw CodecError(fmt::format(
-        "{} was stored encoded with key '{}', but the engine has no codec: set EngineOptions::codec to one that "
-        "knows key '{}'",
-        what, printable(key), printable(key)));
+  if (!codec_) {  // no key at all: an engine with the codec may read it
+    throw UnknownCodecKey(
+        key,
+        fmt::format(
+            "{} was stored encoded with key '{}', but the engine has no codec: set EngineOptions::codec to one that "
+            "knows key '{}'",
+            what, printable(key), printable(key)));
   }
   auto bytes = base64_decode(data64);
   if (!bytes) {

@@ -34,6 +34,10 @@ namespace {
 
 constexpr int max_page = 1000;
 
+std::string logged_reason(const detail::EngineCore& core, const OperatorAction& action) {
+  return detail::loggable(action.reason, core.options().codec != nullptr);
+}
+
 void check_limit(int limit, const char* what) {
   if (limit < 1 || limit > max_page) {
     throw InvalidArgument(fmt::format("{} limit {} is out of range: ask for 1 to {} per page", what, limit, max_page));
@@ -152,7 +156,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     }
     core_->signals().workflow_work.notify_one();
     detail::logger().info("blocked run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
-                          action.reason);
+                          logged_reason(*core_, action));
     return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
   }
   if (run.status != WorkflowStatus::failed) {
@@ -216,7 +220,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
   core_->signals().workflow_work.notify_one();
   core_->signals().task_work.notify();
   detail::logger().info("run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
-                        action.reason);
+                        logged_reason(*core_, action));
   return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
 }
 
@@ -303,7 +307,7 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   core_->signals().workflow_work.notify_one();
   core_->signals().task_work.notify();
   detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, from_step, run_id, action.actor,
-                        action.reason);
+                        logged_reason(*core_, action));
   return UntypedWorkflowHandle(core_, run.workflow_id, run.run_id);
 }
 

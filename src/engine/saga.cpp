@@ -30,15 +30,21 @@ class Compensating {
  public:
   explicit Compensating(WorkflowContext& ctx) : ctx_(ctx) {}
 
-  // Starts it. A cancel seen at the call (no more than one) is kept and the call made again. An
-  // invalid call (an unknown activity, invalid options) throws through, as any call does: it
-  // fails the run, and going on after it is not supported by the replay.
-  Future<Json> start(const std::string& activity, const Json& input, const ActivityOptions& options) {
+  // Starts it. A cancel seen at the call (no more than one) is kept and the call made again. A
+  // call the engine refuses (an unknown activity, invalid options or key; journaled as refused)
+  // is a compensation that failed, never run: nullopt, and the others still run.
+  std::optional<Future<Json>> start(const std::string& activity, const Json& input, const ActivityOptions& options) {
     for (;;) {
       try {
         return ctx_.start(ActivityRef<Json, Json>{activity}, input, options);
       } catch (const WorkflowCancelled& e) {
         keep(e);
+      } catch (const NonDeterminismError&) {
+        throw;  // the code, not the call: the run stops there
+      } catch (const std::exception&) {
+        const detail::ErrorInfo refused = detail::current_error();
+        failures_.push_back({activity, refused.type, refused.message, 0});
+        return std::nullopt;
       }
     }
   }
@@ -92,15 +98,17 @@ void Saga::compensate() {
   auto start = [&](const Compensation& c) { return run.start(c.activity, c.input, c.options); };
   if (!options_.parallel) {
     for (const Compensation& c : newest_first) {
-      Future<Json> future = start(c);
-      while (!run.await(future)) future = start(c);  // dropped by the cancel: again
+      std::optional<Future<Json>> future = start(c);
+      while (future && !run.await(*future)) future = start(c);  // dropped by the cancel: again
     }
   } else {
     std::vector<const Compensation*> to_start;
     for (const Compensation& c : newest_first) to_start.push_back(&c);
     while (!to_start.empty()) {  // twice at most: a cancel is seen once
       std::vector<std::pair<const Compensation*, Future<Json>>> started;
-      for (const Compensation* c : to_start) started.emplace_back(c, start(*c));
+      for (const Compensation* c : to_start) {
+        if (auto future = start(*c)) started.emplace_back(c, std::move(*future));
+      }
       to_start.clear();
       for (auto& [c, future] : started) {
         if (!run.await(future)) to_start.push_back(c);  // dropped by the cancel: again

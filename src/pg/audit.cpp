@@ -4,16 +4,16 @@
 
 namespace durable::pg {
 
-std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, const OperatorAction& action,
-                          const std::string& action_id, const char* what, const std::string& workflow_id,
-                          const std::string& run_id, Json details) {
+std::int64_t insert_audit(pqxx::transaction_base& tx, const std::string& s, const detail::Sealer& seal,
+                          const OperatorAction& action, const std::string& action_id, const char* what,
+                          const std::string& workflow_id, const std::string& run_id, Json details) {
   details["action_id"] = action_id;
   return tx
       .exec_params1(
           fmt::format("INSERT INTO {}.audit (actor, action, reason, workflow_id, run_id, details) "
                       "VALUES ($1, $2, $3, nullif($4, ''), nullif($5, '')::uuid, $6::jsonb) RETURNING audit_id",
                       s),
-          action.actor, what, action.reason, workflow_id, run_id, details.dump())[0]
+          action.actor, what, seal.seal_text(action.reason), workflow_id, run_id, details.dump())[0]
       .as<std::int64_t>();
 }
 

@@ -41,6 +41,15 @@ DatabaseRefused refused(const pqxx::sql_error& e) {
   return DatabaseRefused(fmt::format("database error ({}): {}", e.sqlstate(), e.what()), e.sqlstate());
 }
 
+std::int64_t db_now_us(ConnectionPool& pool) {
+  std::int64_t now = 0;
+  pool.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    now = tx.exec_prepared1(stmt::db_now_us)["now_us"].as<std::int64_t>();
+  });
+  return now;
+}
+
 ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, std::string application_name,
                                SessionPolicy policy)
     : url_(std::move(url)),

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -80,5 +81,8 @@ class ConnectionPool {
 
 // Quoted identifier for a schema name already checked by validate_schema_name().
 std::string quoted(const std::string& identifier);
+
+// The schema's database clock now (db_now(): time skipping included), in us since the epoch.
+std::int64_t db_now_us(ConnectionPool& pool);
 
 }  // namespace durable::pg

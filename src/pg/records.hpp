@@ -236,6 +236,9 @@ struct ClaimedTask {
   // Why its input or heartbeat details did not decode (EngineOptions::codec): the attempt fails
   // with durable::CodecError instead of running. Empty: decoded.
   std::string undecodable;
+  // ... because this engine's codec lacks their key (UnknownCodecKey): another engine may have it,
+  // so the attempt is blocked (handed back, its run marked blocked), never failed.
+  bool key_unknown = false;
 };
 
 // What a replay commit wrote.

@@ -461,7 +461,7 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
       e.at = time_of(row["at_us"].as<std::int64_t>());
       e.actor = row["actor"].as<std::string>();
       e.action = row["action"].as<std::string>();
-      e.reason = row["reason"].as<std::string>();
+      e.reason = seal_.open_text(row["reason"].as<std::string>(), "an audit entry's reason");
       e.workflow_id = row["workflow_id"].as<std::string>();
       e.run_id = row["run_id"].as<std::string>();
       e.details = Json::parse(row["details"].c_str());
@@ -483,7 +483,8 @@ bool RunStore::request_cancel(const std::string& run_id, const OperatorAction& a
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
-    insert_audit(tx, s_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
+    insert_audit(tx, s_, seal_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id,
+                 Json::object());
     tx.commit();
   });
   return running;
@@ -501,7 +502,8 @@ bool RunStore::terminate(const std::string& run_id, const OperatorAction& action
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
-    insert_audit(tx, s_, action, action_id, "terminate", wf["workflow_id"].as<std::string>(), run_id, Json::object());
+    insert_audit(tx, s_, seal_, action, action_id, "terminate", wf["workflow_id"].as<std::string>(), run_id,
+                 Json::object());
     tx.commit();
   });
   return terminated;
@@ -520,12 +522,14 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
     removed = delete_runs(tx, s_, "$1::uuid", "", run_id) == 1;
     if (!removed) return;  // running: nothing written
-    insert_audit(tx, s_, action, action_id, "delete", workflow_id, run_id,
+    insert_audit(tx, s_, seal_, action, action_id, "delete", workflow_id, run_id,
                  {{"status", wf[0]["status"].as<std::string>()}});
     tx.commit();
   });
   return removed;
 }
+
+std::int64_t RunStore::db_now_us() { return pg::db_now_us(pool_); }
 
 PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run, bool exclusive) {
   PruneOutcome outcome;
@@ -548,9 +552,14 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
     std::int64_t deleted = 0;
     bool locked = true;
     bool due_left = false;  // nothing deleted, yet runs are due: a concurrent prune took them
-    pool_.write("prune_batch", [&](pqxx::connection& conn, bool) {
+    pool_.write("prune_batch", [&](pqxx::connection& conn, bool maybe_committed) {
       pqxx::work tx(conn);
       deleted = 0;
+      // After a lost answer, the entry says whether that batch went in: it counted what it deleted.
+      if (const auto done = maybe_committed ? audited(tx, s_, action_id) : std::nullopt) {
+        deleted = done->at("runs").get<std::int64_t>() - outcome.runs;
+        if (deleted > 0) return;
+      }
       if (exclusive) {
         locked = tx.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended('durable.retention:' || $1, 0))",
                                  pool_.schema())[0]
@@ -576,7 +585,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
                                            audit_id, deleted)
                                 .empty();
       if (!counted) {
-        audit_id = insert_audit(tx, s_, action, action_id, "prune", "", "",
+        audit_id = insert_audit(tx, s_, seal_, action, action_id, "prune", "", "",
                                 {{"ended_before_us", ended_before_us}, {"runs", deleted}});
       }
       tx.commit();
@@ -605,7 +614,7 @@ std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us
               fmt::format("DELETE FROM {0}.idempotent_results WHERE created_at < {0}.from_us($1) RETURNING 1", s_),
               created_before_us)
             .size());
-    insert_audit(tx, s_, action, action_id, "expire_idempotency_results", "", "",
+    insert_audit(tx, s_, seal_, action, action_id, "expire_idempotency_results", "", "",
                  {{"created_before_us", created_before_us}, {"results", expired}});
     tx.commit();
   });
@@ -630,7 +639,7 @@ RETURNING w.workflow_id, o.blocked::text AS blocked)",
       unblocked = maybe_committed && audited(tx, s_, action_id).has_value();
       return;
     }
-    insert_audit(tx, s_, action, action_id, "resume", run[0]["workflow_id"].as<std::string>(), run_id,
+    insert_audit(tx, s_, seal_, action, action_id, "resume", run[0]["workflow_id"].as<std::string>(), run_id,
                  {{"blocked", Json::parse(run[0]["blocked"].c_str())}});
     tx.exec_params("SELECT pg_notify($1, '')", workflows_channel_);
     unblocked = true;
@@ -660,7 +669,8 @@ RETURNING workflow_id, next_seq - 1 AS seq)",
       return;
     }
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
-    const Json data = {{"retry_steps", retry_steps}, {"actor", action.actor}, {"reason", action.reason}};
+    const Json data =
+        seal_.seal_fields({{"retry_steps", retry_steps}, {"actor", action.actor}, {"reason", action.reason}});
     tx.exec_params0(fmt::format("INSERT INTO {}.journal (run_id, seq, kind, data) "
                                 "VALUES ($1::uuid, $2, 'workflow_resumed', $3::jsonb)",
                                 s_),
@@ -675,7 +685,7 @@ SET status = 'pending', attempt_base = attempt, available_at = now(), first_star
 WHERE run_id = $1::uuid AND step IN (SELECT jsonb_array_elements_text($2::jsonb)::int))",
                                 s_),
                     run_id, steps.dump());
-    insert_audit(tx, s_, action, action_id, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
+    insert_audit(tx, s_, seal_, action, action_id, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     resumed = true;
     tx.commit();
@@ -745,7 +755,7 @@ FROM jsonb_array_elements($3::jsonb) AS x(v)
 WHERE x.v->>'kind' = 'activity_scheduled' AND (x.v->>'step')::int IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",
                                 s_),
                     run.run_id, run.workflow_id, events, run.open_steps.dump());
-    insert_audit(tx, s_, action, action_id, "fork", run.workflow_id, run.run_id,
+    insert_audit(tx, s_, seal_, action, action_id, "fork", run.workflow_id, run.run_id,
                  {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     forked = true;

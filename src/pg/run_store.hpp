@@ -52,6 +52,7 @@ class RunStore {
   bool terminate(const std::string& run_id, const OperatorAction& action);
   // Deletes the run if it has ended; false if it is running (nothing written).
   bool remove(const std::string& run_id, const OperatorAction& action);
+  std::int64_t db_now_us();  // the database clock (time skipping included)
   // `exclusive`: each batch first takes the schema's retention lock, and the prune stops when
   // another engine holds it (periodic retention: one engine at a time).
   PruneOutcome prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run, bool exclusive = false);

@@ -16,14 +16,7 @@ ScheduleStore::ScheduleStore(ConnectionPool& pool, std::string app_version, deta
       schedules_channel_(wake_channel(pool.schema(), Wake::schedules)),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)) {}
 
-std::int64_t ScheduleStore::db_now_us() {
-  std::int64_t now = 0;
-  pool_.read([&](pqxx::connection& conn) {
-    pqxx::nontransaction tx(conn);
-    now = tx.exec_prepared1(stmt::db_now_us)["now_us"].as<std::int64_t>();
-  });
-  return now;
-}
+std::int64_t ScheduleStore::db_now_us() { return pg::db_now_us(pool_); }
 
 int ScheduleStore::write(const char* statement, const ScheduleRow& row, const std::string& revision,
                          std::string* revision_before) {
@@ -61,8 +54,8 @@ bool ScheduleStore::set_paused(const std::string& id, bool paused, const Operato
     }
     found = tx.exec_prepared1(stmt::pause_schedule, id, paused, schedules_channel_)["written"].as<int>() == 1;
     if (found && action) {
-      insert_audit(tx, quoted(pool_.schema()), *action, action_id, paused ? "schedule_pause" : "schedule_resume", "",
-                   "", {{"schedule_id", id}});
+      insert_audit(tx, quoted(pool_.schema()), seal_, *action, action_id, paused ? "schedule_pause" : "schedule_resume",
+                   "", "", {{"schedule_id", id}});
     }
     tx.commit();
   });
@@ -76,7 +69,8 @@ bool ScheduleStore::remove(const std::string& id, const OperatorAction* action) 
     pqxx::work tx(conn);
     found = !tx.exec_prepared(stmt::delete_schedule, id).empty();
     if (found && action) {
-      insert_audit(tx, quoted(pool_.schema()), *action, action_id, "schedule_delete", "", "", {{"schedule_id", id}});
+      insert_audit(tx, quoted(pool_.schema()), seal_, *action, action_id, "schedule_delete", "", "",
+                   {{"schedule_id", id}});
     }
     // After a lost answer, a schedule gone now was deleted by the earlier try (audited with it).
     found = found || maybe_committed;

@@ -41,6 +41,7 @@ inline constexpr const char* task_outcome = "task_outcome";
 inline constexpr const char* attempt_retried = "attempt_retried";
 inline constexpr const char* step_completed = "step_completed";
 inline constexpr const char* release_task = "release_task";
+inline constexpr const char* block_task = "block_task";
 inline constexpr const char* lock_key = "lock_key";
 inline constexpr const char* wake_key_waiters = "wake_key_waiters";
 inline constexpr const char* hold_keys = "hold_keys";

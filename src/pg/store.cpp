@@ -28,13 +28,15 @@ void claim_with_recovery(ConnectionPool& pool,
 }
 
 // A claimed task with its user payloads decoded. One that does not decode is still claimed (the
-// others of its claim must not wait for its lease to run out): its attempt fails (undecodable).
+// others of its claim must not wait for its lease to run out): its attempt fails (undecodable),
+// or is blocked when the codec lacks the key.
 ClaimedTask opened_task(const pqxx::row& row, const detail::Sealer& seal) {
   ClaimedTask task = rows::claimed_task(row);
   try {
     task.input = seal.open(std::move(task.input), "an activity's input");
     task.last_heartbeat = seal.open(std::move(task.last_heartbeat), "an activity's heartbeat details");
   } catch (const CodecError& e) {
+    task.key_unknown = dynamic_cast<const UnknownCodecKey*>(&e) != nullptr;
     task.undecodable = e.what();
     task.input = nullptr;
     task.last_heartbeat = nullptr;
@@ -661,6 +663,18 @@ void Store::release_task(const ClaimedTask& task, Duration delay) {
     pqxx::nontransaction tx(conn);
     tx.exec_prepared(stmt::release_task, task.run_id, task.lease_token, delay.count(), task.step);
   });
+}
+
+int Store::block_task(const ClaimedTask& task, const Json& reason, Duration retry) {
+  int times = 0;
+  // Fenced: a repeat after a commit matches nothing (0), and the task was handed back either way.
+  pool_.write("block_task", [&](pqxx::connection& conn, bool) {
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec_prepared(stmt::block_task, task.run_id, task.lease_token, reason.dump(), app_version_,
+                                 retry.count(), task.step);
+    times = rows.empty() ? 0 : rows[0]["times"].as<int>();
+  });
+  return times;
 }
 
 bool Store::lock_key_or_wait(const ClaimedTask& task) {

@@ -101,6 +101,11 @@ class Store {
   std::vector<std::int64_t> unwanted_tasks(const std::vector<std::int64_t>& task_ids);
   // Hands the task back without counting the attempt; claimable again after `delay`.
   void release_task(const ClaimedTask& task, Duration delay = Duration{0});
+  // Hands back a task this engine cannot run (its codec lacks a key) without counting the attempt,
+  // and marks its run blocked with `reason` (json: step, journaled, asked, message); the task is
+  // due again after `retry` doubled per earlier block. Returns how many times the run was
+  // blocked since it last made progress (1: the first), 0 when the lease was lost.
+  int block_task(const ClaimedTask& task, const Json& reason, Duration retry);
   // The right to run the body for the task's (activity, idempotency key). False while another
   // live attempt holds it: the task was handed back to wait (not counted), until the holder lets
   // go of the key (its release wakes the waiters) or its lease runs out.

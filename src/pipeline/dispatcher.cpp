@@ -219,6 +219,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
   try {
     const ActivityDefinition& def = parts_.registry.activity(task.name);
     if (task.after_lease_expiry && !due_after_lost_lease(task, hold)) return;
+    if (task.key_unknown) return block_attempt(task);
     if (!start_body(task, hold)) return;
     if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
     auto state = std::make_shared<AttemptState>();
@@ -297,6 +298,20 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
     logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());
+  }
+}
+
+// Another engine's codec may know the key: the attempt waits for one (the run marked blocked, as
+// for a journal that does not decode), never failed by this one.
+void Dispatcher::block_attempt(const pg::ClaimedTask& task) {
+  const std::string message =
+      fmt::format("activity '{}' (step {}) cannot run on this engine: {}", task.name, task.step, task.undecodable);
+  const Json reason = {{"step", task.step}, {"journaled", ""}, {"asked", ""}, {"message", message}};
+  if (parts_.store.block_task(task, reason, parts_.options.poll_interval) == 1) {
+    logger().warn(
+        "workflow '{}' (run {}) is blocked, not failed, until an engine whose codec decodes its activity's input "
+        "takes it on (EngineOptions::codec; this engine tries it again now and then): {}",
+        task.workflow_id, task.run_id, message);
   }
 }
 

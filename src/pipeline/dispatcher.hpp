@@ -65,6 +65,7 @@ class Dispatcher {
               bool record_attempt = true, pg::ActivityTransaction* transaction = nullptr);
   bool heartbeat(const pg::ClaimedTask& task, AttemptState& state, const Json& details);
   bool due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold);
+  void block_attempt(const pg::ClaimedTask& task);  // its input's key is unknown here (task.key_unknown)
   bool start_body(const pg::ClaimedTask& task, SlotHold& hold);
   bool run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold);
   Duration jittered(const RetryPolicy& policy, Duration delay);

@@ -16,10 +16,10 @@ void Retention::loop() {
                               fmt::format("retention: runs that ended more than {} ms ago", retention_.count())};
   repeat_until_stopped(signals_.schedule_work, every, stopping_, [&] {
     try {
-      const auto cutoff = std::chrono::system_clock::now() - retention_;
-      const PruneOutcome pruned =
-          store_.prune(std::chrono::duration_cast<std::chrono::microseconds>(cutoff.time_since_epoch()).count(), action,
-                       false, true);
+      // Judged by the database clock, as ended_at is written and time skipping moves it.
+      const std::int64_t cutoff_us =
+          store_.db_now_us() - std::chrono::duration_cast<std::chrono::microseconds>(retention_).count();
+      const PruneOutcome pruned = store_.prune(cutoff_us, action, false, true);
       if (pruned.runs > 0) logger().info("retention pruned {} run(s) in {} batch(es)", pruned.runs, pruned.batches);
     } catch (const std::exception& e) {
       logger().warn("retention: {}", e.what());

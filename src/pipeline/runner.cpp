@@ -217,10 +217,13 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.dropped = std::move(decided.dropped);
   commit.next_run_id = std::move(decided.next_run_id);
   commit.next_input = std::move(decided.next_input);
+  const bool encoded = parts_.options.codec != nullptr;
   if (commit.status == pg::RunStatus::failed) {
-    detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type, commit.error_message);
+    detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type,
+                          detail::loggable(commit.error_message, encoded));
   } else if (commit.status == pg::RunStatus::cancelled) {
-    detail::logger().info("workflow '{}' ended cancelled: {}", workflow_id, commit.error_message);
+    detail::logger().info("workflow '{}' ended cancelled: {}", workflow_id,
+                          detail::loggable(commit.error_message, encoded));
   }
   if (slots_ && !parts_.stopping.load() && !commit.tasks.empty()) planned.slots = lease_at_once(commit, hold);
   return planned;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <numeric>
 #include <type_traits>
 
 #include "base/checks.hpp"
@@ -29,7 +30,8 @@ Replay::Replay(std::string workflow_id, std::string workflow_name, const Journal
       ids_(ids),
       past_replayed_(journal.replayed_seq == 0) {}
 
-void Replay::suspend() {
+void Replay::suspend(std::vector<int> awaited) {
+  if (!suspended_) awaited_ = std::move(awaited);  // the code's first stop is where it waits
   suspended_ = true;
   throw Suspend{};
 }
@@ -212,7 +214,7 @@ const StepRecord& Replay::wait_for(int step) {
   cancel_point(step, false);
   if (!settle(step)) {
     cancel_point(step, true);
-    suspend();
+    suspend({step});
   }
   const StepRecord& r = record(step);
   // An outcome journaled from outside since the last committed replay read the journal: that
@@ -315,7 +317,7 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
   Json data = {{"fire_at_us", r.fire_at_us}};
   if (timeout) data["timeout_ms"] = timeout->count();
   add_event(pg::EventKind::receive_started, step, topic, std::move(data));
-  suspend();
+  suspend({step});
 }
 
 int Replay::start_receive(const std::string& topic) {
@@ -395,7 +397,7 @@ std::size_t Replay::wait_any(const std::vector<int>& steps) {
     add_event(pg::EventKind::wait_chosen, step, name, {{"index", *chosen}});
     return *chosen;
   }
-  suspend();
+  suspend(steps);
 }
 
 std::string Replay::send(const std::string& workflow_id, const std::string& topic, Json payload,
@@ -598,11 +600,15 @@ Replay::~Replay() {
 }
 
 std::int64_t Replay::wake_at_us() const {
-  // Timers already due that the code did not await need no wake-up: whatever it awaits instead
-  // wakes the run, and the timer is found due when the code gets to it.
+  // Only what the code waits on wakes it: whatever that is wakes the run, and a timer it did not
+  // wait on (due or not) is found due when the code gets to it.
+  std::vector<int> steps = awaited_;
+  if (steps.empty()) {  // not known: every step
+    steps.resize(journal_.steps.size() + new_steps_.size());
+    std::iota(steps.begin(), steps.end(), 0);
+  }
   std::int64_t earliest = -1;
-  const auto steps = static_cast<int>(journal_.steps.size() + new_steps_.size());
-  for (int step = 0; step < steps; ++step) {
+  for (int step : steps) {
     const StepRecord& r = record(step);
     const bool timed = r.kind == StepKind::timer || (r.kind == StepKind::receive && r.fire_at_us >= 0);
     if (timed && !r.done && r.fire_at_us > now_us_ && (earliest < 0 || r.fire_at_us < earliest)) {

@@ -102,7 +102,10 @@ class Replay {
   bool cancel_thrown() const { return cancel_thrown_; }
   // A non-determinism error is kept here too, so workflow code that swallows it cannot hide it.
   const std::optional<NonDeterminismError>& nondeterminism() const { return nondeterminism_; }
-  std::int64_t wake_at_us() const;  // earliest unfired timer or receive deadline, -1 if none
+  // The earliest unfired timer or receive deadline among the steps the code waits on, -1 if none:
+  // a timer it does not wait on (left behind, or lost a wait_any) wakes nothing; it is found due
+  // when the code gets to it.
+  std::int64_t wake_at_us() const;
 
  private:
   // The step at `step` as the journal or this replay has it; nullptr on new ground.
@@ -122,7 +125,8 @@ class Replay {
   const StepRecord& wait_for(int step);
   // Suspends, wanting their topics, when receives among `steps` have an inbox not read yet.
   void want_inboxes(const std::vector<int>& steps);
-  [[noreturn]] void suspend();
+  // Stops the code here; `awaited`: the steps it waits on, when it waits (not when it wants more read).
+  [[noreturn]] void suspend(std::vector<int> awaited = {});
   // A place where a requested cancel is seen: a new call (`awaited` -1) or an await of step
   // `awaited`. Throws WorkflowCancelled where the journal says it was delivered; else, when a
   // cancel is requested and not yet delivered and `blocks` (the call is new ground, or the
@@ -158,6 +162,7 @@ class Replay {
   std::vector<StepRecord> new_steps_;  // steps this replay added beyond the journal
   std::map<int, StepRecord> settled_;  // journaled steps whose outcome this replay journaled
   bool suspended_ = false;
+  std::vector<int> awaited_;  // what the code waits on where it suspended; empty: unknown
   bool cancel_thrown_ = false;
   std::optional<NonDeterminismError> nondeterminism_;
   std::map<std::string, bool> patches_;  // change id -> the path patched() chose in this replay

@@ -5,6 +5,11 @@
 #include <set>
 #include <stdexcept>
 
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <sstream>
+
+#include "base/log.hpp"
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
@@ -15,8 +20,8 @@ using namespace durable::test;
 
 namespace {
 
-// Every value the tests store carries this, so a plaintext copy anywhere is found by it.
-// The '!' keeps the marker out of every hex id and base64 ciphertext: finding it is never luck.
+// Every value the tests store carries this, so a plaintext copy anywhere is found by it. The '!'
+// is in no hex, base64 or uuid text: the marker cannot turn up in an encoded value by chance.
 constexpr const char* marker = "ZQ!MARK";
 
 std::shared_ptr<const PayloadCodec> codec(std::map<std::string, std::string> secrets, std::string write_key) {
@@ -465,4 +470,146 @@ TEST_CASE("a payload in the form encoded values are stored in is refused, and a 
     const std::string text = "$encoded:k1:AAAA";
     CHECK(engine.start_workflow<EchoesWorkflow>(id, text).result(std::chrono::seconds{30}) == text);
   }
+}
+
+namespace {
+// Fails its first attempt; the second is due a minute later (the tests skip the clock to it).
+const ActivityRef<std::string, std::string> second_try{"codec_second_try"};
+const WorkflowRef<std::string, std::string> second_try_flow{"codec_second_try_flow"};
+void add_second_try(Engine& engine) {
+  engine.add_activity(second_try,
+                      [](ActivityContext& ctx, const std::string& in) {
+                        if (ctx.attempt() == 1) throw std::runtime_error("first attempt");
+                        return in + "-echoed";
+                      },
+                      {.retry = RetryPolicy{.max_attempts = 2, .base = 60s}});
+}
+void add_second_try_flow(Engine& engine) {
+  add_second_try(engine);
+  engine.add_workflow(second_try_flow,
+                      [](WorkflowContext& ctx, const std::string& in) { return ctx.call(second_try, in); });
+}
+}  // namespace
+
+TEST_CASE("an engine whose codec lacks an activity input's key blocks the attempt and the run, never fails them",
+          "[pg][codec][blocked]") {
+  TestDb db;
+  std::string run_id;
+  {
+    // Attempt 1 runs and fails here; the task's input is stored under k1.
+    Engine writer(with_codec(db));
+    add_second_try_flow(writer);
+    writer.start();
+    run_id = writer.start_workflow(second_try_flow, "codec-missing-key", marked("input")).run_id();
+    REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.attempts") == 1; }, 30s));
+  }
+  {
+    // Attempt 2, the last, is claimed by an engine whose codec knows only k2.
+    Engine keyless(with_codec(db, {{"k2", "second secret"}}, "k2"));
+    add_second_try(keyless);
+    keyless.start();
+    testing::advance_clock(db.url(), db.schema(), 61s);
+    REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE blocked_at IS NOT NULL") == 1; },
+                       10s));
+    CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'running' AND blocked->>'message' LIKE "
+                   "'%codec_second_try%k1%'") == 1);
+    // Tried again later (the clock skipped past its backoff), it is blocked again: never failed.
+    testing::advance_clock(db.url(), db.schema(), 1h);
+    REQUIRE(wait_until([&] { return db.count("SELECT (blocked->>'times')::int FROM {s}.workflows") >= 2; }, 10s));
+    CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 1);  // attempt 1's failure only
+    CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending' AND attempt = 1") == 1);
+  }
+  // An engine whose codec knows k1 runs attempt 2, and the run completes, no longer blocked.
+  Engine keyed(with_codec(db, {{"k2", "second secret"}, {"k1", "first secret"}}, "k2"));
+  add_second_try_flow(keyed);
+  keyed.start();
+  testing::advance_clock(db.url(), db.schema(), 2h);
+  WorkflowHandle<std::string> run(keyed.workflow_run(run_id));
+  CHECK(run.result(30s) == marked("input") + "-echoed");
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE blocked_at IS NOT NULL") == 0);
+  CHECK(db.count("SELECT (data->>'attempts')::int FROM {s}.journal WHERE kind = 'activity_completed'") == 2);
+}
+
+namespace {
+struct MarkedFailedWorkflow {
+  static constexpr auto name = "codec_failed_activity";
+  std::string operator()(WorkflowContext& ctx, const std::string& in) { return ctx.call<MarkedFailureActivity>(in); }
+};
+
+// Everything durable logs, at every level, while it lives (and nothing to the usual sinks).
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)), level_(detail::logger().level()) {
+    saved_.swap(detail::logger().sinks());
+    detail::logger().sinks().push_back(sink_);
+    detail::logger().set_level(spdlog::level::trace);
+  }
+  ~LogCapture() {
+    detail::logger().sinks().swap(saved_);
+    detail::logger().set_level(level_);
+  }
+  // Read once no engine runs any more.
+  std::string text() {
+    detail::logger().flush();
+    return text_.str();
+  }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+  std::vector<spdlog::sink_ptr> saved_;
+  spdlog::level::level_enum level_;
+};
+}  // namespace
+
+TEST_CASE("with a codec on, no user text reaches the logs, the audit table or journaled reasons in plaintext",
+          "[pg][codec][logs]") {
+  LogCapture logs;
+  {
+    TestDb db;
+    EngineOptions options = with_codec(db);
+    Engine engine(options);
+    register_codec(engine);
+    engine.add<MarkedFailedWorkflow>();
+    engine.start();
+    const OperatorAction resume_action{"ops@example", marked("resume-reason")};
+    const OperatorAction cancel_action{"ops@example", marked("cancel-reason")};
+
+    // An activity's error message fails a run, which an operator resumes (it fails again).
+    auto failing = engine.start_workflow<MarkedFailedWorkflow>("codec-logs-failed", marked("failure-input"));
+    expect_throw<WorkflowFailed>([&] { failing.result(60s); }, marked("activity-error"));
+    auto resumed = engine.runs().resume(failing.run_id(), resume_action);
+    REQUIRE(wait_until([&] { return resumed.status() == WorkflowStatus::failed; }, 30s));
+    // A message, then a cancel through the management API, and one through a handle.
+    auto waiting = engine.start_workflow<MarkedWaitWorkflow>("codec-logs-wait", marked("wait"));
+    engine.send("codec-logs-wait", "note", marked("message"));
+    CHECK(engine.runs().cancel(waiting.run_id(), cancel_action));
+    expect_throw<WorkflowCancelled>([&] { waiting.result(60s); }, marked("cancel-reason"));
+    auto waiting_too = engine.start_workflow<MarkedWaitWorkflow>("codec-logs-wait-2", marked("wait"));
+    CHECK(waiting_too.cancel(marked("handle-cancel-reason")));
+    expect_throw<WorkflowCancelled>([&] { waiting_too.result(60s); }, marked("handle-cancel-reason"));
+
+    // Read back through the API, decoded.
+    std::set<std::string> reasons;
+    for (const auto& e : engine.runs().audit()) reasons.insert(e.reason);
+    CHECK(reasons == std::set<std::string>{marked("resume-reason"), marked("cancel-reason")});
+    bool resume_reason_journaled = false;
+    for (const auto& e : engine.runs().history(failing.run_id()).events)
+      resume_reason_journaled |= e.kind == "workflow_resumed" && e.data.value("reason", "") == marked("resume-reason");
+    CHECK(resume_reason_journaled);
+
+    const auto leaks = plaintext_rows(db);
+    for (const auto& leak : leaks) UNSCOPED_INFO(leak);
+    CHECK(leaks.empty());
+  }
+  const std::string text = logs.text();
+  CHECK(text.find("engine '") != std::string::npos);  // the capture works: the engine's start was logged
+  std::istringstream lines(text);
+  int leaked = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(marker) == std::string::npos) continue;
+    UNSCOPED_INFO(line);
+    ++leaked;
+  }
+  CHECK(leaked == 0);
 }

@@ -239,6 +239,22 @@ TEST_CASE_METHOD(KeyedEngine, "a committed result is reused for the same activit
   CHECK(charge_runs == 2);
 }
 
+TEST_CASE_METHOD(KeyedEngine, "a pruned run's committed key result is still reused by a later run with the key",
+                 "[pg][idempotency][keys][prune]") {
+  const auto first = pay("pay-pruned", {{"o-9", 700}});
+  CHECK(first["receipt"] == "receipt-o-9-1");
+  const OperatorAction action{"ops@example", "the test prunes every ended run"};
+  REQUIRE(engine.runs().prune(std::chrono::system_clock::now() + 1h, action).runs == 1);
+  REQUIRE(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.idempotent_results") == 1);  // Runs::prune: the results stay
+  CHECK(pay("pay-after-prune", {{"o-9", 700}}) == first);
+  CHECK(charge_runs == 1);  // the body did not run again
+  // Expiring them is what makes the key run its body again.
+  CHECK(engine.runs().expire_idempotency_results(std::chrono::system_clock::now() + 1h, action) == 1);
+  CHECK(pay("pay-after-expiry", {{"o-9", 700}})["receipt"] == "receipt-o-9-2");
+  CHECK(charge_runs == 2);
+}
+
 TEST_CASE_METHOD(KeyedEngine, "keys are bytes: NUL and invalid UTF-8 round-trip", "[pg][idempotency][keys]") {
   const std::string key("k\0\xff\xfe", 4);
   auto first = pay("bytes-1", with_key({"o-2", 1}, key));

@@ -135,18 +135,39 @@ struct CancellableActivity {
   }
 };
 
+// Heartbeats every 20 ms until a heartbeat is refused; then records whether that heartbeat moved
+// its deadline, and returns.
+std::atomic<bool> heartbeat_refused{false};
+std::atomic<bool> refused_heartbeat_moved_deadline{false};
+struct FencedHeartbeatActivity {
+  static constexpr auto name = "fenced_heartbeat";
+  static ActivityOptions options() { return {.timeout = 10s}; }
+  int operator()(ActivityContext& ctx, const int&) const {
+    for (int beat = 1;; ++beat) {
+      const auto deadline = ctx.deadline();
+      std::this_thread::sleep_for(20ms);
+      if (!ctx.heartbeat({{"beat", beat}})) {
+        refused_heartbeat_moved_deadline = ctx.deadline() != deadline;
+        heartbeat_refused = true;
+        return beat;
+      }
+    }
+  }
+};
+
 const WorkflowRef<int, int> overrun_workflow{"overrun_workflow"};
 const WorkflowRef<int, int> heartbeat_workflow{"heartbeat_workflow"};
 const WorkflowRef<int, nlohmann::json> resuming_workflow{"resuming_workflow"};
 const WorkflowRef<int, nlohmann::json> oversized_workflow{"oversized_workflow"};
 const WorkflowRef<int, int> cancellable_workflow{"cancellable_workflow"};
+const WorkflowRef<int, int> fenced_heartbeat_workflow{"fenced_heartbeat_workflow"};
 
 struct RetryEngine {
   explicit RetryEngine(Duration lease_margin = 5s) : engine(with_margin(db.options(), lease_margin)) {
     register_all(engine);
     engine.add<FlakyActivity>().add<RetryWorkflow>().add<DeclaredActivity>().add<ResolutionWorkflow>();
     engine.add<OverrunActivity>().add<HeartbeatActivity>().add<ResumingActivity>().add<OversizedHeartbeatActivity>();
-    engine.add<CancellableActivity>();
+    engine.add<CancellableActivity>().add<FencedHeartbeatActivity>();
     engine.add_workflow(overrun_workflow, [](WorkflowContext& ctx, const int& ms) {
       return ctx.call<OverrunActivity>(ms) == "on time" ? 1 : 0;
     });
@@ -163,6 +184,8 @@ struct RetryEngine {
     });
     engine.add_workflow(cancellable_workflow,
                         [](WorkflowContext& ctx, const int& n) { return ctx.call<CancellableActivity>(n); });
+    engine.add_workflow(fenced_heartbeat_workflow,
+                        [](WorkflowContext& ctx, const int& n) { return ctx.call<FencedHeartbeatActivity>(n); });
     engine.start();
   }
 
@@ -405,4 +428,32 @@ TEST_CASE_METHOD(RetryEngine, "a heartbeat tells the activity its workflow was c
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }));
   run.cancel();
   CHECK(wait_until([&] { return saw_cancellation.load(); }));
+}
+
+TEST_CASE_METHOD(RetryEngine, "a heartbeat after its lease was lost returns false and extends nothing",
+                 "[pg][retry][heartbeat][fencing]") {
+  heartbeat_refused = false;
+  refused_heartbeat_moved_deadline = true;
+  auto run = engine.start_workflow(fenced_heartbeat_workflow, "fenced-beat", 0);
+  const std::string where = " WHERE workflow_id = 'fenced-beat' AND status = 'running'";
+  REQUIRE(wait_until(
+      [&] { return db.count("SELECT count(*) FROM {s}.tasks" + where + " AND heartbeat IS NOT NULL") == 1; }));
+  // Another worker takes the task over, as after this one froze: a new lease token, its own lease.
+  const auto taken = db.query(
+      "UPDATE {s}.tasks SET lease_token = lease_token + 1000000, lease_owner = 'other', "
+      "lease_until = {s}.db_now() + interval '1 hour'" +
+      where + " RETURNING lease_until::text, heartbeat::text")[0];
+  REQUIRE(wait_until([&] { return heartbeat_refused.load(); }));
+  CHECK_FALSE(refused_heartbeat_moved_deadline);
+  const auto after = db.query("SELECT lease_until::text, heartbeat::text, lease_owner FROM {s}.tasks" + where);
+  REQUIRE(after.size() == 1);
+  CHECK(after[0][0].as<std::string>() == taken[0].as<std::string>());  // the other lease is not extended
+  CHECK(after[0][1].as<std::string>() == taken[1].as<std::string>());  // nor its details replaced
+  CHECK(after[0][2].as<std::string>() == "other");
+  // The body's outcome, once it went through, is fenced off too: nothing journaled for the step.
+  CHECK(wait_until([&] { return engine.metrics().activity_in_flight == 0; }));
+  CHECK(
+      db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = 'fenced-beat' AND kind = 'activity_completed'") ==
+      0);
+  CHECK(run.status() == WorkflowStatus::running);
 }

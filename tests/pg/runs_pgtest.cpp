@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "base/failpoint.hpp"
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_sql.hpp"
@@ -409,6 +410,49 @@ TEST_CASE("retention prunes runs that ended longer ago than it, from one engine 
   CHECK(pruned == 4);  // each run pruned once, by one of the two engines
   options.retention = -1s;
   expect_throw<InvalidOptions>([&] { Engine bad(options); }, "EngineOptions::retention = -1000ms is invalid");
+}
+
+TEST_CASE("retention's cutoff follows the database clock: a run ended now is pruned once the clock skips past it",
+          "[pg][runs][retention][clock]") {
+  TestDb db;
+  auto options = db.options();
+  options.retention = 30s;  // a round every 3 s
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  CHECK(engine.start_workflow<HelloWorkflow>("ended-now", "x").result(30s) == "hello, x");
+  // By the database clock the run ended an hour ago; by this host's clock, a moment ago.
+  testing::advance_clock(db.url(), db.schema(), 1h);
+  const auto skipped = std::chrono::steady_clock::now();
+  CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows") == 0; }, 10s));
+  INFO("waited "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - skipped).count()
+       << " ms after the clock skipped an hour");
+  const auto audit = engine.runs().audit();
+  REQUIRE(audit.size() == 1);
+  // The cutoff it recorded is the database clock's, 30 s back: past the run's end, an hour ahead of this host's.
+  const auto cutoff_us = audit[0].details["ended_before_us"].get<std::int64_t>();
+  const auto host_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  CHECK(cutoff_us > host_us + std::chrono::microseconds{50min}.count());
+}
+
+TEST_CASE_METHOD(RunsEngine, "a prune whose batch's answer was lost reports the runs that batch deleted",
+                 "[pg][runs][faults]") {
+  for (int i = 0; i < 3; ++i)
+    CHECK(engine.start_workflow<HelloWorkflow>("lost-" + std::to_string(i), "x").result(30s) == "hello, x");
+  detail::configure_failpoints("lost_answer.prune_batch=fail@1");  // the first batch commits, its answer is lost
+  struct Reset {
+    ~Reset() { detail::configure_failpoints(""); }
+  } reset;
+  const PruneOutcome pruned = runs().prune(std::chrono::system_clock::now() + 1h, ops);
+  CHECK(pruned.runs == 3);
+  CHECK(pruned.batches == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+  const auto audit = runs().audit();
+  REQUIRE(audit.size() == 1);
+  CHECK(audit[0].details["runs"] == 3);
 }
 
 TEST_CASE("the management statements find rows by index, never by reading a whole table", "[pg][runs][fast-path]") {

@@ -204,6 +204,68 @@ TEST_CASE_METHOD(SagaEngine,
   CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'activity_scheduled'") == 4);
 }
 
+namespace {
+
+// Adds undo 1, then three compensations that are invalid (a reserved payload, refused by add;
+// invalid options; an unknown activity), then fails at step 3 and compensates, reporting what
+// CompensationFailed names ("<activity> | <error type> | <attempts>" a line) or "none failed".
+struct SagaInvalidWorkflow {
+  static constexpr auto name = "saga_invalid";
+  std::string operator()(WorkflowContext& ctx, const SagaPlan& plan) {
+    Saga saga(ctx);
+    auto undo = [&](int n) {
+      return UndoInput{.log = plan.log, .schema = plan.schema, .workflow_id = ctx.workflow_id(), .n = n};
+    };
+    std::string report;
+    ctx.call<SagaStep>(SagaStepInput{.log = plan.log, .n = 1});
+    saga.add_compensation<SagaUndo>(undo(1));
+    ctx.call<SagaStep>(SagaStepInput{.log = plan.log, .n = 2});
+    try {
+      saga.add_compensation(ActivityRef<Json, int>{"saga_undo"}, Json{{"$encoded", "not mine"}});
+    } catch (const PayloadError&) {
+      report += "add refused; ";
+    }
+    saga.add_compensation<SagaUndo>(undo(2), {.retry = RetryPolicy{.max_attempts = 0}});
+    saga.add_compensation(ActivityRef<UndoInput, int>{"no_such_undo"}, undo(3));
+    report += std::to_string(saga.size()) + " added\n";
+    try {
+      ctx.call<SagaStep>(SagaStepInput{.log = plan.log, .n = 3, .fail = true});
+    } catch (const ActivityFailed&) {
+      try {
+        saga.compensate();
+        return report + "none failed";
+      } catch (const CompensationFailed& e) {
+        for (const auto& f : e.failures())
+          report += f.activity + " | " + f.error_type + " | " + std::to_string(f.attempts) + "\n";
+        return report + std::to_string(e.failures().size()) + " of " + std::to_string(e.compensations());
+      }
+    }
+    return report + "step 3 did not fail";
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an invalid compensation is named as failed and the older ones still run", "[pg][saga][bad-input]") {
+  RunningEngine env({}, [](Engine& e) {
+    register_sagas(e);
+    e.add<SagaInvalidWorkflow>();
+  });
+  make_undo_table(env.db);
+  SagaLog log;
+  auto run = env.engine.start_workflow<SagaInvalidWorkflow>("saga-invalid",
+                                                            SagaPlan{.log = log.path, .schema = env.db.schema()});
+  CHECK(run.result(30s) ==
+        "add refused; 3 added\n"
+        "no_such_undo | durable::UnknownActivity | 0\n"
+        "saga_undo | durable::InvalidOptions | 0\n"
+        "2 of 3");
+  CHECK(undone(env.db, "saga-invalid") == std::vector<int>{1});
+  CHECK(log.lines("undo 1") == 1);
+  CHECK(log.lines("undo 2") == 0);
+  CHECK(env.db.count("SELECT count(*) FROM {s}.tasks WHERE name <> 'saga_step' AND name <> 'saga_undo'") == 0);
+}
+
 #ifdef DURABLE_TEST_WORKER
 namespace {
 

@@ -305,3 +305,49 @@ TEST_CASE_METHOD(RunningEngine, "time skipping fires a 24-hour durable sleep at 
   auto result = run.result(10s);
   CHECK(result["slept_ms"].get<long>() >= 24L * 3600 * 1000);
 }
+
+namespace {
+// Leaves a one-hour timer behind and waits for a "go" message: a timer started and never
+// awaited (`lost_race` false), or one that lost a wait_any to an activity (true).
+struct LeavesTimerBehind {
+  static constexpr auto name = "leaves_timer_behind";
+  std::string operator()(WorkflowContext& ctx, const bool& lost_race) {
+    auto timer = ctx.start_timer(std::chrono::hours{1});
+    if (lost_race) {
+      auto work = ctx.start<SlowActivity>(0);
+      if (ctx.wait_any(work, timer) != 0) return "the timer won";
+    }
+    return ctx.receive<std::string>("go");
+  }
+};
+// Ends with a one-hour timer it never awaited.
+struct EndsWithTimer {
+  static constexpr auto name = "ends_with_timer";
+  std::string operator()(WorkflowContext& ctx, const int&) {
+    (void)ctx.start_timer(std::chrono::hours{1});
+    return "ended";
+  }
+};
+}  // namespace
+
+TEST_CASE("a timer the code does not wait on does not wake its run when it comes due", "[pg][timer][unawaited]") {
+  RunningEngine env({}, [](Engine& e) { e.add<LeavesTimerBehind>().add<EndsWithTimer>(); });
+  auto never_awaited = env.engine.start_workflow<LeavesTimerBehind>("timer-never-awaited", false);
+  auto lost_race = env.engine.start_workflow<LeavesTimerBehind>("timer-lost-race", true);
+  CHECK(env.engine.start_workflow<EndsWithTimer>("timer-run-ended", 0).result(30s) == "ended");
+  const auto waiting_for_go = [&] {
+    return env.db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'receive_started'") == 2;
+  };
+  REQUIRE(wait_until([&] { return waiting_for_go() && env.engine.metrics().activity_in_flight == 0; }));
+  REQUIRE(wait_until([&] { return env.db.count("SELECT count(*) FROM {s}.workflows WHERE runnable") == 0; }));
+  // Nothing is due for any of the three: no wake-up time, so no replay once the hour has passed.
+  CHECK(env.db.count("SELECT count(*) FROM {s}.workflows WHERE wake_at IS NOT NULL") == 0);
+  testing::advance_clock(env.db.url(), env.db.schema(), std::chrono::hours{2});
+  CHECK(env.db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'running' AND (runnable OR wake_at <= "
+                     "{s}.db_now())") == 0);
+  // What they wait for still wakes them, and the timers fired meanwhile are found due then.
+  env.engine.send("timer-never-awaited", "go", std::string("went"));
+  env.engine.send("timer-lost-race", "go", std::string("went too"));
+  CHECK(never_awaited.result(30s) == "went");
+  CHECK(lost_race.result(30s) == "went too");
+}
