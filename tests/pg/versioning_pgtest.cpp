@@ -443,8 +443,7 @@ TEST_CASE("a run that ended with an unawaited activity keeps its steps consecuti
   const OperatorAction action{.actor = "test", .reason = "gap"};
   auto forked = env.engine.runs().fork(failed.run_id(), 2, action, {.workflow_id = "forgets-fork"});
   CHECK_THROWS_AS(forked.result_json(10s), WorkflowFailed);
-  // A resume reads it, schedules the unawaited activity again and, the code fixed, completes (and,
-  // never awaited, drops it again).
+  // A resume reads it and, the code fixed, completes.
   forgetful_fails = false;
   auto resumed = env.engine.runs().resume(failed.run_id(), action);
   CHECK(resumed.result_json(10s) == "done");
