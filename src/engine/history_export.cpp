@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <limits>
 
 #include "durable/errors.hpp"
@@ -44,6 +45,11 @@ std::int64_t integer(const Json& value, const std::string& field, std::int64_t m
 
 constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+// The latest microsecond a std::chrono::system_clock::time_point holds (the year 2262): the replay
+// turns these times into time_points (ctx.now()) and adds timers to them, so a later one would
+// overflow there.
+constexpr std::int64_t clock_max_us =
+    std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::duration::max()).count();
 
 // The integers the journal reader takes from an event's data (payloads are the code's own).
 void check_data(const Json& data) {
@@ -51,7 +57,10 @@ void check_data(const Json& data) {
   for (const char* field : {"depth", "attempts", "at_step", "awaited", "index"}) {
     if (data.contains(field)) integer(data[field], std::string("data.") + field, -1, int_max);
   }
-  for (const char* field : {"fire_at_us", "duration_ms", "timeout_ms", "started_us", "seq"}) {
+  for (const char* field : {"fire_at_us", "started_us"}) {
+    if (data.contains(field)) integer(data[field], std::string("data.") + field, -clock_max_us, clock_max_us);
+  }
+  for (const char* field : {"duration_ms", "timeout_ms", "seq"}) {
     if (data.contains(field)) integer(data[field], std::string("data.") + field, -int64_max, int64_max);
   }
   for (const char* field : {"dropped", "retry_steps"}) {
@@ -91,9 +100,9 @@ ImportedHistory import_history(const Json& history) {
       event.data = e.value("data", Json::object());
       check_data(event.data);
       if (event.kind == pg::EventKind::side_effect && event.name == "now") {
-        integer(event.data.value("value", Json()), "data.value (a time in microseconds)", -int64_max, int64_max);
+        integer(event.data.value("value", Json()), "data.value (a time in microseconds)", -clock_max_us, clock_max_us);
       }
-      out.last_event_us = std::max(out.last_event_us, integer(e.value("at_us", Json(0)), "at_us", 0, int64_max));
+      out.last_event_us = std::max(out.last_event_us, integer(e.value("at_us", Json(0)), "at_us", 0, clock_max_us));
       out.events.push_back(std::move(event));
     }
   } catch (const std::exception& e) {  // InvalidHistory from the checks above, or a JSON type error

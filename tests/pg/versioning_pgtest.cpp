@@ -361,6 +361,53 @@ TEST_CASE("a history that is not JSON, of an unknown version or of a workflow no
 }
 
 namespace {
+// Reads the clock and sleeps: the replay turns the history's times into a time_point and a
+// deadline, so a time beyond what a clock holds must be refused at import, not overflow there.
+struct ReadsTheClock {
+  static constexpr auto name = "reads_the_clock";
+  std::int64_t operator()(WorkflowContext& ctx, const std::string&) {
+    const auto at = ctx.now();
+    ctx.sleep(1h);
+    return std::chrono::duration_cast<std::chrono::seconds>(at.time_since_epoch()).count();
+  }
+};
+}  // namespace
+
+TEST_CASE("a history whose times are beyond what a clock holds is a typed error, not an overflow",
+          "[pg][versioning][replay_check][bad_input]") {
+  TestDb db;
+  Engine code(db.options());
+  code.add<ReadsTheClock>();
+  // The latest microsecond a std::chrono::system_clock::time_point holds (the year 2262).
+  const std::int64_t last_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::duration::max()).count();
+  const auto history = [](std::int64_t at_us, Json later) {
+    Json events = Json::array({{{"seq", 0},
+                                {"kind", "workflow_started"},
+                                {"step", -1},
+                                {"name", ""},
+                                {"at_us", at_us},
+                                {"data", {{"input", "x"}}}}});
+    if (!later.is_null()) events.push_back(std::move(later));
+    return Json{{"format", "durable.history"}, {"version", 1},          {"workflow_id", "w"},
+                {"run_id", "r"},               {"workflow_name", "reads_the_clock"}, {"status", "running"},
+                {"events", std::move(events)}};
+  };
+  CHECK(testing::replay(history(last_us - 3'600'000'000LL * 24 * 365 * 101, nullptr), code).ok());
+  expect_throw<InvalidHistory>([&] { testing::replay(history(last_us + 1, nullptr), code); }, "its at_us is",
+                               "malformed at event 0");
+  expect_throw<InvalidHistory>([&] { testing::replay(history(std::numeric_limits<std::int64_t>::max(), nullptr), code); },
+                               "its at_us is");
+  const Json now_step = {{"seq", 1}, {"kind", "side_effect"}, {"step", 0}, {"name", "now"}, {"at_us", 0},
+                         {"data", {{"value", last_us + 1}}}};
+  expect_throw<InvalidHistory>([&] { testing::replay(history(0, now_step), code); }, "data.value",
+                               "malformed at event 1");
+  const Json timer = {{"seq", 1}, {"kind", "timer_started"}, {"step", 1}, {"name", ""}, {"at_us", 0},
+                      {"data", {{"fire_at_us", std::numeric_limits<std::int64_t>::max()}, {"duration_ms", 1}}}};
+  expect_throw<InvalidHistory>([&] { testing::replay(history(0, timer), code); }, "data.fire_at_us");
+}
+
+namespace {
 struct FiveSteps {
   static constexpr auto name = "five_steps";
   int operator()(WorkflowContext& ctx, int n) {
