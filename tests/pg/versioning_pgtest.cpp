@@ -389,21 +389,23 @@ TEST_CASE("a history whose times are beyond what a clock holds is a typed error,
                                 {"at_us", at_us},
                                 {"data", {{"input", "x"}}}}});
     if (!later.is_null()) events.push_back(std::move(later));
-    return Json{{"format", "durable.history"}, {"version", 1},          {"workflow_id", "w"},
-                {"run_id", "r"},               {"workflow_name", "reads_the_clock"}, {"status", "running"},
-                {"events", std::move(events)}};
+    return Json{
+        {"format", "durable.history"},        {"version", 1},        {"workflow_id", "w"},         {"run_id", "r"},
+        {"workflow_name", "reads_the_clock"}, {"status", "running"}, {"events", std::move(events)}};
   };
   CHECK(testing::replay(history(last_us - 3'600'000'000LL * 24 * 365 * 101, nullptr), code).ok());
   expect_throw<InvalidHistory>([&] { testing::replay(history(last_us + 1, nullptr), code); }, "its at_us is",
                                "malformed at event 0");
-  expect_throw<InvalidHistory>([&] { testing::replay(history(std::numeric_limits<std::int64_t>::max(), nullptr), code); },
-                               "its at_us is");
-  const Json now_step = {{"seq", 1}, {"kind", "side_effect"}, {"step", 0}, {"name", "now"}, {"at_us", 0},
-                         {"data", {{"value", last_us + 1}}}};
+  expect_throw<InvalidHistory>(
+      [&] { testing::replay(history(std::numeric_limits<std::int64_t>::max(), nullptr), code); }, "its at_us is");
+  const Json now_step = {{"seq", 1},   {"kind", "side_effect"},           {"step", 0}, {"name", "now"},
+                         {"at_us", 0}, {"data", {{"value", last_us + 1}}}};
   expect_throw<InvalidHistory>([&] { testing::replay(history(0, now_step), code); }, "data.value",
                                "malformed at event 1");
-  const Json timer = {{"seq", 1}, {"kind", "timer_started"}, {"step", 1}, {"name", ""}, {"at_us", 0},
-                      {"data", {{"fire_at_us", std::numeric_limits<std::int64_t>::max()}, {"duration_ms", 1}}}};
+  const Json timer = {
+      {"seq", 1},   {"kind", "timer_started"},
+      {"step", 1},  {"name", ""},
+      {"at_us", 0}, {"data", {{"fire_at_us", std::numeric_limits<std::int64_t>::max()}, {"duration_ms", 1}}}};
   expect_throw<InvalidHistory>([&] { testing::replay(history(0, timer), code); }, "data.fire_at_us");
 }
 
