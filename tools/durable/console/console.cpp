@@ -123,6 +123,15 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
   send_json(res, status, {{"error", detail::one_line(message)}});
 }
 
+// What an answer httplib refused before any route ran says.
+std::string refusal_message(int status) {
+  switch (status) {
+    case 404: return "not found";
+    case 416: return "the Range header does not parse; the console answers whole, so send none";
+    default: return "request refused";
+  }
+}
+
 // What a handler's exception tells the client. Never throws: it runs inside the server's catch.
 std::pair<int, std::string> status_of(const std::exception_ptr& error) noexcept {
   try {
@@ -174,7 +183,12 @@ const std::set<std::string>& action_paths() {
 // let a few slow clients hold every thread of its pool).
 class Router : public httplib::Server {
  public:
-  using httplib::Server::process_request;
+  // Answers one request read from `stream`, always whole: a Range header is ignored (as RFC 9110
+  // lets a server do), since a slice of a JSON answer is no JSON.
+  void answer(httplib::Stream& stream) {
+    bool closed = false;
+    process_request(stream, true, closed, [](httplib::Request& req) { req.ranges.clear(); });
+  }
 };
 
 // A request given as bytes, and the answer collected (Console::answer).
@@ -454,9 +468,12 @@ struct Console::Impl {
       const auto [status, message] = status_of(error);
       send_error(res, status, message);
     });
-    router.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-      if (res.body.empty()) send_error(res, res.status, res.status == 404 ? "not found" : "request refused");
-    });
+    // Unhandled, though answered: httplib then writes the answer as it is, where Handled would
+    // have it sliced by the ranges of a Range header it refused (416) before routing.
+    router.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+      if (res.body.empty()) send_error(res, res.status, refusal_message(res.status));
+      return httplib::Server::HandlerResponse::Unhandled;
+    }));
 
     for (const auto& asset : detail::assets()) {
       const std::string content(reinterpret_cast<const char*>(asset.data), asset.size);
@@ -516,8 +533,7 @@ struct Console::Impl {
   void serve(int fd) noexcept {
     try {
       SocketStream stream(fd, options);
-      bool closed = false;
-      router.process_request(stream, true, closed, nullptr);
+      router.answer(stream);
     } catch (...) {  // the exception handler answers what handlers throw; this is for what it cannot (memory)
     }
     // Unread bytes at close() would reset the connection and could drop the answer: read what
@@ -632,9 +648,8 @@ void Console::stop() { impl_->stop(); }
 
 std::string Console::answer(std::string_view request) {
   MemoryStream stream(request);
-  bool closed = false;
   try {
-    impl_->router.process_request(stream, true, closed, nullptr);
+    impl_->router.answer(stream);
   } catch (...) {  // as in serve(): nothing the router throws leaves the console
   }
   return stream.out;
