@@ -39,9 +39,19 @@ inline pid_t worker_with(const TestDb& db, const std::string& failpoints) {
   return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_FAILPOINTS=" + failpoints});
 }
 
-// Past every lease a killed worker held, by the database clock.
+// Past every lease a killed worker held, by the database clock, with no engine running: two
+// minutes on (what was due comes due), then every lease and key hold still live ends now, as the
+// dead worker's would have run out. (advance_clock alone carries live leases along, so that a
+// body running across a jump is not taken over: the next worker would wait out the real lease.)
 inline void past_its_leases(const TestDb& db) {
   testing::advance_clock(db.url(), db.schema(), std::chrono::minutes{2});
+  db.query(R"(
+WITH t AS (UPDATE {s}.tasks SET lease_until = {s}.db_now()
+           WHERE status IN ('running', 'cancelled') AND lease_until > {s}.db_now() RETURNING 1),
+w AS (UPDATE {s}.workflows SET lease_until = {s}.db_now()
+      WHERE status = 'running' AND lease_until > {s}.db_now() RETURNING 1),
+l AS (UPDATE {s}.idempotency_locks SET held_until = {s}.db_now() WHERE held_until > {s}.db_now() RETURNING 1)
+SELECT 1)");
 }
 
 #endif
