@@ -206,10 +206,12 @@ TEST_CASE("engines killed while continuing as new leave one chain, each step onc
   CHECK(runs_of(db, "loop-crash") == 1);
   CHECK(runs_of(db, "loop-crash", "running") == 1);
   past_its_leases(db);
-  // The second dies just after the continue committed, before anything replayed the next run.
+  // The second dies just after the continue committed. Another of its threads may have replayed
+  // the next run in that moment and leased its first activity: lost with the worker, that body
+  // runs again (the loop's calls have attempts to spare), and its step still commits once.
   CHECK(exit_within(worker_with(db, "replay.after_continue_commit=kill@1"), 60s) == 128 + SIGKILL);
   CHECK(runs_of(db, "loop-crash") == 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'loop-crash' AND latest AND next_seq = 1 "
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'loop-crash' AND latest "
                  "AND status = 'running'") == 1);
   past_its_leases(db);
   pid_t worker = spawn_worker(db.url(), {db.schema(), "serve"});
