@@ -400,6 +400,7 @@ TEST_CASE("a Range header never leaves a JSON answer without its body", "[pg][co
       INFO(out);
       const Answer a = parse(out);
       CHECK(out.find("Content-Range:") == std::string::npos);
+      CHECK(out.find("\r\nContent-Length: " + std::to_string(a.body.size()) + "\r\n") != std::string::npos);
       if (a.status >= 400) {
         CHECK(is_json_error(a));
       } else {

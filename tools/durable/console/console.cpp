@@ -468,10 +468,12 @@ struct Console::Impl {
       const auto [status, message] = status_of(error);
       send_error(res, status, message);
     });
-    // Unhandled, though answered: httplib then writes the answer as it is, where Handled would
-    // have it sliced by the ranges of a Range header it refused (416) before routing.
     router.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
       if (res.body.empty()) send_error(res, res.status, refusal_message(res.status));
+      if (res.status != 416) return httplib::Server::HandlerResponse::Handled;
+      // A Range that does not parse is refused before Router::answer clears the ranges: Handled
+      // would slice this answer by what did parse. Unhandled, httplib writes it as it is.
+      res.set_header("Content-Length", std::to_string(res.body.size()));
       return httplib::Server::HandlerResponse::Unhandled;
     }));
 
