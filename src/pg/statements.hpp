@@ -3,6 +3,8 @@
 
 #include <pqxx/pqxx>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pg/database.hpp"
 
@@ -68,6 +70,9 @@ inline constexpr const char* next_schedule_in = "next_schedule_in";
 
 // The channel engines LISTEN on for each kind of wake-up.
 std::string wake_channel(const std::string& schema, Wake kind);
+
+// Every statement's name and text, for schema `schema`.
+std::vector<std::pair<std::string, std::string>> statement_texts(const std::string& schema);
 
 // Prepares every statement, or those in `only`, each under `prefix` + its name.
 void prepare_statements(pqxx::connection& conn, const std::string& schema, const std::vector<std::string>& only = {},

@@ -1,0 +1,2 @@
+
+DELETE FROM {{s}}.engines WHERE owner = $1

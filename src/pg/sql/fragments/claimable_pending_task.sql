@@ -1,0 +1,5 @@
+-- What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
+-- the same, so they measure what a claim would find.
+-- What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
+-- the same, so they measure what a claim would find.
+status = 'pending' AND name = n.name AND available_at <= {{now}}

@@ -1,0 +1,8 @@
+-- How long the oldest claimable task of these activities ($1, json array of names) has waited:
+-- pending since it became available, or running since its lease ran out. One index probe per name.
+SELECT coalesce(extract(epoch FROM {{now}} - min(since)), 0)::float8 AS age
+FROM jsonb_array_elements_text($1::jsonb) AS n(name),
+LATERAL (
+  SELECT (SELECT available_at FROM {{s}}.tasks WHERE {{pending_task}} ORDER BY available_at LIMIT 1) AS since
+  UNION ALL
+  SELECT (SELECT lease_until FROM {{s}}.tasks WHERE {{expired_task}} ORDER BY lease_until LIMIT 1)) AS oldest

@@ -1,0 +1,19 @@
+-- The latest run of id $1 unless the id has one already (retire_run first to replace it).
+-- $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
+-- $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms,
+-- $9 its lease token, $10 started by (call, schedule, trigger), $11 the schedule or trigger ('' none),
+-- $12 the starting engine's app version ('' none)
+WITH w AS (
+  INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, lease_token, lease_owner,
+                             lease_until, started_by, origin, app_version)
+  VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN $9::bigint END,
+          nullif($7, ''), CASE WHEN $7 <> '' THEN {{now}} + $8::bigint * interval '1 millisecond' END, $10,
+          nullif($11, ''), nullif($12, ''))
+  ON CONFLICT (workflow_id) WHERE latest DO NOTHING
+  RETURNING workflow_id, run_id, lease_token),
+e AS (
+  INSERT INTO {{s}}.journal (run_id, seq, kind, data)
+  SELECT run_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
+n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL)
+SELECT (SELECT count(*) FROM w) AS inserted, (SELECT count(*) FROM n) AS notified,
+       (SELECT lease_token FROM w) AS lease_token, {{s}}.epoch_us({{now}}) AS now_us
