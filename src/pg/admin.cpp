@@ -14,34 +14,32 @@ void drop_schema(const std::string& url, const std::string& schema) {
   validate_schema_name(schema);
   pqxx::connection conn(url);
   pqxx::nontransaction tx(conn);
+  // built SQL: DDL of the schema name, an identifier (validate_schema_name)
   tx.exec0(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", quoted(schema)));
 }
 
-void set_clock_skew(const std::string& url, const std::string& schema, const std::string& skew_sql, std::int64_t arg) {
+namespace {
+
+void move_clock(const std::string& url, const std::string& schema, const char* statement, std::int64_t arg) {
   validate_schema_name(schema);
-  const std::string s = quoted(schema);
   pqxx::connection conn(url);
+  prepare_statements(conn, schema, {statement});
   pqxx::work tx(conn);
-  // A skip is not time a running attempt or replay spent: their live leases, and the holds of
-  // bodies still running, move with the clock (an attempt's timeout counts real time too), so
-  // a body running across a jump is neither timed out nor taken over. Due times stay: they come due.
-  tx.exec_params(fmt::format(R"(
-WITH old AS (SELECT now() + skew AS now, skew FROM {0}.clock),
-new AS (UPDATE {0}.clock SET skew = {1} RETURNING skew),
-shift AS (SELECT old.now, new.skew - old.skew AS by FROM old, new),
-t AS (UPDATE {0}.tasks k SET lease_until = k.lease_until + shift.by FROM shift
-      WHERE k.status IN ('running', 'cancelled') AND k.lease_until >= shift.now),
-w AS (UPDATE {0}.workflows o SET lease_until = o.lease_until + shift.by FROM shift
-      WHERE o.status = 'running' AND o.lease_until >= shift.now),
-l AS (UPDATE {0}.idempotency_locks h SET held_until = h.held_until + shift.by FROM shift
-      WHERE h.held_until >= shift.now)
-SELECT 1)",
-                             s, skew_sql),
-                 arg);
+  tx.exec_prepared(statement, arg);
   for (auto kind : {Wake::workflows, Wake::tasks, Wake::schedules}) {
     tx.exec_params("SELECT pg_notify($1, '')", wake_channel(schema, kind));
   }
   tx.commit();
+}
+
+}  // namespace
+
+void advance_clock(const std::string& url, const std::string& schema, std::int64_t ms) {
+  move_clock(url, schema, stmt::advance_clock, ms);
+}
+
+void set_clock(const std::string& url, const std::string& schema, std::int64_t us) {
+  move_clock(url, schema, stmt::set_clock, us);
 }
 
 }  // namespace durable::pg

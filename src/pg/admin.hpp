@@ -8,8 +8,9 @@
 namespace durable::pg {
 
 void drop_schema(const std::string& url, const std::string& schema);
-// Sets the schema's clock skew to `skew_sql` (an expression over $1, a bigint) and wakes every
-// engine on it, since due times moved.
-void set_clock_skew(const std::string& url, const std::string& schema, const std::string& skew_sql, std::int64_t arg);
+// Moves the schema's clock `ms` on, or to `us` since the epoch, and wakes every engine on it,
+// since due times moved (the test kit's time skipping).
+void advance_clock(const std::string& url, const std::string& schema, std::int64_t ms);
+void set_clock(const std::string& url, const std::string& schema, std::int64_t us);
 
 }  // namespace durable::pg

@@ -565,6 +565,7 @@ int schema_version_of(pqxx::connection& conn, const std::string& schema) {
   pqxx::nontransaction tx(conn);
   const bool exists =
       tx.exec_params1("SELECT to_regclass($1) IS NOT NULL", quoted(schema) + ".schema_version")[0].as<bool>();
+  // built SQL: the schema name, an identifier (validate_schema_name); the table may not exist yet
   return exists ? tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", quoted(schema)))[0]
                       .as<int>()
                 : 0;
@@ -588,6 +589,7 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
   // A session-level advisory lock, keyed by schema: concurrent starters wait here in turn.
   auto advisory = [&](const char* function) {
     pqxx::nontransaction tx(conn);
+    // built SQL: one of two fixed function names; the schema is bound
     tx.exec_params(fmt::format("SELECT {}(hashtextextended('durable.migrate:' || $1, 0))", function), schema);
   };
   advisory("pg_advisory_lock");
@@ -595,15 +597,19 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
   try {
     {
       pqxx::nontransaction tx(conn);
+      // built SQL: DDL and reads of the schema name, an identifier (validate_schema_name), before
+      // the schema exists (no statement can be prepared on it yet)
       tx.exec0(fmt::format("CREATE SCHEMA IF NOT EXISTS {}", s));
       tx.exec0(
           fmt::format("CREATE TABLE IF NOT EXISTS {}.schema_version (version integer PRIMARY KEY, "
                       "applied_at timestamptz NOT NULL DEFAULT now())",
                       s));
+      // built SQL: as above
       version = tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", s))[0].as<int>();
     }
     for (int next = version + 1; next <= std::min(up_to, latest_schema_version()); ++next) {
       pqxx::work tx(conn);
+      // built SQL: a migration's DDL, the schema name put in (an identifier)
       tx.exec0(fmt::format(fmt::runtime(migrations[next - 1]), fmt::arg("s", s)));
       tx.exec_params0(fmt::format("INSERT INTO {}.schema_version (version) VALUES ($1)", s), next);
       tx.commit();

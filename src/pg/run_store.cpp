@@ -54,26 +54,6 @@ std::string prefix_pattern(const std::string& prefix) {
   return out + '%';
 }
 
-// The columns of a run as lists show it, then those of a run in full.
-const char* const summary_columns = R"(w.workflow_id, w.run_id::text, w.name, w.status, w.latest, w.started_by,
-  coalesce(w.origin, '') AS origin, coalesce(w.app_version, '') AS app_version,
-  w.status = 'running' AND w.blocked_at IS NOT NULL AS blocked, {s}.epoch_us(w.created_at) AS created_us,
-  {s}.epoch_us(w.updated_at) AS updated_us, {s}.epoch_us(w.ended_at) AS ended_us)";
-const char* const info_columns = R"(, w.input::text, w.result::text, coalesce(w.error_type, '') AS error_type,
-  coalesce(w.error_message, '') AS error_message, w.next_seq, coalesce(w.parent_run_id::text, '') AS parent_run_id,
-  coalesce(w.forked_from_run::text, '') AS forked_from_run, coalesce(w.forked_from_step, -1) AS forked_from_step,
-  coalesce(w.continued_from::text, '') AS continued_from, w.blocked::text AS blocked_by,
-  {s}.epoch_us(w.blocked_at) AS blocked_us,
-  CASE WHEN w.status = 'continued' THEN w.result->>'continued_as' ELSE '' END AS continued_as,
-  (SELECT count(*) FROM {s}.journal_events j WHERE j.run_id = w.run_id AND j.kind = 'activity_scheduled') AS activities,
-  -- the attempts of open, failed and dropped tasks, then of completed ones (whose rows are gone),
-  -- not those of the events a fork copied (the source's; written with the run, at its created_at)
-  (SELECT coalesce(sum(t.attempt), 0) FROM {s}.tasks t WHERE t.run_id = w.run_id)
-    + (SELECT coalesce(sum((j.data->>'attempts')::int), 0) FROM {s}.journal j  -- a completed event is its row's first
-       WHERE j.run_id = w.run_id AND j.kind = 'activity_completed'
-         AND NOT (w.forked_from_run IS NOT NULL AND j.created_at = w.created_at)) AS attempts,
-  (SELECT count(*) FROM {s}.attempts a WHERE a.run_id = w.run_id AND a.outcome <> 'completed') AS failed_attempts)";
-
 void read_summary(const pqxx::row& row, RunSummary& r) {
   r.workflow_id = row["workflow_id"].as<std::string>();
   r.run_id = row["run_id"].as<std::string>();
@@ -116,62 +96,62 @@ RunInfo read_info(const pqxx::row& row) {
   return r;
 }
 
-// The WHERE conditions of a filter, its values quoted by the transaction.
-std::string conditions(pqxx::transaction_base& tx, const std::string& s, const RunFilter& f, bool with_statuses) {
-  std::vector<std::string> c;
+// The filter as bound to fragments/run_filter.sql's $1 to $12, each unset condition NULL.
+struct FilterParams {
+  std::optional<std::string> statuses;  // a text array
+  std::optional<std::string> workflow_name, id_pattern;
+  std::optional<std::int64_t> created_from, created_until, ended_from, ended_until;
+  std::optional<std::string> schedule_id, trigger, parent_run_id, app_version;
+  bool blocked_only = false;
+};
+
+FilterParams params_of(const RunFilter& f, bool with_statuses) {
+  FilterParams p;
   if (with_statuses && !f.statuses.empty()) {
-    std::string in;
-    for (WorkflowStatus st : f.statuses) in += (in.empty() ? "" : ", ") + tx.quote(std::string(to_string(st)));
-    c.push_back("w.status IN (" + in + ")");
+    std::string array;  // status names are fixed words: no quoting needed in the array literal
+    for (WorkflowStatus st : f.statuses) array += (array.empty() ? "" : ",") + std::string(to_string(st));
+    p.statuses = "{" + array + "}";
   }
-  if (!f.workflow_name.empty()) c.push_back("w.name = " + tx.quote(f.workflow_name));
-  if (!f.id_prefix.empty()) c.push_back("w.workflow_id COLLATE \"C\" LIKE " + tx.quote(prefix_pattern(f.id_prefix)));
-  auto at = [&](const char* column, const char* op, const std::optional<TimePoint>& t) {
-    if (t) c.push_back(fmt::format("w.{} {} {}.from_us({})", column, op, s, us_of(*t)));
-  };
-  at("created_at", ">=", f.created_from);
-  at("created_at", "<", f.created_until);
-  at("ended_at", ">=", f.ended_from);
-  at("ended_at", "<", f.ended_until);
-  if (!f.schedule_id.empty()) c.push_back("w.started_by = 'schedule' AND w.origin = " + tx.quote(f.schedule_id));
-  if (!f.trigger.empty()) c.push_back("w.started_by = 'trigger' AND w.origin = " + tx.quote(f.trigger));
-  if (!f.parent_run_id.empty()) c.push_back("w.parent_run_id = " + tx.quote(f.parent_run_id) + "::uuid");
-  if (f.app_version) {
-    c.push_back(f.app_version->empty() ? std::string("w.app_version IS NULL")
-                                       : "w.app_version = " + tx.quote(*f.app_version));
-  }
-  if (f.blocked_only) c.push_back("w.status = 'running' AND w.blocked_at IS NOT NULL");
-  std::string out;
-  for (const auto& one : c) out += (out.empty() ? "" : " AND ") + one;
-  return out.empty() ? "true" : out;
+  auto text = [](const std::string& v) { return v.empty() ? std::nullopt : std::optional<std::string>(v); };
+  auto us = [](const std::optional<TimePoint>& t) { return t ? std::optional<std::int64_t>(us_of(*t)) : std::nullopt; };
+  p.workflow_name = text(f.workflow_name);
+  if (!f.id_prefix.empty()) p.id_pattern = prefix_pattern(f.id_prefix);
+  p.created_from = us(f.created_from);
+  p.created_until = us(f.created_until);
+  p.ended_from = us(f.ended_from);
+  p.ended_until = us(f.ended_until);
+  p.schedule_id = text(f.schedule_id);
+  p.trigger = text(f.trigger);
+  p.parent_run_id = text(f.parent_run_id);
+  p.app_version = f.app_version;
+  p.blocked_only = f.blocked_only;
+  return p;
 }
 
-// Deletes the ended runs among those subquery `chosen` selects (of $1, `param`) that still pass
-// `recheck` when their rows are reached, with their journal, tasks, attempts, messages and events; an id that lost
-// its latest run gets its newest remaining run as the latest. Returns the runs deleted. No lock is
-// taken before (a row lock is a WAL record per run): a run changed meanwhile (resumed, and maybe
-// ended again) is checked again as its row is reached, and its history goes in a second statement,
-// whose snapshot sees everything written before its row was deleted. Nothing adds to the history
-// of a run whose row is gone.
-std::int64_t delete_runs(pqxx::transaction_base& tx, const std::string& s, const std::string& chosen,
-                         const std::string& recheck, const std::string& param) {
-  auto deleted = tx.exec_params(fmt::format("DELETE FROM {0}.workflows WHERE run_id IN ({1}) AND status <> 'running' "
-                                            "{2} RETURNING run_id::text, workflow_id, latest",
-                                            s, chosen, recheck),
-                                param);
+// Runs `statement` with the filter as its $1 to $12, then `more`.
+template <typename... More>
+pqxx::result exec_filtered(pqxx::transaction_base& tx, const char* statement, const FilterParams& p,
+                           const More&... more) {
+  return tx.exec_prepared(statement, p.statuses, p.workflow_name, p.id_pattern, p.created_from, p.created_until,
+                          p.ended_from, p.ended_until, p.schedule_id, p.trigger, p.parent_run_id, p.app_version,
+                          p.blocked_only, more...);
+}
+
+// A filtered read plans with its values (for this transaction only; the session plans its step
+// statements once, generic): a generic plan keeps every `$n IS NULL` test and cannot turn an id
+// prefix into an index range.
+void plan_with_values(pqxx::transaction_base& tx) { tx.exec0("SET LOCAL plan_cache_mode = force_custom_plan"); }
+
+// After `deleted` (rows of prune_runs or delete_run): deletes the history of those runs, and an
+// id that lost its latest run gets its newest remaining run as the latest. Returns the runs
+// deleted. A run changed meanwhile (resumed, and maybe ended again) was checked again as its row
+// was reached; its history goes in a second statement, whose snapshot sees everything written
+// before its row was deleted. Nothing adds to the history of a run whose row is gone.
+std::int64_t delete_history(pqxx::transaction_base& tx, const pqxx::result& deleted) {
   if (deleted.empty()) return 0;
   Json runs = Json::array();
   for (const auto& row : deleted) runs.push_back(row["run_id"].as<std::string>());
-  tx.exec_params0(fmt::format(R"(
-WITH v AS (SELECT jsonb_array_elements_text($1::jsonb)::uuid AS run_id),
-t AS (DELETE FROM {0}.tasks WHERE run_id IN (SELECT run_id FROM v) RETURNING task_id),
-a AS (DELETE FROM {0}.attempts WHERE run_id IN (SELECT run_id FROM v)),
-k AS (DELETE FROM {0}.idempotency_locks WHERE task_id IN (SELECT task_id FROM t)),
-m AS (DELETE FROM {0}.messages WHERE run_id IN (SELECT run_id FROM v)),
-e AS (DELETE FROM {0}.events WHERE run_id IN (SELECT run_id FROM v))
-DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))",
-                              s),
-                  runs.dump());
+  tx.exec_prepared0(stmt::delete_history, runs.dump());
   Json orphaned = Json::array();
   for (const auto& row : deleted) {
     if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
@@ -180,15 +160,7 @@ DELETE FROM {0}.journal WHERE run_id IN (SELECT run_id FROM v))",
   // concurrent delete of the chosen run makes the update skip it once that delete commits: then
   // the next round, with a newer snapshot, takes the next newest.
   while (!orphaned.empty()) {
-    const auto round = tx.exec_params1(fmt::format(R"(
-WITH c AS (SELECT DISTINCT ON (workflow_id) workflow_id, run_id FROM {0}.workflows  -- by workflows_by_id
-           WHERE workflow_id COLLATE "C" IN (SELECT jsonb_array_elements_text($1::jsonb))
-           ORDER BY workflow_id, created_at DESC),
-u AS (UPDATE {0}.workflows w SET latest = true FROM c WHERE w.run_id = c.run_id RETURNING w.workflow_id)
-SELECT coalesce((SELECT jsonb_agg(c.workflow_id) FROM c WHERE c.workflow_id NOT IN (SELECT workflow_id FROM u)),
-                '[]')::text AS skipped)",
-                                                   s),
-                                       orphaned.dump());
+    const auto round = tx.exec_prepared1(stmt::promote_latest, orphaned.dump());
     orphaned = Json::parse(round["skipped"].c_str());
   }
   return static_cast<std::int64_t>(deleted.size());
@@ -199,7 +171,6 @@ SELECT coalesce((SELECT jsonb_agg(c.workflow_id) FROM c WHERE c.workflow_id NOT 
 RunStore::RunStore(ConnectionPool& pool, detail::Sealer sealer)
     : pool_(pool),
       seal_(std::move(sealer)),
-      s_(quoted(pool.schema())),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
       ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
@@ -209,16 +180,11 @@ RunPage RunStore::list(const RunFilter& filter, int limit, std::optional<std::in
   RunPage page;
   pool_.read([&](pqxx::connection& conn) {
     page = {};
-    pqxx::nontransaction tx(conn);
-    std::string where = conditions(tx, s_, filter, true);
-    if (cursor_us) {
-      where += fmt::format(" AND (w.created_at, w.run_id) < ({}.from_us({}), {}::uuid)", s_, *cursor_us,
-                           tx.quote(cursor_run));
-    }
-    auto rows =
-        tx.exec(fmt::format("SELECT {} FROM {}.workflows w WHERE {} ORDER BY w.created_at DESC, w.run_id DESC "
-                            "LIMIT {}",
-                            fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)), s_, where, limit + 1));
+    pqxx::read_transaction tx(conn);  // plan_with_values is transaction-local
+    plan_with_values(tx);
+    std::optional<std::string> run;
+    if (cursor_us) run = cursor_run;
+    auto rows = exec_filtered(tx, stmt::list_runs, params_of(filter, true), cursor_us, run, limit + 1);
     for (const auto& row : rows) {
       if (static_cast<int>(page.runs.size()) == limit) {
         const RunSummary& last = page.runs.back();
@@ -235,20 +201,12 @@ std::map<WorkflowStatus, std::int64_t> RunStore::count_by_status(const RunFilter
   std::map<WorkflowStatus, std::int64_t> counts;
   pool_.read([&](pqxx::connection& conn) {
     counts.clear();
-    pqxx::nontransaction tx(conn);
-    const std::string where = conditions(tx, s_, filter, false);
-    std::string sql;
-    if (at_most == 0) {
-      sql = fmt::format("SELECT w.status, count(*) AS n FROM {}.workflows w WHERE {} GROUP BY w.status", s_, where);
-    } else {  // per status, reads stop after at_most + 1 rows
-      for (const char* status : {"running", "completed", "failed", "cancelled", "continued"}) {
-        sql += fmt::format(
-            "{}SELECT '{}' AS status, (SELECT count(*) FROM (SELECT FROM {}.workflows w WHERE {} AND "
-            "w.status = '{}' LIMIT {}) AS x) AS n",
-            sql.empty() ? "" : " UNION ALL ", status, s_, where, status, at_most + 1);
-      }
-    }
-    for (const auto& row : tx.exec(sql)) {
+    pqxx::read_transaction tx(conn);  // plan_with_values is transaction-local
+    plan_with_values(tx);
+    const FilterParams params = params_of(filter, false);
+    const auto rows = at_most == 0 ? exec_filtered(tx, stmt::count_runs, params)
+                                   : exec_filtered(tx, stmt::count_runs_at_most, params, at_most + 1);
+    for (const auto& row : rows) {
       if (const auto n = row["n"].as<std::int64_t>(); n > 0) counts[public_status(row["status"].as<std::string>())] = n;
     }
   });
@@ -262,59 +220,25 @@ Stats RunStore::stats() {
     // One snapshot for every figure (repeatable read), at the schema's clock (moved by the test kit's
     // time skipping).
     pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
-    const std::string now = fmt::format("(SELECT now() + skew FROM {}.clock)", s_);
-    st.at = time_of(tx.exec1(fmt::format("SELECT {}.epoch_us({}) AS now_us", s_, now))["now_us"].as<std::int64_t>());
-    for (const auto& row :
-         tx.exec(fmt::format("SELECT w.status, count(*) AS n, count(*) FILTER (WHERE w.status = 'running' AND "
-                             "w.blocked_at IS NOT NULL) AS blocked FROM {}.workflows w GROUP BY w.status",
-                             s_))) {
+    st.at = time_of(tx.exec_prepared1(stmt::stats_now)["now_us"].as<std::int64_t>());
+    for (const auto& row : tx.exec_prepared(stmt::stats_runs)) {
       st.runs_by_status[public_status(row["status"].as<std::string>())] = row["n"].as<std::int64_t>();
       st.blocked += row["blocked"].as<std::int64_t>();
     }
-    auto oldest =
-        tx.exec(fmt::format("SELECT {} FROM {}.workflows w WHERE w.status = 'running' ORDER BY w.created_at "
-                            "LIMIT 1",
-                            fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)), s_));
+    auto oldest = tx.exec_prepared(stmt::stats_oldest_running);
     if (!oldest.empty()) read_summary(oldest[0], st.oldest_running.emplace());
     // Ready: what a claim would take (due, or its attempt's lease ran out), as the queue-age gauge reads it.
-    for (const auto& row : tx.exec(fmt::format(R"(
-WITH t AS (
-  SELECT name, status = 'pending' AND available_at <= n.now AS due, status = 'running' AND lease_until < n.now AS lost,
-         status = 'pending' AND available_at > n.now AS delayed, status = 'running' AND lease_until >= n.now AS running,
-         CASE WHEN status = 'pending' THEN available_at ELSE lease_until END AS since, n.now
-  FROM {0}.tasks, (SELECT {1} AS now) AS n WHERE status IN ('pending', 'running'))
-SELECT name, count(*) FILTER (WHERE due OR lost) AS ready, count(*) FILTER (WHERE delayed) AS delayed,
-       count(*) FILTER (WHERE running) AS running,
-       coalesce(extract(epoch FROM max(now) - min(since) FILTER (WHERE due OR lost)), 0)::float8 AS oldest
-FROM t GROUP BY name ORDER BY name)",
-                                               s_, now))) {
+    for (const auto& row : tx.exec_prepared(stmt::stats_activity_queues)) {
       st.activity_queues.push_back({row["name"].as<std::string>(), row["ready"].as<std::int64_t>(),
                                     row["delayed"].as<std::int64_t>(), row["running"].as<std::int64_t>(),
                                     row["oldest"].as<double>()});
     }
     // Waiting: what a runner would claim (runnable, or its timer came due), unleased.
-    for (const auto& row : tx.exec(fmt::format(R"(
-SELECT w.name, count(*) AS waiting,
-       coalesce(extract(epoch FROM max(n.now) - min(CASE WHEN w.runnable THEN w.runnable_since ELSE w.wake_at END)),
-                0)::float8 AS oldest
-FROM {0}.workflows w, (SELECT {1} AS now) AS n
-WHERE w.status = 'running' AND (w.runnable OR w.wake_at <= n.now) AND (w.lease_until IS NULL OR w.lease_until < n.now)
-GROUP BY w.name ORDER BY w.name)",
-                                               s_, now))) {
+    for (const auto& row : tx.exec_prepared(stmt::stats_workflow_queues)) {
       st.workflow_queues.push_back(
           {row["name"].as<std::string>(), row["waiting"].as<std::int64_t>(), row["oldest"].as<double>()});
     }
-    for (const auto& row : tx.exec(fmt::format(R"(
-WITH leased AS (
-  SELECT lease_owner AS owner, count(*) AS n FROM {0}.tasks, (SELECT {1} AS now) AS n
-  WHERE status = 'running' AND lease_until >= n.now GROUP BY lease_owner)
-SELECT coalesce(e.owner, l.owner) AS owner, coalesce(e.instance, '') AS instance,
-       coalesce(e.app_version, '') AS app_version, coalesce(e.activity_capacity, 0) AS activity_capacity,
-       coalesce(e.workflow_capacity, 0) AS workflow_capacity, coalesce(l.n, 0) AS leased,
-       {0}.epoch_us(e.started_at) AS started_us, {0}.epoch_us(e.seen_at) AS seen_us,
-       coalesce(e.expires_at >= now(), false) AS alive
-FROM {0}.engines e FULL JOIN leased l ON l.owner = e.owner ORDER BY 1)",
-                                               s_, now))) {
+    for (const auto& row : tx.exec_prepared(stmt::stats_instances)) {
       InstanceStats& i = st.instances.emplace_back();
       i.owner = row["owner"].as<std::string>();
       i.instance = row["instance"].as<std::string>();
@@ -335,10 +259,7 @@ std::optional<RunInfo> RunStore::get(const std::string& run_id) {
   std::optional<RunInfo> info;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_params(fmt::format("SELECT {}{} FROM {}.workflows w WHERE w.run_id = $1::uuid",
-                                           fmt::format(fmt::runtime(summary_columns), fmt::arg("s", s_)),
-                                           fmt::format(fmt::runtime(info_columns), fmt::arg("s", s_)), s_),
-                               run_id);
+    auto rows = tx.exec_prepared(stmt::read_run_info, run_id);
     info.reset();
     if (rows.empty()) return;
     info = read_info(rows[0]);
@@ -354,7 +275,7 @@ bool RunStore::exists(const std::string& run_id) {
   bool found = false;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    found = !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_), run_id).empty();
+    found = !tx.exec_prepared(stmt::run_exists, run_id).empty();
   });
   return found;
 }
@@ -375,14 +296,7 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
   pool_.read([&](pqxx::connection& conn) {
     h = {};
     pqxx::nontransaction tx(conn);
-    auto events = tx.exec_params(
-        fmt::format("SELECT j.seq, j.kind, coalesce(j.step, -1) AS step, coalesce(j.name, '') AS name, "
-                    "{0}.epoch_us(j.created_at) AS at_us, j.data::text AS data "
-                    "FROM {0}.journal_events j WHERE j.run_id = $1::uuid AND j.seq >= $2 AND j.row_seq >= "
-                    "(SELECT coalesce(max(r.seq), 0) FROM {0}.journal r WHERE r.run_id = $1::uuid AND r.seq <= $2) "
-                    "ORDER BY j.seq LIMIT $3",
-                    s_),
-        run_id, from_seq, limit + 1);
+    auto events = tx.exec_prepared(stmt::history_events, run_id, from_seq, limit + 1);
     std::string steps;  // of the activities these events schedule, as a Postgres array
     for (const auto& row : events) {
       if (static_cast<int>(h.events.size()) == limit) {
@@ -401,33 +315,7 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
         steps += (steps.empty() ? "" : ",") + std::to_string(e.step);
     }
     if (steps.empty()) return;
-    auto attempts = tx.exec_params(fmt::format(R"(
-SELECT t.step, t.name, a.attempt, {0}.epoch_us(a.started_at) AS started_us, {0}.epoch_us(a.ended_at) AS ended_us,
-       a.outcome, coalesce(a.error_type, '') AS error_type, coalesce(a.error_message, '') AS error_message,
-       {0}.epoch_us(a.retry_at) AS retry_us
-FROM {0}.attempts a JOIN {0}.tasks t ON t.run_id = a.run_id AND t.step = a.step WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[])
-UNION ALL  -- the failed attempts of completed tasks, whose rows are gone
-SELECT a.step, j.name, a.attempt, {0}.epoch_us(a.started_at), {0}.epoch_us(a.ended_at), a.outcome,
-       coalesce(a.error_type, ''), coalesce(a.error_message, ''), {0}.epoch_us(a.retry_at)
-FROM {0}.attempts a JOIN {0}.journal j ON j.run_id = a.run_id AND j.kind = 'activity_completed' AND j.step = a.step
-WHERE a.run_id = $1::uuid AND a.step = ANY($2::int[]) AND j.seq >= $3 AND a.outcome <> 'completed'
-  AND NOT EXISTS (SELECT 1 FROM {0}.tasks x WHERE x.run_id = a.run_id AND x.step = a.step)  -- (versions before 9 recorded successes too)
-UNION ALL  -- the attempt running now
-SELECT t.step, t.name, t.attempt, {0}.epoch_us(t.attempt_started_at), NULL, t.status, '', '', NULL
-FROM {0}.tasks t WHERE t.run_id = $1::uuid AND t.step = ANY($2::int[]) AND t.status = 'running'
-  AND NOT EXISTS (SELECT 1 FROM {0}.attempts x WHERE x.task_id = t.task_id AND x.attempt = t.attempt)
-UNION ALL  -- the attempt that succeeded, in the step's completed event (after its scheduled one), not
-           -- in the events a fork copied (those attempts were the source's). (A completed event is
-           -- always its journal row's first: the rows are read, not their events.)
-SELECT j.step, j.name, (j.data->>'attempts')::int, (j.data->>'started_us')::bigint, {0}.epoch_us(j.created_at),
-       'completed', '', '', NULL
-FROM {0}.journal j
-WHERE j.run_id = $1::uuid AND j.seq >= $3 AND j.kind = 'activity_completed' AND j.step = ANY($2::int[])
-  AND NOT EXISTS (SELECT 1 FROM {0}.workflows f  -- a fork's copies are written with the run, at its created_at
-                  WHERE f.run_id = $1::uuid AND f.forked_from_run IS NOT NULL AND f.created_at = j.created_at)
-ORDER BY 1, 3)",
-                                               s_),
-                                   run_id, "{" + steps + "}", from_seq);
+    auto attempts = tx.exec_prepared(stmt::history_attempts, run_id, "{" + steps + "}", from_seq);
     for (const auto& row : attempts) {
       ActivityAttempt& a = h.attempts.emplace_back();
       a.step = row["step"].as<int>();
@@ -449,13 +337,7 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
   pool_.read([&](pqxx::connection& conn) {
     entries.clear();
     pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec_params(
-             fmt::format(
-                 "SELECT audit_id, {0}.epoch_us(at) AS at_us, actor, action, reason, "
-                 "coalesce(workflow_id, '') AS workflow_id, coalesce(run_id::text, '') AS run_id, details::text "
-                 "FROM {0}.audit WHERE audit_id < $1 ORDER BY audit_id DESC LIMIT $2",
-                 s_),
-             before.value_or(INT64_MAX), limit)) {
+    for (const auto& row : tx.exec_prepared(stmt::audit_page, before.value_or(INT64_MAX), limit)) {
       AuditEntry& e = entries.emplace_back();
       e.id = row["audit_id"].as<std::int64_t>();
       e.at = time_of(row["at_us"].as<std::int64_t>());
@@ -479,12 +361,11 @@ bool RunStore::request_cancel(const std::string& run_id, const OperatorAction& a
     running = rows::cancel_asked(tx, run_id, row);
     if (row["requested"].as<int>() == 0) {
       // Asked before (by an earlier try whose answer was lost, perhaps), or ended since.
-      running = running || (maybe_committed && audited(tx, s_, action_id).has_value());
+      running = running || (maybe_committed && audited(tx, action_id).has_value());
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
-    insert_audit(tx, s_, seal_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id,
-                 Json::object());
+    insert_audit(tx, seal_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
     tx.commit();
   });
   return running;
@@ -498,11 +379,11 @@ bool RunStore::terminate(const std::string& run_id, const OperatorAction& action
     auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
     terminated = row["cancelled"].as<int>() == 1;
     if (!terminated) {
-      terminated = maybe_committed && audited(tx, s_, action_id).has_value();
+      terminated = maybe_committed && audited(tx, action_id).has_value();
       return;
     }
     auto wf = tx.exec_prepared1(stmt::read_run, run_id);
-    insert_audit(tx, s_, seal_, action, action_id, "terminate", wf["workflow_id"].as<std::string>(), run_id,
+    insert_audit(tx, seal_, action, action_id, "terminate", wf["workflow_id"].as<std::string>(), run_id,
                  Json::object());
     tx.commit();
   });
@@ -516,13 +397,13 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
     pqxx::work tx(conn);
     auto wf = tx.exec_prepared(stmt::read_run, run_id);
     if (wf.empty()) {
-      removed = maybe_committed && audited(tx, s_, action_id).has_value();  // an earlier try deleted it
+      removed = maybe_committed && audited(tx, action_id).has_value();  // an earlier try deleted it
       return;
     }
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
-    removed = delete_runs(tx, s_, "$1::uuid", "", run_id) == 1;
+    removed = delete_history(tx, tx.exec_prepared(stmt::delete_run, run_id)) == 1;
     if (!removed) return;  // running: nothing written
-    insert_audit(tx, s_, seal_, action, action_id, "delete", workflow_id, run_id,
+    insert_audit(tx, seal_, action, action_id, "delete", workflow_id, run_id,
                  {{"status", wf[0]["status"].as<std::string>()}});
     tx.commit();
   });
@@ -533,13 +414,10 @@ std::int64_t RunStore::db_now_us() { return pg::db_now_us(pool_); }
 
 PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction& action, bool dry_run, bool exclusive) {
   PruneOutcome outcome;
-  const std::string due = fmt::format("status <> 'running' AND ended_at < {}.from_us($1)", s_);
   if (dry_run) {
     pool_.read([&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
-      outcome.runs =
-          tx.exec_params1(fmt::format("SELECT count(*) FROM {}.workflows WHERE {}", s_, due), ended_before_us)[0]
-              .as<std::int64_t>();
+      outcome.runs = tx.exec_prepared1(stmt::count_due_runs, ended_before_us)[0].as<std::int64_t>();
       outcome.batches = static_cast<int>((outcome.runs + prune_batch - 1) / prune_batch);
     });
     return outcome;
@@ -556,7 +434,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
       pqxx::work tx(conn);
       deleted = 0;
       // After a lost answer, the entry says whether that batch went in: it counted what it deleted.
-      if (const auto done = maybe_committed ? audited(tx, s_, action_id) : std::nullopt) {
+      if (const auto done = maybe_committed ? audited(tx, action_id) : std::nullopt) {
         deleted = done->at("runs").get<std::int64_t>() - outcome.runs;
         if (deleted > 0) return;
       }
@@ -567,25 +445,15 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
         if (!locked) return;  // another engine prunes now
       }
       // The oldest due runs (a batch a concurrent prune took is waited for, then found gone).
-      deleted = delete_runs(
-          tx, s_,
-          fmt::format("SELECT run_id FROM {}.workflows WHERE {} ORDER BY ended_at LIMIT {}", s_, due, prune_batch),
-          "AND " + due, std::to_string(ended_before_us));
+      deleted = delete_history(tx, tx.exec_prepared(stmt::prune_runs, ended_before_us, prune_batch));
       if (deleted == 0) {
-        due_left = !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE {} LIMIT 1", s_, due), ended_before_us)
-                        .empty();
+        due_left = !tx.exec_prepared(stmt::any_due_run, ended_before_us).empty();
         return;
       }
       // After a lost answer the entry may not exist: then this batch starts a new one.
-      const bool counted =
-          audit_id != 0 && !tx.exec_params(fmt::format("UPDATE {}.audit SET details = jsonb_set(details, "
-                                                       "'{{runs}}', to_jsonb((details->>'runs')::bigint "
-                                                       "+ $2)) WHERE audit_id = $1 RETURNING 1",
-                                                       s_),
-                                           audit_id, deleted)
-                                .empty();
+      const bool counted = audit_id != 0 && !tx.exec_prepared(stmt::count_in_audit, audit_id, deleted).empty();
       if (!counted) {
-        audit_id = insert_audit(tx, s_, seal_, action, action_id, "prune", "", "",
+        audit_id = insert_audit(tx, seal_, action, action_id, "prune", "", "",
                                 {{"ended_before_us", ended_before_us}, {"runs", deleted}});
       }
       tx.commit();
@@ -604,17 +472,13 @@ std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us
   pool_.write("expire_idempotency_results", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     if (maybe_committed) {
-      if (auto done = audited(tx, s_, action_id)) {  // an earlier try went in
+      if (auto done = audited(tx, action_id)) {  // an earlier try went in
         expired = done->at("results").get<std::int64_t>();
         return;
       }
     }
-    expired = static_cast<std::int64_t>(
-        tx.exec_params(
-              fmt::format("DELETE FROM {0}.idempotent_results WHERE created_at < {0}.from_us($1) RETURNING 1", s_),
-              created_before_us)
-            .size());
-    insert_audit(tx, s_, seal_, action, action_id, "expire_idempotency_results", "", "",
+    expired = static_cast<std::int64_t>(tx.exec_prepared(stmt::expire_idempotent_results, created_before_us).size());
+    insert_audit(tx, seal_, action, action_id, "expire_idempotency_results", "", "",
                  {{"created_before_us", created_before_us}, {"results", expired}});
     tx.commit();
   });
@@ -626,20 +490,12 @@ bool RunStore::unblock(const std::string& run_id, const OperatorAction& action) 
   const std::string action_id = detail::random_uuid();
   pool_.write("unblock_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto run = tx.exec_params(fmt::format(R"(
-WITH o AS (SELECT run_id, blocked FROM {0}.workflows WHERE run_id = $1::uuid FOR UPDATE)
-UPDATE {0}.workflows w
-SET blocked_at = NULL, blocked = NULL, runnable = true,
-    runnable_since = CASE WHEN w.runnable THEN w.runnable_since ELSE now() END, updated_at = now()
-FROM o WHERE w.run_id = o.run_id AND (w.status = 'running') IS TRUE AND w.blocked_at IS NOT NULL
-RETURNING w.workflow_id, o.blocked::text AS blocked)",
-                                          s_),
-                              run_id);
+    auto run = tx.exec_prepared(stmt::unblock_run, run_id);
     if (run.empty()) {
-      unblocked = maybe_committed && audited(tx, s_, action_id).has_value();
+      unblocked = maybe_committed && audited(tx, action_id).has_value();
       return;
     }
-    insert_audit(tx, s_, seal_, action, action_id, "resume", run[0]["workflow_id"].as<std::string>(), run_id,
+    insert_audit(tx, seal_, action, action_id, "resume", run[0]["workflow_id"].as<std::string>(), run_id,
                  {{"blocked", Json::parse(run[0]["blocked"].c_str())}});
     tx.exec_params("SELECT pg_notify($1, '')", workflows_channel_);
     unblocked = true;
@@ -654,38 +510,19 @@ bool RunStore::resume(const std::string& run_id, int seen_seq, const Json& retry
   const std::string action_id = detail::random_uuid();
   pool_.write("resume_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto run = tx.exec_params(fmt::format(R"(
-UPDATE {0}.workflows
-SET status = 'running', result = NULL, error_type = NULL, error_message = NULL, ended_at = NULL, runnable = true,
-    runnable_since = now(), wake_at = NULL, next_seq = next_seq + 1, replay_lag = replay_lag + 1, lease_token = NULL,
-    lease_owner = NULL,
-    lease_until = NULL, updated_at = now()
-WHERE run_id = $1::uuid AND status = 'failed' AND latest AND next_seq = $2
-RETURNING workflow_id, next_seq - 1 AS seq)",
-                                          s_),
-                              run_id, seen_seq);
+    auto run = tx.exec_prepared(stmt::resume_run, run_id, seen_seq);
     if (run.empty()) {
-      resumed = maybe_committed && audited(tx, s_, action_id).has_value();
+      resumed = maybe_committed && audited(tx, action_id).has_value();
       return;
     }
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
     const Json data =
         seal_.seal_fields({{"retry_steps", retry_steps}, {"actor", action.actor}, {"reason", action.reason}});
-    tx.exec_params0(fmt::format("INSERT INTO {}.journal (run_id, seq, kind, data) "
-                                "VALUES ($1::uuid, $2, 'workflow_resumed', $3::jsonb)",
-                                s_),
-                    run_id, run[0]["seq"].as<int>(), data.dump());
+    tx.exec_prepared0(stmt::journal_resumed, run_id, run[0]["seq"].as<int>(), data.dump());
     Json steps = retry_steps;
     for (const auto& step : reopen_steps) steps.push_back(step);
-    tx.exec_params0(fmt::format(R"(
-UPDATE {}.tasks
-SET status = 'pending', attempt_base = attempt, available_at = now(), first_started_at = NULL, attempt_started_at = NULL,
-    result = NULL, error_type = NULL, error_message = NULL, lease_token = NULL, lease_owner = NULL, claim_token = NULL,
-    lease_until = NULL, updated_at = now()
-WHERE run_id = $1::uuid AND step IN (SELECT jsonb_array_elements_text($2::jsonb)::int))",
-                                s_),
-                    run_id, steps.dump());
-    insert_audit(tx, s_, seal_, action, action_id, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
+    tx.exec_prepared0(stmt::reopen_tasks, run_id, steps.dump());
+    insert_audit(tx, seal_, action, action_id, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     resumed = true;
     tx.commit();
@@ -708,54 +545,27 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
   pool_.write("fork_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     forked = false;
-    if (maybe_committed &&
-        !tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid", s_), run.run_id).empty()) {
+    if (maybe_committed && !tx.exec_prepared(stmt::run_exists, run.run_id).empty()) {
       forked = true;  // an earlier try went in
       return;
     }
     // The source stays while its tasks are copied (a delete or prune waits).
-    if (tx.exec_params(fmt::format("SELECT 1 FROM {}.workflows WHERE run_id = $1::uuid FOR SHARE", s_),
-                       run.source_run_id)
-            .empty()) {
+    if (tx.exec_prepared(stmt::share_run, run.source_run_id).empty()) {
       return;  // deleted meanwhile: nothing written
     }
     if (run.replace_latest) {
-      if (tx.exec_params(fmt::format("UPDATE {}.workflows SET latest = false WHERE workflow_id = $1 AND latest AND "
-                                     "status <> 'running' RETURNING 1",
-                                     s_),
-                         run.workflow_id)
-              .empty()) {
+      if (tx.exec_prepared(stmt::retire_ended_latest, run.workflow_id).empty()) {
         return;  // its latest run is running (again): nothing written
       }
     }
-    auto inserted =
-        tx.exec_params(fmt::format(R"(
-INSERT INTO {0}.workflows (workflow_id, run_id, name, status, input, next_seq, replay_lag, runnable, started_by,
-                           forked_from_run, forked_from_step, created_at)
-VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb), true,
-        'fork', $6::uuid, $7, now())
-ON CONFLICT (workflow_id) WHERE latest DO NOTHING
-RETURNING 1)",
-                                   s_),
-                       run.workflow_id, run.run_id, run.name, input, events, run.source_run_id, run.from_step);
+    auto inserted = tx.exec_prepared(stmt::insert_fork, run.workflow_id, run.run_id, run.name, input, events,
+                                     run.source_run_id, run.from_step);
     if (inserted.empty()) return;  // the id is taken: nothing written
     // The copies are told apart by their time: the run's, this transaction's (now()).
-    tx.exec_params0(fmt::format(R"(
-INSERT INTO {0}.journal (run_id, seq, kind, step, name, data, created_at)
-SELECT $1::uuid, x.ord - 1, x.v->>'kind', (x.v->>'step')::int, x.v->>'name', x.v->'data', now()
-FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(v, ord))",
-                                s_),
-                    run.run_id, events);
+    tx.exec_prepared0(stmt::copy_fork_journal, run.run_id, events);
     // The open steps run again, pending, as their scheduled events say (their source tasks may be gone).
-    tx.exec_params0(fmt::format(R"(
-INSERT INTO {0}.tasks (run_id, workflow_id, step, name, input, options, idempotency_key, status, available_at)
-SELECT $1::uuid, $2, (x.v->>'step')::int, x.v->>'name', x.v->'data'->'input', coalesce(x.v->'data'->'options', '{{}}'),
-       decode(x.v->'data'->'options'->>'idempotency_key_hex', 'hex'), 'pending', now()
-FROM jsonb_array_elements($3::jsonb) AS x(v)
-WHERE x.v->>'kind' = 'activity_scheduled' AND (x.v->>'step')::int IN (SELECT jsonb_array_elements_text($4::jsonb)::int))",
-                                s_),
-                    run.run_id, run.workflow_id, events, run.open_steps.dump());
-    insert_audit(tx, s_, seal_, action, action_id, "fork", run.workflow_id, run.run_id,
+    tx.exec_prepared0(stmt::copy_fork_tasks, run.run_id, run.workflow_id, events, run.open_steps.dump());
+    insert_audit(tx, seal_, action, action_id, "fork", run.workflow_id, run.run_id,
                  {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     forked = true;

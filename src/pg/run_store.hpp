@@ -72,7 +72,6 @@ class RunStore {
  private:
   ConnectionPool& pool_;
   const detail::Sealer seal_;
-  std::string s_;  // the quoted schema
   std::string workflows_channel_, tasks_channel_, ended_channel_;
 };
 

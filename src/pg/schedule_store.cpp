@@ -48,14 +48,14 @@ bool ScheduleStore::set_paused(const std::string& id, bool paused, const Operato
   const std::string action_id = detail::random_uuid();
   pool_.write(stmt::pause_schedule, [&](pqxx::connection& conn, bool maybe_committed) {  // a repeat sets the same
     pqxx::work tx(conn);
-    if (action && maybe_committed && audited(tx, quoted(pool_.schema()), action_id)) {
+    if (action && maybe_committed && audited(tx, action_id)) {
       found = true;  // the earlier try committed, its entry with it
       return;
     }
     found = tx.exec_prepared1(stmt::pause_schedule, id, paused, schedules_channel_)["written"].as<int>() == 1;
     if (found && action) {
-      insert_audit(tx, quoted(pool_.schema()), seal_, *action, action_id, paused ? "schedule_pause" : "schedule_resume",
-                   "", "", {{"schedule_id", id}});
+      insert_audit(tx, seal_, *action, action_id, paused ? "schedule_pause" : "schedule_resume", "", "",
+                   {{"schedule_id", id}});
     }
     tx.commit();
   });
@@ -69,8 +69,7 @@ bool ScheduleStore::remove(const std::string& id, const OperatorAction* action) 
     pqxx::work tx(conn);
     found = !tx.exec_prepared(stmt::delete_schedule, id).empty();
     if (found && action) {
-      insert_audit(tx, quoted(pool_.schema()), seal_, *action, action_id, "schedule_delete", "", "",
-                   {{"schedule_id", id}});
+      insert_audit(tx, seal_, *action, action_id, "schedule_delete", "", "", {{"schedule_id", id}});
     }
     // After a lost answer, a schedule gone now was deleted by the earlier try (audited with it).
     found = found || maybe_committed;

@@ -112,6 +112,13 @@ std::vector<std::pair<std::string, std::string>> statement_texts(const std::stri
       {"request_own_children",
        request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_")},
       {"orphan", fragment("orphan")},
+      {"run_summary_columns", fragment("run_summary_columns")},
+      {"run_info_columns", fragment("run_info_columns")},
+      {"run_filter", fragment("run_filter")},
+      {"due_runs", fragment("due_runs")},
+      {"advance_clock", fragment("move_clock", {{"skew", "skew + $1::bigint * interval '1 millisecond'"}})},
+      {"set_clock",
+       fragment("move_clock", {{"skew", "timestamptz 'epoch' + $1::bigint * interval '1 microsecond' - now()"}})},
   });
   std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& file : statement_files()) {

@@ -66,6 +66,43 @@ inline constexpr const char* read_schedules = "read_schedules";
 inline constexpr const char* due_schedules = "due_schedules";
 inline constexpr const char* advance_schedule = "advance_schedule";
 inline constexpr const char* next_schedule_in = "next_schedule_in";
+inline constexpr const char* advance_clock = "advance_clock";  // the test kit's
+inline constexpr const char* set_clock = "set_clock";
+
+// The management API's (src/pg/sql/runs/).
+inline constexpr const char* any_due_run = "runs/any_due_run";
+inline constexpr const char* audit_page = "runs/audit_page";
+inline constexpr const char* copy_fork_journal = "runs/copy_fork_journal";
+inline constexpr const char* copy_fork_tasks = "runs/copy_fork_tasks";
+inline constexpr const char* count_due_runs = "runs/count_due_runs";
+inline constexpr const char* count_in_audit = "runs/count_in_audit";
+inline constexpr const char* count_runs = "runs/count_runs";
+inline constexpr const char* count_runs_at_most = "runs/count_runs_at_most";
+inline constexpr const char* delete_history = "runs/delete_history";
+inline constexpr const char* delete_run = "runs/delete_run";
+inline constexpr const char* expire_idempotent_results = "runs/expire_idempotent_results";
+inline constexpr const char* find_audit = "runs/find_audit";
+inline constexpr const char* history_attempts = "runs/history_attempts";
+inline constexpr const char* history_events = "runs/history_events";
+inline constexpr const char* insert_audit = "runs/insert_audit";
+inline constexpr const char* insert_fork = "runs/insert_fork";
+inline constexpr const char* journal_resumed = "runs/journal_resumed";
+inline constexpr const char* list_runs = "runs/list_runs";
+inline constexpr const char* promote_latest = "runs/promote_latest";
+inline constexpr const char* prune_runs = "runs/prune_runs";
+inline constexpr const char* read_run_info = "runs/read_run_info";
+inline constexpr const char* reopen_tasks = "runs/reopen_tasks";
+inline constexpr const char* resume_run = "runs/resume_run";
+inline constexpr const char* retire_ended_latest = "runs/retire_ended_latest";
+inline constexpr const char* run_exists = "runs/run_exists";
+inline constexpr const char* share_run = "runs/share_run";
+inline constexpr const char* stats_activity_queues = "runs/stats_activity_queues";
+inline constexpr const char* stats_instances = "runs/stats_instances";
+inline constexpr const char* stats_now = "runs/stats_now";
+inline constexpr const char* stats_oldest_running = "runs/stats_oldest_running";
+inline constexpr const char* stats_runs = "runs/stats_runs";
+inline constexpr const char* stats_workflow_queues = "runs/stats_workflow_queues";
+inline constexpr const char* unblock_run = "runs/unblock_run";
 }  // namespace stmt
 
 // The channel engines LISTEN on for each kind of wake-up.

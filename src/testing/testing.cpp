@@ -21,12 +21,12 @@ std::string unique_schema(const std::string& prefix) {
 void drop_schema(const std::string& url, const std::string& schema) { pg::drop_schema(url, schema); }
 
 void advance_clock(const std::string& url, const std::string& schema, Duration by) {
-  pg::set_clock_skew(url, schema, "skew + $1::bigint * interval '1 millisecond'", by.count());
+  pg::advance_clock(url, schema, by.count());
 }
 
 void set_clock(const std::string& url, const std::string& schema, std::chrono::system_clock::time_point to) {
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(to.time_since_epoch()).count();
-  pg::set_clock_skew(url, schema, "timestamptz 'epoch' + $1::bigint * interval '1 microsecond' - now()", us);
+  pg::set_clock(url, schema, us);
 }
 
 }  // namespace durable::testing

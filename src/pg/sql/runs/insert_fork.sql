@@ -1,0 +1,8 @@
+-- Fork run $2 of id $1 (workflow $3, input $4), its journal the events $5 (json array) copied from
+-- run $6 up to step $7. No row when the id has a latest run.
+INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, replay_lag, runnable, started_by,
+                           forked_from_run, forked_from_step, created_at)
+VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb), true,
+        'fork', $6::uuid, $7, now())
+ON CONFLICT (workflow_id) WHERE latest DO NOTHING
+RETURNING 1
