@@ -11,16 +11,22 @@ How it finds functions (a heuristic, not a C++ parser):
   1. Comments, string and character literals (raw strings too; a digit separator is not a quote)
      and preprocessor lines are blanked out, keeping every newline, so that braces in them do
      not count and line numbers stay right.
-  2. The braces are matched. For each `{` at namespace or class scope, the text since the last
-     `;`, `{` or `}` (its head) says what it opens:
+  2. The braces are matched. A `{` inside parentheses (a lambda or a braced value passed as an
+     argument, a default argument `= {}`) belongs to what holds it and is passed over. For each
+     other `{` at namespace or class scope, the text since the last `;`, `{` or `}` (its head)
+     says what it opens:
        - `namespace ...` or `extern "C"`: looked into, as the file is;
-       - `class`, `struct` or `union ...` (not `enum`): looked into, for member functions
-         defined in the class;
-       - a head ending in `)` (then perhaps const, noexcept, override, final, `-> T`, `try`), or
-         a constructor's `) : member(...), member{...}` initializer list: a function; its body
-         is the brace group, and everything in it (lambdas, local classes) is part of it. A
-         brace-initialized member of the initializer list is passed over to find the body;
-       - anything else (an initializer after `=`, an enum, a member's `{}`): passed over.
+       - a head ending in `class`, `struct` or `union Name [final] [: bases]` (after a macro
+         call without a semicolon, say): looked into, for member functions defined in the class;
+       - a head with `=` outside parentheses (a variable's initializer, a lambda in a variable):
+         passed over;
+       - a head ending in `)` (then perhaps const, noexcept, override, final, &, &&, `-> T`,
+         `try`), or a constructor's `) : member(...), member{...}` initializer list: a function.
+         Its body is the brace group, with the `catch` handlers of a function-try-block, and
+         everything in it (lambdas, local classes) is part of it. A brace-initialized member of
+         the initializer list is passed over to find the body;
+       - anything else (an enum, a member's `{}`, an array's values): passed over.
+     A macro such as TEST_CASE("...") { ... } counts as a function of that name.
   3. A function's length counts from the first line of its head (its signature, with a
      `template <...>` line above it) to the line of its closing brace, both included.
 A file's length is its number of lines.
@@ -36,6 +42,9 @@ QUALIFIERS = re.compile(
     r"->\s*[\w:<>,\s*&]+?))*\s*$")
 ACCESS_LABEL = re.compile(r"^\s*((public|private|protected)\s*:(?!:)\s*)+")
 TEMPLATE = re.compile(r"^\s*template\s*<")
+# `struct Name`, `class Name final : public Base<T>` at the end of a head (after a macro call
+# without a semicolon, say).
+CLASS_HEAD = re.compile(r"(^|[\s;)])(class|struct|union)\s+(alignas\s*\([^()]*\)\s*)?[\w:<>]+(\s+final)?(\s*:[^(){};]*)?$")
 
 
 def blank_out(text):
@@ -121,7 +130,7 @@ def matching(code, open_at):
 def strip_template(head):
     """`head` without a leading `template <...>`."""
     while TEMPLATE.match(head):
-        k, depth = head.index("<"), 0
+        depth = 0
         for k in range(head.index("<"), len(head)):
             depth += {"<": 1, ">": -1}.get(head[k], 0)
             if depth == 0:
@@ -151,6 +160,7 @@ def function_name(signature):
 
 
 def has_top_level_assignment(head):
+    """An `=` outside parentheses that is no comparison and no operator's name: a variable's head."""
     depth = 0
     for k, c in enumerate(head):
         depth += {"(": 1, ")": -1}.get(c, 0)
@@ -162,12 +172,17 @@ def has_top_level_assignment(head):
     return False
 
 
+def paren_depth(text):
+    """How many parentheses `text` leaves open."""
+    return text.count("(") - text.count(")")
+
+
 def classify(head):
     """('scope' | 'function' | 'init' | 'skip', name) for the brace group `head` opens."""
     head = strip_template(ACCESS_LABEL.sub("", head).strip())
-    if re.match(r"^(inline\s+)?namespace\b", head) or re.match(r'^extern\s*""$', head):
+    if re.match(r"^(inline\s+)?namespace\b", head) or re.match(r'^extern\s*"\s*"$', head):
         return "scope", None
-    if re.match(r"^(class|struct|union)\b", head) and not head.rstrip().endswith(")"):
+    if CLASS_HEAD.search(head):
         return "scope", None
     if has_top_level_assignment(head):
         return "skip", None
@@ -191,6 +206,8 @@ def functions(code):
             c = code[k]
             if c in ";}":
                 head_start = k + 1
+            elif c == "{" and paren_depth(code[head_start:k]) > 0:  # a lambda or braced value in an argument
+                k = matching(code, k)
             elif c == "{":
                 kind, name = classify(code[head_start:k])
                 close = matching(code, k)
@@ -200,6 +217,8 @@ def functions(code):
                         close = matching(code, k)
                     kind = "function"
                 if kind == "function":
+                    while re.match(r"\s*catch\b", code[close + 1:]):  # a function-try-block's handlers
+                        close = matching(code, code.index("{", close + 1))
                     first = head_start + len(code[head_start:k]) - len(code[head_start:k].lstrip())
                     first += len(ACCESS_LABEL.match(code[first:k]).group(0)) if ACCESS_LABEL.match(code[first:k]) else 0
                     found.append((name, code.count("\n", 0, first) + 1, code.count("\n", 0, close) + 1))
@@ -233,6 +252,9 @@ def main():
     parser.add_argument("--function-lines", type=int, default=80, help="longest function allowed (default 80)")
     parser.add_argument("--file-lines", type=int, default=500, help="longest file allowed (default 500)")
     args = parser.parse_args()
+    missing = [path for path in args.paths if not os.path.exists(path)]
+    if missing:
+        parser.error(f"no such file or folder: {', '.join(missing)}")
     problems = 0
     for path in sources(args.paths):
         with open(path, encoding="utf-8", errors="replace") as f:
