@@ -19,6 +19,16 @@ std::string iso_time(TimePoint t) {
 
 std::string iso_time(const std::optional<TimePoint>& t) { return t ? iso_time(*t) : std::string(); }
 
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string status_text(const RunSummary& r) {
+  return std::string(to_string(r.status)) + (r.blocked ? ", blocked" : "");
+}
+
+std::string count_of(std::int64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 namespace {
 
 constexpr std::string_view text_prefix = "$encoded:";

@@ -1,7 +1,8 @@
-// Text for people and scripts: times printed and parsed, and aligned tables.
+// Text for people and scripts: times printed and parsed, table cells, and aligned tables.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,13 @@ std::string escaped(const std::string& text);
 // decode (no --codec-plugin), shown as "[encoded with key K]" instead of its ciphertext.
 std::string shown(const Json& value);
 std::string shown_text(const std::string& text);  // an error message or reason ("$encoded:K:..."), escaped
+
+// "-" for an empty cell.
+std::string or_dash(const std::string& s);
+// "running", or "running, blocked".
+std::string status_text(const RunSummary& r);
+// "1 event", "3 events".
+std::string count_of(std::int64_t n, const char* one, const char* many);
 
 // Columns padded to their widest cell, two spaces apart; the last column is not padded. Cells are
 // escaped().

@@ -1,6 +1,7 @@
 // The console's JSON API: what each /api/... request reads or does, through the public
 // management API only (Engine::runs(), Engine::schedules()). Transport and security live in
-// console.cpp; these functions throw durable's errors, which it maps to HTTP statuses.
+// console.cpp and the files it names; these functions throw durable's errors, which answers.cpp
+// maps to HTTP statuses.
 #pragma once
 
 #include <durable/engine.hpp>

@@ -1,176 +1,43 @@
+// The console's server: its routes and the checks before them (console.hpp), and its own accept
+// loop handing each connection to a worker thread. Where it listens is listen.cpp, the streams
+// it reads and writes streams.cpp, its answers answers.cpp, its secrets secrets.cpp.
 #include "console.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <httplib.h>  // cpp-httplib (Debian: libcpp-httplib-dev)
-#include <netdb.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <durable/errors.hpp>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <regex>
 #include <set>
 #include <thread>
 
+#include "answers.hpp"
 #include "api.hpp"
 #include "assets.hpp"
 #include "console_text.hpp"
+#include "listen.hpp"
+#include "secrets.hpp"
+#include "streams.hpp"
 
 namespace durable::console {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Listen {
-  std::string host;
-  int port = 0;
-  bool loopback = false;
-};
-
-bool is_loopback(const std::string& host) {
-  if (host == "localhost") return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return std::memcmp(&v6, &in6addr_loopback, sizeof v6) == 0;
-  return false;  // any other name may resolve to anything
-}
-
-Listen parse_listen(const std::string& text) {
-  const auto bad = [&text](const std::string& why) {
-    return InvalidOptions("console listen address '" + text + "': " + why +
-                          " (host:port, e.g. 127.0.0.1:8233 or [::1]:8233; port 0 picks a free one)");
-  };
-  Listen listen;
-  std::string port;
-  if (!text.empty() && text.front() == '[') {  // [IPv6]:port
-    const auto close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') throw bad("no ]:port");
-    listen.host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    const auto colon = text.rfind(':');
-    if (colon == std::string::npos) throw bad("no port");
-    if (text.find(':') != colon) throw bad("an IPv6 address goes in brackets");
-    listen.host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  if (listen.host.empty()) throw bad("no host");
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) {
-    throw bad("the port must be a number");
-  }
-  listen.port = std::stoi(port);
-  if (listen.port > 65535) throw bad("the port must be at most 65535");
-  listen.loopback = is_loopback(listen.host);
-  return listen;
-}
-
-// "https://ops.example.com[:port]" -> "ops.example.com[:port]", the Host a proxy may pass on.
-std::string public_authority(const std::string& origin) {
-  static const std::regex form(R"(https?://([a-z0-9.-]+|\[[0-9a-f:.]+\])(:([0-9]{1,5}))?)");
-  std::smatch m;
-  if (!std::regex_match(origin, m, form) || (m[3].matched && std::stoi(m[3]) > 65535)) {
-    throw InvalidOptions("console public origin '" + detail::one_line(origin) +
-                         "': give scheme://host[:port] as the browser's address bar shows it, in lower case and "
-                         "without a path (e.g. https://ops.example.com)");
-  }
-  return origin.substr(origin.find("://") + 3);
-}
-
-// 32 random bytes, hex: std::random_device reads the kernel's generator on Linux.
-std::string random_token() {
-  std::random_device device;
-  std::string out;
-  for (int i = 0; i < 8; ++i) {
-    const std::uint32_t word = device();
-    for (int shift = 0; shift < 32; shift += 4) out += "0123456789abcdef"[(word >> shift) & 0xf];
-  }
-  return out;
-}
-
-// Compares secrets in a time that depends only on the length of `given` (the caller's own): not
-// on where they differ, nor on the secret's length.
-bool same_secret(std::string_view given, std::string_view secret) {
-  std::size_t diff = given.size() ^ secret.size();
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    const auto expected = secret.empty() ? 0u : static_cast<unsigned char>(secret[i % secret.size()]);
-    diff |= static_cast<unsigned char>(given[i]) ^ expected;
-  }
-  return diff == 0;
-}
-
-// Every JSON answer: bytes that are not UTF-8 (in an error message quoting its input, say) are
-// replaced, never a reason to throw while answering.
-void send_json(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json; charset=utf-8");
-}
-
-// On one line: libpq's messages (in a DatabaseError) span several.
-void send_error(httplib::Response& res, int status, const std::string& message) {
-  send_json(res, status, {{"error", detail::one_line(message)}});
-}
-
-// What an answer httplib refused before any route ran says.
-std::string refusal_message(int status) {
-  switch (status) {
-    case 404: return "not found";
-    case 416: return "the Range header does not parse; the console answers whole, so send none";
-    default: return "request refused";
-  }
-}
-
-// What a handler's exception tells the client. Never throws: it runs inside the server's catch.
-std::pair<int, std::string> status_of(const std::exception_ptr& error) noexcept {
-  try {
-    std::rethrow_exception(error);
-  } catch (const WorkflowNotFound& e) {
-    return {404, e.what()};
-  } catch (const ScheduleNotFound& e) {
-    return {404, e.what()};
-  } catch (const WorkflowAlreadyStarted& e) {
-    return {409, e.what()};
-  } catch (const InvalidArgument& e) {  // InvalidRunState included
-    return {400, e.what()};
-  } catch (const Json::exception& e) {
-    return {400, std::string("malformed JSON: ") + e.what()};
-  } catch (const DatabaseError& e) {
-    return {503, std::string("database: ") + e.what()};
-  } catch (const std::exception& e) {
-    return {500, e.what()};
-  } catch (...) {
-    return {500, "unexpected error"};
-  }
-}
-
-// Every response: no inline script or style, no framing, no sniffing, no referrer leaks.
-void set_security_headers(httplib::Response& res) {
-  res.set_header("Content-Security-Policy",
-                 "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                 "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("X-Frame-Options", "DENY");
-  res.set_header("Cache-Control", "no-store");
-}
-
-std::string bearer(const httplib::Request& req) {
-  const std::string value = req.get_header_value("Authorization");
-  const std::string prefix = "Bearer ";
-  return value.rfind(prefix, 0) == 0 ? value.substr(prefix.size()) : std::string{};
-}
+using detail::bearer;
+using detail::random_token;
+using detail::same_secret;
+using detail::send_error;
+using detail::send_json;
 
 const std::set<std::string>& action_paths() {
   static const std::set<std::string> paths{"/api/actions/cancel", "/api/actions/resume", "/api/actions/fork",
@@ -191,145 +58,12 @@ class Router : public httplib::Server {
   }
 };
 
-// A request given as bytes, and the answer collected (Console::answer).
-class MemoryStream final : public httplib::Stream {
- public:
-  explicit MemoryStream(std::string_view in) : in_(in) {}
-  bool is_readable() const override { return true; }
-  bool is_writable() const override { return true; }
-  ssize_t read(char* ptr, size_t size) override {
-    const std::size_t n = std::min(size, in_.size());
-    std::memcpy(ptr, in_.data(), n);
-    in_.remove_prefix(n);
-    return static_cast<ssize_t>(n);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    out.append(ptr, size);
-    return static_cast<ssize_t>(size);
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = "127.0.0.1";
-    port = 0;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override { get_remote_ip_and_port(ip, port); }
-  socket_t socket() const override { return INVALID_SOCKET; }
-  std::string out;
-
- private:
-  std::string_view in_;
-};
-
-// A connection's socket, read through a buffer with a timeout per wait, a deadline for the whole
-// request and a cap on the bytes read; written with a timeout per wait.
-class SocketStream final : public httplib::Stream {
- public:
-  SocketStream(int fd, const ConsoleOptions& options)
-      : fd_(fd),
-        read_timeout_(options.read_timeout),
-        write_timeout_(options.write_timeout),
-        request_deadline_(options.request_deadline),
-        deadline_(Clock::now() + options.request_deadline),
-        // Room for the request line and headers beyond the body: httplib bounds each line, not their number.
-        budget_(options.max_body_bytes + 64 * 1024) {}
-  bool is_readable() const override { return true; }
-  bool is_writable() const override { return true; }
-  ssize_t read(char* ptr, size_t size) override {
-    if (next_ == end_) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
-      if (budget_ == 0 || !wait(POLLIN, std::min(left, read_timeout_))) return -1;
-      const ssize_t n = ::recv(fd_, buffer_, std::min(sizeof buffer_, budget_), 0);
-      if (n <= 0) return n;
-      budget_ -= static_cast<std::size_t>(n);
-      next_ = 0;
-      end_ = static_cast<std::size_t>(n);
-    }
-    const std::size_t n = std::min(size, end_ - next_);
-    std::memcpy(ptr, buffer_ + next_, n);
-    next_ += n;
-    return static_cast<ssize_t>(n);
-  }
-  // The answer too must be taken within request_deadline of its first byte: a client reading a
-  // byte at a time holds its thread no longer.
-  ssize_t write(const char* ptr, size_t size) override {
-    if (!answer_deadline_) answer_deadline_ = Clock::now() + request_deadline_;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*answer_deadline_ - Clock::now());
-    if (!wait(POLLOUT, std::min(left, write_timeout_))) return -1;
-    return ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);  // what fits now; httplib sends the rest
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override { address(::getpeername, ip, port); }
-  void get_local_ip_and_port(std::string& ip, int& port) const override { address(::getsockname, ip, port); }
-  // httplib refuses (500) a socket past select()'s FD_SETSIZE; this stream polls, so it has no such limit.
-  socket_t socket() const override { return INVALID_SOCKET; }
-
- private:
-  bool wait(short events, std::chrono::milliseconds limit) const {
-    if (limit.count() <= 0) return false;
-    pollfd p{fd_, events, 0};
-    int ready;
-    do {
-      ready = ::poll(&p, 1, static_cast<int>(limit.count()));
-    } while (ready < 0 && errno == EINTR);
-    return ready == 1;
-  }
-  void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    char text[INET6_ADDRSTRLEN] = "";
-    port = 0;
-    if (get(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
-        getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) {
-      port = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                        : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-    }
-    ip = text;
-  }
-
-  int fd_;
-  std::chrono::milliseconds read_timeout_, write_timeout_, request_deadline_;
-  Clock::time_point deadline_;
-  std::optional<Clock::time_point> answer_deadline_;
-  std::size_t budget_;
-  char buffer_[4096];
-  std::size_t next_ = 0, end_ = 0;
-};
-
-// A listening socket on `listen`, or -1.
-int bind_listener(const Listen& listen) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(listen.host.c_str(), std::to_string(listen.port).c_str(), &hints, &found) != 0) return -1;
-  int fd = -1;
-  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-    // Non-blocking: a connection reset between poll() and accept() must not block the acceptor.
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    const int yes = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(found);
-  return fd;
-}
-
-int bound_port(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
-  return addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                    : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-}
-
 }  // namespace
 
 struct Console::Impl {
   Engine& engine;
   ConsoleOptions options;
-  Listen listen;
+  detail::Listen listen;
   std::string public_host;  // public_origin without its scheme
   std::string csrf = random_token();
   Router router;
@@ -347,12 +81,12 @@ struct Console::Impl {
   std::vector<std::thread> workers;
   std::size_t idle = 0;  // workers waiting for a connection, none promised one
 
-  Impl(Engine& e, ConsoleOptions o) : engine(e), options(std::move(o)), listen(parse_listen(options.listen)) {
+  Impl(Engine& e, ConsoleOptions o) : engine(e), options(std::move(o)), listen(detail::parse_listen(options.listen)) {
     if (!listen.loopback && options.token.empty()) {
       throw InvalidOptions("console listen address '" + options.listen +
                            "' is not loopback: give a token (--token-file), anyone who reaches it could act on runs");
     }
-    if (!options.public_origin.empty()) public_host = public_authority(options.public_origin);
+    if (!options.public_origin.empty()) public_host = detail::public_authority(options.public_origin);
     if (options.max_body_bytes == 0 || options.max_connections == 0 || options.read_timeout.count() <= 0 ||
         options.write_timeout.count() <= 0 || options.request_deadline.count() <= 0) {
       throw InvalidOptions(
@@ -463,13 +197,14 @@ struct Console::Impl {
   void routes() {
     router.set_pre_routing_handler(
         [this](const httplib::Request& req, httplib::Response& res) { return gate(req, res); });
-    router.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) { set_security_headers(res); });
+    router.set_post_routing_handler(
+        [](const httplib::Request&, httplib::Response& res) { detail::set_security_headers(res); });
     router.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
-      const auto [status, message] = status_of(error);
+      const auto [status, message] = detail::status_of(error);
       send_error(res, status, message);
     });
     router.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-      if (res.body.empty()) send_error(res, res.status, refusal_message(res.status));
+      if (res.body.empty()) send_error(res, res.status, detail::refusal_message(res.status));
       if (res.status != 416) return httplib::Server::HandlerResponse::Handled;
       // A Range that does not parse is refused before Router::answer clears the ranges: Handled
       // would slice this answer by what did parse. Unhandled, httplib writes it as it is.
@@ -534,7 +269,7 @@ struct Console::Impl {
   // one request at most), then lets the client read the answer before closing.
   void serve(int fd) noexcept {
     try {
-      SocketStream stream(fd, options);
+      detail::SocketStream stream(fd, options);
       router.answer(stream);
     } catch (...) {  // the exception handler answers what handlers throw; this is for what it cannot (memory)
     }
@@ -631,8 +366,8 @@ Console::~Console() { stop(); }
 void Console::start() {
   Impl& impl = *impl_;
   if (impl.acceptor.joinable()) return;
-  impl.listener = bind_listener(impl.listen);
-  const int bound = impl.listener < 0 ? -1 : bound_port(impl.listener);
+  impl.listener = detail::bind_listener(impl.listen);
+  const int bound = impl.listener < 0 ? -1 : detail::bound_port(impl.listener);
   if (bound < 0) {
     if (impl.listener >= 0) ::close(impl.listener);
     impl.listener = -1;
@@ -649,7 +384,7 @@ const std::string& Console::token() const { return impl_->options.token; }
 void Console::stop() { impl_->stop(); }
 
 std::string Console::answer(std::string_view request) {
-  MemoryStream stream(request);
+  detail::MemoryStream stream(request);
   try {
     impl_->router.answer(stream);
   } catch (...) {  // as in serve(): nothing the router throws leaves the console

@@ -1,0 +1,90 @@
+#include "streams.hpp"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "listen.hpp"
+
+namespace durable::console::detail {
+
+ssize_t MemoryStream::read(char* ptr, size_t size) {
+  const std::size_t n = std::min(size, in_.size());
+  std::memcpy(ptr, in_.data(), n);
+  in_.remove_prefix(n);
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t MemoryStream::write(const char* ptr, size_t size) {
+  out.append(ptr, size);
+  return static_cast<ssize_t>(size);
+}
+
+void MemoryStream::get_remote_ip_and_port(std::string& ip, int& port) const {
+  ip = "127.0.0.1";
+  port = 0;
+}
+
+SocketStream::SocketStream(int fd, const ConsoleOptions& options)
+    : fd_(fd),
+      read_timeout_(options.read_timeout),
+      write_timeout_(options.write_timeout),
+      request_deadline_(options.request_deadline),
+      deadline_(Clock::now() + options.request_deadline),
+      // Room for the request line and headers beyond the body: httplib bounds each line, not their number.
+      budget_(options.max_body_bytes + 64 * 1024) {}
+
+ssize_t SocketStream::read(char* ptr, size_t size) {
+  if (next_ == end_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    if (budget_ == 0 || !wait(POLLIN, std::min(left, read_timeout_))) return -1;
+    const ssize_t n = ::recv(fd_, buffer_, std::min(sizeof buffer_, budget_), 0);
+    if (n <= 0) return n;
+    budget_ -= static_cast<std::size_t>(n);
+    next_ = 0;
+    end_ = static_cast<std::size_t>(n);
+  }
+  const std::size_t n = std::min(size, end_ - next_);
+  std::memcpy(ptr, buffer_ + next_, n);
+  next_ += n;
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t SocketStream::write(const char* ptr, size_t size) {
+  if (!answer_deadline_) answer_deadline_ = Clock::now() + request_deadline_;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*answer_deadline_ - Clock::now());
+  if (!wait(POLLOUT, std::min(left, write_timeout_))) return -1;
+  return ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);  // what fits now; httplib sends the rest
+}
+
+void SocketStream::get_remote_ip_and_port(std::string& ip, int& port) const { address(::getpeername, ip, port); }
+
+void SocketStream::get_local_ip_and_port(std::string& ip, int& port) const { address(::getsockname, ip, port); }
+
+bool SocketStream::wait(short events, std::chrono::milliseconds limit) const {
+  if (limit.count() <= 0) return false;
+  pollfd p{fd_, events, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, static_cast<int>(limit.count()));
+  } while (ready < 0 && errno == EINTR);
+  return ready == 1;
+}
+
+void SocketStream::address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char text[INET6_ADDRSTRLEN] = "";
+  port = 0;
+  if (get(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
+      getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) {
+    port = port_of(addr);
+  }
+  ip = text;
+}
+
+}  // namespace durable::console::detail

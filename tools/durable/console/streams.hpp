@@ -1,0 +1,65 @@
+// The streams the console's router reads requests from and writes answers to: a connection's
+// socket, bounded in time and bytes, and bytes in memory (Console::answer).
+#pragma once
+
+#include <httplib.h>  // cpp-httplib (Debian: libcpp-httplib-dev)
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "console.hpp"
+
+namespace durable::console::detail {
+
+// A request given as bytes, and the answer collected (Console::answer).
+class MemoryStream final : public httplib::Stream {
+ public:
+  explicit MemoryStream(std::string_view in) : in_(in) {}
+  bool is_readable() const override { return true; }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override;
+  void get_remote_ip_and_port(std::string& ip, int& port) const override;
+  void get_local_ip_and_port(std::string& ip, int& port) const override { get_remote_ip_and_port(ip, port); }
+  socket_t socket() const override { return INVALID_SOCKET; }
+  std::string out;
+
+ private:
+  std::string_view in_;
+};
+
+// A connection's socket, read through a buffer with a timeout per wait, a deadline for the whole
+// request and a cap on the bytes read; written with a timeout per wait.
+class SocketStream final : public httplib::Stream {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  SocketStream(int fd, const ConsoleOptions& options);
+  bool is_readable() const override { return true; }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override;
+  // The answer too must be taken within request_deadline of its first byte: a client reading a
+  // byte at a time holds its thread no longer.
+  ssize_t write(const char* ptr, size_t size) override;
+  void get_remote_ip_and_port(std::string& ip, int& port) const override;
+  void get_local_ip_and_port(std::string& ip, int& port) const override;
+  // httplib refuses (500) a socket past select()'s FD_SETSIZE; this stream polls, so it has no such limit.
+  socket_t socket() const override { return INVALID_SOCKET; }
+
+ private:
+  bool wait(short events, std::chrono::milliseconds limit) const;
+  void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const;
+
+  int fd_;
+  std::chrono::milliseconds read_timeout_, write_timeout_, request_deadline_;
+  Clock::time_point deadline_;
+  std::optional<Clock::time_point> answer_deadline_;
+  std::size_t budget_;
+  char buffer_[4096];
+  std::size_t next_ = 0, end_ = 0;
+};
+
+}  // namespace durable::console::detail
