@@ -4,6 +4,7 @@
 Layers, bottom up (a folder may include its own headers, the public headers under include/, and
 those of the folders listed for it):
   base      shared vocabulary: errors, options, payloads, logging, the registry
+  journal   the journal's vocabulary: each event kind's data and its one JSON form, run statuses
   pg        storage: the only layer that sees libpqxx
   schedule  pure calendar arithmetic
   replay    pure decisions: journal + workflow code -> what to commit (pg/records.hpp only of pg)
@@ -18,12 +19,13 @@ import sys
 
 ALLOWED = {
     "base": {"base"},
-    "pg": {"base", "pg"},
+    "journal": {"base", "journal"},
+    "pg": {"base", "journal", "pg"},
     "schedule": {"base", "schedule"},
-    "replay": {"base", "schedule", "replay", "pg/records.hpp"},
-    "pipeline": {"base", "pg", "schedule", "replay", "pipeline"},
-    "engine": {"base", "pg", "schedule", "replay", "pipeline", "engine"},
-    "testing": {"base", "pg", "replay", "engine", "testing"},
+    "replay": {"base", "journal", "schedule", "replay", "pg/records.hpp"},
+    "pipeline": {"base", "journal", "pg", "schedule", "replay", "pipeline"},
+    "engine": {"base", "journal", "pg", "schedule", "replay", "pipeline", "engine"},
+    "testing": {"base", "journal", "pg", "replay", "engine", "testing"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 

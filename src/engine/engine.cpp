@@ -146,7 +146,7 @@ std::string EngineCore::send_message(const std::string& workflow_id, const std::
   pg::SendOutcome sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
   // Running as the statement began, not by the time it held the row: it ended, or the id has a
   // new run since. Once more, to answer for what is there now.
-  if (!sent.sent && sent.existing_id.empty() && sent.status == pg::RunStatus::running) {
+  if (!sent.sent && sent.existing_id.empty() && sent.status == journal::RunStatus::running) {
     sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
   }
   if (sent.sent) return message_id;
@@ -338,7 +338,7 @@ namespace {
 
 // The statuses of an earlier run that a policy lets a new run replace (JSON, for the statement).
 std::string replaceable(IdReusePolicy policy) {
-  using pg::RunStatus;
+  using journal::RunStatus;
   std::vector<RunStatus> statuses;
   switch (policy) {
     case IdReusePolicy::reject_duplicate: break;

@@ -21,13 +21,13 @@ std::string_view to_string(WorkflowStatus status) {
 }
 
 namespace {
-WorkflowStatus public_status(pg::RunStatus status) {
+WorkflowStatus public_status(journal::RunStatus status) {
   switch (status) {
-    case pg::RunStatus::running: return WorkflowStatus::running;
-    case pg::RunStatus::completed: return WorkflowStatus::completed;
-    case pg::RunStatus::failed: return WorkflowStatus::failed;
-    case pg::RunStatus::cancelled: return WorkflowStatus::cancelled;
-    case pg::RunStatus::continued: return WorkflowStatus::continued;
+    case journal::RunStatus::running: return WorkflowStatus::running;
+    case journal::RunStatus::completed: return WorkflowStatus::completed;
+    case journal::RunStatus::failed: return WorkflowStatus::failed;
+    case journal::RunStatus::cancelled: return WorkflowStatus::cancelled;
+    case journal::RunStatus::continued: return WorkflowStatus::continued;
   }
   return WorkflowStatus::running;
 }
@@ -89,7 +89,7 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
     const auto seen = core_->signals().events.generation();  // before the read, so no publish is missed
     const pg::EventRead read = core_->store().read_event(run_id, key);
     if (!read.status) throw WorkflowNotFound::run(run_id);
-    if (*read.status == pg::RunStatus::continued) {  // the next run has its events, and newer ones
+    if (*read.status == journal::RunStatus::continued) {  // the next run has its events, and newer ones
       auto row = core_->store().read_run(run_id);
       if (!row) throw WorkflowNotFound::run(run_id);
       run_id = next_in_chain(*row);
@@ -97,7 +97,7 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
     }
     if (read.value) return read.value;
     const auto now = std::chrono::steady_clock::now();
-    if (*read.status != pg::RunStatus::running || now >= deadline) return std::nullopt;
+    if (*read.status != journal::RunStatus::running || now >= deadline) return std::nullopt;
     // Woken by the NOTIFY of a commit that published (anywhere); polling is only the safety net.
     core_->listen_once();
     core_->signals().events.wait_for(
@@ -111,7 +111,7 @@ bool UntypedWorkflowHandle::cancel(const std::string& reason) const {
   for (;;) {
     if (core_->store().request_cancel(run_id, reason)) return true;
     auto row = core_->store().read_run(run_id);
-    if (!row || row->status != pg::RunStatus::continued) return false;
+    if (!row || row->status != journal::RunStatus::continued) return false;
     run_id = next_in_chain(*row);  // asked of the run that goes on
   }
 }

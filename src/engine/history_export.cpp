@@ -94,12 +94,12 @@ ImportedHistory import_history(const Json& history) {
     for (const Json& e : history.at("events")) {
       pg::JournalEvent event;
       event.seq = static_cast<int>(integer(e.at("seq"), "seq", 0, int_max));
-      event.kind = pg::event_kind_from_text(e.at("kind").get<std::string>());
+      event.kind = journal::event_kind_from_text(e.at("kind").get<std::string>());
       event.step = static_cast<int>(integer(e.value("step", Json(-1)), "step", -1, int_max));
       event.name = e.value("name", "");
       event.data = e.value("data", Json::object());
       check_data(event.data);
-      if (event.kind == pg::EventKind::side_effect && event.name == "now") {
+      if (event.kind == journal::EventKind::side_effect && event.name == "now") {
         integer(event.data.value("value", Json()), "data.value (a time in microseconds)", -clock_max_us, clock_max_us);
       }
       out.last_event_us = std::max(out.last_event_us, integer(e.value("at_us", Json(0)), "at_us", 0, clock_max_us));
@@ -109,7 +109,7 @@ ImportedHistory import_history(const Json& history) {
     throw InvalidHistory(
         fmt::format("history of run '{}' is malformed at event {}: {}", out.run_id, out.events.size(), e.what()));
   }
-  if (out.events.empty() || out.events.front().kind != pg::EventKind::workflow_started) {
+  if (out.events.empty() || out.events.front().kind != journal::EventKind::workflow_started) {
     throw InvalidHistory(fmt::format("history of run '{}' does not start with its workflow_started event", out.run_id));
   }
   return out;

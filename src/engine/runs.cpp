@@ -177,12 +177,13 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
   int last_opened = -1;  // seq of the last event that opened a step
   for (const auto& e : events) {
     // Receive events count even when they close a receive opened earlier: the code went on past it.
-    const bool opens = e.kind == pg::EventKind::activity_scheduled || e.kind == pg::EventKind::timer_started ||
-                       e.kind == pg::EventKind::side_effect || e.kind == pg::EventKind::receive_started ||
-                       e.kind == pg::EventKind::message_received || e.kind == pg::EventKind::receive_timed_out ||
-                       e.kind == pg::EventKind::event_set || e.kind == pg::EventKind::wait_chosen ||
-                       e.kind == pg::EventKind::child_started || e.kind == pg::EventKind::child_start_failed ||
-                       e.kind == pg::EventKind::patched;
+    const bool opens = e.kind == journal::EventKind::activity_scheduled ||
+                       e.kind == journal::EventKind::timer_started || e.kind == journal::EventKind::side_effect ||
+                       e.kind == journal::EventKind::receive_started ||
+                       e.kind == journal::EventKind::message_received ||
+                       e.kind == journal::EventKind::receive_timed_out || e.kind == journal::EventKind::event_set ||
+                       e.kind == journal::EventKind::wait_chosen || e.kind == journal::EventKind::child_started ||
+                       e.kind == journal::EventKind::child_start_failed || e.kind == journal::EventKind::patched;
     if (opens) last_opened = e.seq;
   }
   Json retry = Json::array(), reopen = Json::array();
@@ -200,7 +201,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     if (!s.failed) continue;
     int failed_at = -1;
     for (const auto& e : events) {
-      if (e.kind == pg::EventKind::activity_failed && e.step == static_cast<int>(step)) failed_at = e.seq;
+      if (e.kind == journal::EventKind::activity_failed && e.step == static_cast<int>(step)) failed_at = e.seq;
     }
     if (failed_at > last_opened) {
       retry.push_back(step);
@@ -257,7 +258,7 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   // Failures and refusals that a resume voided are not copied (the steps after them ran again).
   std::map<int, int> voided_before;  // per step: seq of the last resume retrying it
   for (const auto& e : events) {
-    if (e.kind != pg::EventKind::workflow_resumed) continue;
+    if (e.kind != journal::EventKind::workflow_resumed) continue;
     for (const auto& step : e.data.value("retry_steps", Json::array())) voided_before[step.get<int>()] = e.seq;
   }
   pg::ForkedRun run;
@@ -270,23 +271,23 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   run.replace_latest = options.workflow_id.empty() || options.workflow_id == source.workflow_id;
   std::vector<bool> finished(static_cast<std::size_t>(from_step), false);
   for (const auto& e : events) {
-    const bool own = e.kind == pg::EventKind::workflow_started;
+    const bool own = e.kind == journal::EventKind::workflow_started;
     const bool before = e.step >= 0 && e.step < from_step;
     if (!own && !before) continue;
     const auto resumed = voided_before.find(e.step);
-    const bool voidable = e.kind == pg::EventKind::activity_failed || e.kind == pg::EventKind::call_refused;
+    const bool voidable = e.kind == journal::EventKind::activity_failed || e.kind == journal::EventKind::call_refused;
     if (voidable && resumed != voided_before.end() && e.seq < resumed->second) continue;
-    if (e.kind == pg::EventKind::activity_completed || e.kind == pg::EventKind::activity_failed) {
+    if (e.kind == journal::EventKind::activity_completed || e.kind == journal::EventKind::activity_failed) {
       finished[static_cast<std::size_t>(e.step)] = true;
     }
-    run.events.push_back({{"kind", pg::to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
+    run.events.push_back({{"kind", journal::to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
   }
   for (int step = 0; step < from_step; ++step) {
     const auto& s = journal.steps[static_cast<std::size_t>(step)];
     if (s.kind != detail::StepKind::activity || finished[static_cast<std::size_t>(step)]) continue;
     // Its task runs again as its scheduled event says (kept in every event since version 10).
     for (const auto& e : events) {
-      if (e.kind == pg::EventKind::activity_scheduled && e.step == step && !e.data.contains("input")) {
+      if (e.kind == journal::EventKind::activity_scheduled && e.step == step && !e.data.contains("input")) {
         throw InvalidRunState(fmt::format(
             "cannot fork run {} from step {}: step {} is open there and its input was not kept; fork from step {}",
             run_id, from_step, step, step));

@@ -1,5 +1,4 @@
-// Typed records between replay and storage: the kinds of journal events and the statuses of
-// runs and tasks, each with its one text form (what the tables store), what a replay commits,
+// Typed records between replay and storage: what a replay commits,
 // and the rows the engine claims and reads (filled by column name in pg/rows.cpp). JSON is left
 // for user payloads and event data. No libpqxx here: the layers above include this.
 #pragma once
@@ -14,63 +13,18 @@
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
 #include "base/resolved_options.hpp"
+#include "journal/events.hpp"
 
 namespace durable::pg {
 
-enum class EventKind {
-  workflow_started,
-  activity_scheduled,
-  activity_completed,
-  activity_failed,
-  timer_started,
-  timer_fired,
-  side_effect,
-  workflow_completed,
-  workflow_failed,
-  workflow_cancelled,
-  workflow_resumed,  // an operator resumed the failed run: its data lists the steps to run again
-  // receive(topic): waiting from here (its deadline in the data), then one of the two after; a
-  // receive that finds a message or has no time to wait journals only the second.
-  receive_started,
-  message_received,
-  receive_timed_out,
-  event_set,    // set_event(key, value): its name is the key, its data the value
-  wait_chosen,  // wait_any(...): its name lists the steps waited on, its data the index chosen
-  // start_child(...): its name is the child's workflow name, its data the child's id and run (the
-  // child row went in with it); or the id was taken (its data the run holding it). The child's
-  // end is journaled in the parent by the database itself (a trigger), as one of the last two.
-  child_started,
-  child_start_failed,
-  child_completed,
-  child_failed,  // failed or cancelled: its data has the child's status and error
-  // A cancel of the run was asked for (its data the reason), then seen by the code: thrown as
-  // WorkflowCancelled at the call or await its data names, the activities it had not seen finish
-  // dropped (failed with durable::WorkflowCancelled: the steps its data lists).
-  cancel_requested,
-  cancel_delivered,
-  // continue_as_new(input): the run ended, and the next run of its id started with this input
-  // (its data: the input and the next run's id).
-  workflow_continued,
-  // patched(change_id): code that took a patch's new path at this step (its name the change id),
-  // so replays of this run take it again; runs journaled past this point without it take the old.
-  patched,
-  // A call to an activity or a child that its checks refused (an unknown name, input of the wrong
-  // type, bad options, too deep): it took its step all the same (its data: "call", "activity" or
-  // "child"; the error; a child's "workflow_id"), so the steps after it stay where they were.
-  call_refused,
-};
-std::string_view to_text(EventKind kind);
-EventKind event_kind_from_text(std::string_view text);  // throws durable::Error for an unknown kind
-
-// A workflow run's status (workflows.status). `continued`: ended by continue_as_new.
-enum class RunStatus { running, completed, failed, cancelled, continued };
-std::string_view to_text(RunStatus status);
-RunStatus run_status_from_text(std::string_view text);
-
-// An activity task's status (tasks.status).
-enum class TaskStatus { pending, running, completed, failed, cancelled };
-std::string_view to_text(TaskStatus status);
-TaskStatus task_status_from_text(std::string_view text);
+// The journal's vocabulary (journal/events.hpp), as storage's own code names it.
+using journal::event_kind_from_text;
+using journal::EventKind;
+using journal::run_status_from_text;
+using journal::RunStatus;
+using journal::task_status_from_text;
+using journal::TaskStatus;
+using journal::to_text;
 
 // A task's options as the tasks table and its scheduled event store them (json): only what
 // differs from the stored defaults below.

@@ -162,9 +162,9 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   }
   auto delivers_cancel = [&] {
     return std::any_of(decided.events.begin(), decided.events.end(),
-                       [](const pg::NewEvent& e) { return e.kind == pg::EventKind::cancel_delivered; });
+                       [](const pg::NewEvent& e) { return e.kind == journal::EventKind::cancel_delivered; });
   };
-  const bool continues = decided.status == pg::RunStatus::continued;  // commits in a transaction of two statements
+  const bool continues = decided.status == journal::RunStatus::continued;  // commits in a transaction of two statements
   if (!may_read_inbox && (!decided.published.empty() || !decided.children.empty() || delivers_cancel() || continues)) {
     planned.needs_claim = true;
     return planned;
@@ -218,10 +218,10 @@ Runner::Planned Runner::plan(const JournalCache& journal, const std::string& wor
   commit.next_run_id = std::move(decided.next_run_id);
   commit.next_input = std::move(decided.next_input);
   const bool encoded = parts_.options.codec != nullptr;
-  if (commit.status == pg::RunStatus::failed) {
+  if (commit.status == journal::RunStatus::failed) {
     detail::logger().info("workflow '{}' failed: {}: {}", workflow_id, commit.error_type,
                           detail::loggable(commit.error_message, encoded));
-  } else if (commit.status == pg::RunStatus::cancelled) {
+  } else if (commit.status == journal::RunStatus::cancelled) {
     detail::logger().info("workflow '{}' ended cancelled: {}", workflow_id,
                           detail::loggable(commit.error_message, encoded));
   }
@@ -254,8 +254,8 @@ void Runner::committed(JournalCache& journal, const Planned& planned, int first_
   ++parts_.metrics.replays;
   parts_.metrics.replay_latency.observe(std::chrono::steady_clock::now() - started);
   if (planned.ended) {
-    if (planned.commit.status == pg::RunStatus::completed) ++parts_.metrics.workflows_completed;
-    if (planned.commit.status == pg::RunStatus::failed) ++parts_.metrics.workflows_failed;
+    if (planned.commit.status == journal::RunStatus::completed) ++parts_.metrics.workflows_completed;
+    if (planned.commit.status == journal::RunStatus::failed) ++parts_.metrics.workflows_failed;
     if (has_running_children(journal, planned.commit)) cancel_children(planned.commit.run_id);
     forget(planned.commit.run_id);
     parts_.signals.run_ended();
@@ -301,7 +301,7 @@ void Runner::process(const pg::ClaimedWorkflow& claim) {
   // wrong: the commit compares the length the replay saw with the database's.
   journal->replayed_seq = claim.replayed_seq;
   if (journal->next_seq == 0 && claim.next_seq == 1 && claim.start_data) {
-    journal->apply({0, pg::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
+    journal->apply({0, journal::EventKind::workflow_started, -1, "", *claim.start_data});  // a fresh run: no read
   } else if (journal->next_seq < claim.next_seq) {
     try {
       journal->apply(parts_.store.read_journal(claim.run_id, journal->next_seq).events);
@@ -399,8 +399,9 @@ std::optional<Runner::Continued> Runner::finish_and_continue(const pg::ClaimedTa
   const auto started = std::chrono::steady_clock::now();
   Planned planned;
   try {
-    journal->apply({expected_seq, succeeded ? pg::EventKind::activity_completed : pg::EventKind::activity_failed,
-                    task.step, task.name, data});
+    journal->apply({expected_seq,
+                    succeeded ? journal::EventKind::activity_completed : journal::EventKind::activity_failed, task.step,
+                    task.name, data});
     // Not reading the inbox here: a replay that receives commits through a claim, whose
     // statement checks that no message came since the inbox was read (and so does one that publishes).
     planned = plan(*journal, task.workflow_id, now_us, hold, false);

@@ -1,5 +1,7 @@
 #include "replay/decide.hpp"
 
+#include "journal/events.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -8,6 +10,15 @@
 
 namespace durable::detail {
 
+namespace {
+
+// One of the run's own events (no step): how it ended.
+pg::NewEvent run_event(const journal::EventData& data) {
+  return {journal::kind_of(data), -1, "", journal::encode(data)};
+}
+
+}  // namespace
+
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
                  std::int64_t now_us, const Inbox& inbox, const ChildIds& ids, OnNondeterminism on_nondeterminism) {
   const WorkflowDefinition& def = registry.workflow(journal.name);
@@ -15,7 +26,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   WorkflowContext ctx(replay);
   Decisions d;
   auto fail = [&](std::string type, std::string message) {
-    d.status = pg::RunStatus::failed;
+    d.status = journal::RunStatus::failed;
     d.error_type = std::move(type);
     d.error_message = std::move(message);
   };
@@ -23,7 +34,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
     Json result = def.run(ctx, journal.input);
     if (!replay.suspended() && !replay.nondeterminism()) {
       check_payload(result, fmt::format("the result of workflow '{}'", workflow_id));
-      d.status = pg::RunStatus::completed;
+      d.status = journal::RunStatus::completed;
       d.result = std::move(result);
     }
   } catch (const Suspend&) {
@@ -32,7 +43,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
     if (!replay.suspended() && !replay.nondeterminism()) {
       fail(error_info(e).type, replay.cancel_thrown() ? e.reason() : e.what());
       // The cancel it was told of escaped the code: the run ends cancelled (its message the reason).
-      if (replay.cancel_thrown()) d.status = pg::RunStatus::cancelled;
+      if (replay.cancel_thrown()) d.status = journal::RunStatus::cancelled;
     }
   } catch (...) {
     if (!replay.suspended() && !replay.nondeterminism()) {
@@ -48,7 +59,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
     return d;
   }
   if (replay.next_run && !replay.suspended() && !replay.nondeterminism()) {
-    d.status = pg::RunStatus::continued;  // however the code went on after continue_as_new
+    d.status = journal::RunStatus::continued;  // however the code went on after continue_as_new
     d.error_type.clear();
     d.error_message.clear();
     d.next_run_id = replay.next_run->first;
@@ -67,7 +78,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   d.dropped = std::move(replay.dropped);
   for (auto& [key, set] : replay.published) d.published.push_back({key, std::move(set.first), set.second});
   if (!d.complete()) {
-    d.status = pg::RunStatus::running;  // not to be committed: the caller reads what it wants and decides again
+    d.status = journal::RunStatus::running;  // not to be committed: the caller reads what it wants and decides again
     return d;
   }
   if (!d.ended()) {
@@ -80,19 +91,14 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   // reader of the journal, and a resume finds their tasks to schedule again.
   d.tasks = std::move(replay.tasks);
   for (pg::NewTask& task : d.tasks) task.dropped = true;
-  if (d.status == pg::RunStatus::completed) {
-    d.events.push_back({pg::EventKind::workflow_completed, -1, "", {{"result", d.result}}});
-  } else if (d.status == pg::RunStatus::continued) {
-    d.events.push_back(
-        {pg::EventKind::workflow_continued, -1, "", {{"input", d.next_input}, {"run_id", d.next_run_id}}});
-  } else if (d.status == pg::RunStatus::cancelled) {
-    d.events.push_back({pg::EventKind::workflow_cancelled,
-                        -1,
-                        "",
-                        {{"error_type", d.error_type}, {"error_message", d.error_message}}});
+  if (d.status == journal::RunStatus::completed) {
+    d.events.push_back(run_event(journal::WorkflowCompleted{d.result}));
+  } else if (d.status == journal::RunStatus::continued) {
+    d.events.push_back(run_event(journal::WorkflowContinued{d.next_input, d.next_run_id}));
+  } else if (d.status == journal::RunStatus::cancelled) {
+    d.events.push_back(run_event(journal::WorkflowCancelled{d.error_type, d.error_message, std::nullopt}));
   } else {
-    d.events.push_back(
-        {pg::EventKind::workflow_failed, -1, "", {{"error_type", d.error_type}, {"error_message", d.error_message}}});
+    d.events.push_back(run_event(journal::WorkflowFailed{d.error_type, d.error_message}));
   }
   return d;
 }

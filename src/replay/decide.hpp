@@ -24,7 +24,7 @@ namespace durable::detail {
 struct Decisions {
   std::vector<pg::NewEvent> events;  // to append to the journal, in order
   std::vector<pg::NewTask> tasks;    // to schedule (none once the run ended); none marked claim
-  pg::RunStatus status = pg::RunStatus::running;
+  journal::RunStatus status = journal::RunStatus::running;
   Json result;                                // completed: the workflow's result
   std::string error_type, error_message;      // failed: why
   std::int64_t wake_at_us = -1;               // the earliest timer or receive deadline still to come, -1 for none
@@ -48,7 +48,7 @@ struct Decisions {
   // (EngineOptions::on_nondeterminism = block). Unset when the run fails instead.
   std::optional<NonDeterminismError> blocked;
   bool complete() const { return wanted_topics.empty() && wanted_ids.empty(); }
-  bool ended() const { return status != pg::RunStatus::running; }
+  bool ended() const { return status != journal::RunStatus::running; }
 };
 
 // Runs the code of `journal.name` from `registry` against the journal, with `now_us` as the

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "durable/errors.hpp"
+#include "journal/events.hpp"
 
 namespace durable::detail {
 
@@ -49,145 +50,136 @@ void JournalCache::apply(const pg::JournalEvent& e) {
   auto at = [&]() -> StepRecord& {
     if (e.step < 0 || e.step >= static_cast<int>(steps.size())) {
       throw Error(fmt::format("journal event {} ({}) names step {}, which was never scheduled", e.seq,
-                              pg::to_text(e.kind), e.step));
+                              journal::to_text(e.kind), e.step));
     }
     return steps[static_cast<std::size_t>(e.step)];
   };
   auto open = [&](StepKind kind) -> StepRecord& {
     if (e.step != static_cast<int>(steps.size())) {
-      throw Error(fmt::format("journal event {} ({}) opens step {} out of order", e.seq, pg::to_text(e.kind), e.step));
+      throw Error(
+          fmt::format("journal event {} ({}) opens step {} out of order", e.seq, journal::to_text(e.kind), e.step));
     }
     StepRecord& r = steps.emplace_back();
     r.kind = kind;
     r.name = e.name;
     return r;
   };
-  switch (e.kind) {
-    case pg::EventKind::workflow_started:
-      input = e.data.at("input");
-      schedule = e.data.value("schedule", Json());
-      depth = e.data.value("depth", 0);
-      break;
-    case pg::EventKind::activity_scheduled: open(StepKind::activity); break;
-    case pg::EventKind::activity_completed: {
-      StepRecord& r = at();
-      if (r.dropped) break;  // a late outcome: the run had given up on it
-      r.done = true;
-      r.outside_outcome_seq = e.seq;
-      r.value = e.data.at("result");
-      r.attempts = e.data.value("attempts", 1);
-      break;
-    }
-    case pg::EventKind::activity_failed: {
-      StepRecord& r = at();
-      if (r.dropped) break;
-      r.done = r.failed = true;
-      r.outside_outcome_seq = e.seq;
-      r.error_type = e.data.value("error_type", "");
-      r.error_message = e.data.value("error_message", "");
-      r.attempts = e.data.value("attempts", 1);
-      break;
-    }
-    case pg::EventKind::timer_started:
-      open(StepKind::timer).fire_at_us = e.data.at("fire_at_us").get<std::int64_t>();
-      break;
-    case pg::EventKind::timer_fired: at().done = true; break;
-    case pg::EventKind::side_effect: {
-      StepRecord& r = open(StepKind::side_effect);
-      r.done = true;
-      r.value = e.data.at("value");
-      break;
-    }
-    case pg::EventKind::receive_started:
-      open(StepKind::receive).fire_at_us = e.data.at("fire_at_us").get<std::int64_t>();
-      break;
-    case pg::EventKind::message_received:
-    case pg::EventKind::receive_timed_out: {
-      // Opens its step too when the receive found a message, or had no time to wait, at once.
-      const bool opens = e.step == static_cast<int>(steps.size());
-      StepRecord& r = opens ? open(StepKind::receive) : at();
-      if (opens) r.fire_at_us = -1;  // it never waited: no deadline
-      r.done = true;
-      r.empty = e.kind == pg::EventKind::receive_timed_out;
-      if (!r.empty) r.value = e.data.at("payload");
-      break;
-    }
-    case pg::EventKind::event_set: open(StepKind::publish).done = true; break;
-    case pg::EventKind::patched: open(StepKind::patch).done = true; break;
-    case pg::EventKind::wait_chosen: {
-      StepRecord& r = open(StepKind::wait);
-      r.done = true;
-      r.value = e.data.at("index");
-      break;
-    }
-    case pg::EventKind::call_refused: {
-      const std::string call = e.data.value("call", "");
-      if (call != "activity" && call != "child") {
-        throw Error(
-            fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child", e.seq, call));
-      }
-      StepRecord& r = open(call == "activity" ? StepKind::activity : StepKind::child);
-      r.refused = r.done = r.failed = true;
-      r.child_id = e.data.value("workflow_id", "");
-      r.error_type = e.data.value("error_type", "");
-      r.error_message = e.data.value("error_message", "");
-      break;
-    }
-    case pg::EventKind::child_started: open(StepKind::child).child_id = e.data.at("workflow_id"); break;
-    case pg::EventKind::child_start_failed: {
-      StepRecord& r = open(StepKind::child);
-      r.child_id = e.data.at("workflow_id");
-      r.done = r.failed = true;
-      r.status = "taken";
-      r.value = e.data;
-      break;
-    }
-    case pg::EventKind::child_completed: {
-      StepRecord& r = at();
-      r.done = true;
-      r.outside_outcome_seq = e.seq;
-      r.value = e.data.at("result");
-      break;
-    }
-    case pg::EventKind::child_failed: {
-      StepRecord& r = at();
-      r.done = r.failed = true;
-      r.outside_outcome_seq = e.seq;
-      r.status = e.data.value("status", "failed");
-      r.error_type = e.data.value("error_type", "");
-      r.error_message = e.data.value("error_message", "");
-      break;
-    }
-    case pg::EventKind::cancel_requested: cancel_reason = e.data.value("reason", ""); break;
-    case pg::EventKind::cancel_delivered:
-      cancel_delivered = CancelDelivery{e.data.at("at_step").get<int>(), e.data.at("awaited").get<int>()};
-      for (const auto& step : e.data.value("dropped", Json::array())) drop(steps.at(step.get<std::size_t>()));
-      break;
-    case pg::EventKind::workflow_completed:
-    case pg::EventKind::workflow_failed:
-    case pg::EventKind::workflow_cancelled:
-    case pg::EventKind::workflow_continued: break;
-    case pg::EventKind::workflow_resumed:
-      // The failures of these steps no longer count: they run again (Runs::resume).
-      for (const auto& step : e.data.value("retry_steps", Json::array())) {
-        StepRecord& r = steps.at(step.get<std::size_t>());
-        if (r.refused) {
-          // A refused call that ended the run: voided, the code makes the call again as new.
-          if (step.get<std::size_t>() + 1 != steps.size()) {
-            throw Error(fmt::format("journal event {} (workflow_resumed) voids refused step {}, which is not the last",
-                                    e.seq, step.get<int>()));
-          }
-          steps.pop_back();
-          continue;
-        }
-        StepRecord fresh;
-        fresh.kind = r.kind;
-        fresh.name = r.name;
-        r = std::move(fresh);
-      }
-      break;
+  journal::EventData data;
+  try {
+    data = journal::decode(e.kind, e.data);
+  } catch (const Error& error) {
+    throw Error(fmt::format("journal event {}: {}", e.seq, error.what()));
   }
-  // workflow_completed / _failed / _cancelled / _continued end the run: nothing to replay.
+  auto outcome = [&](bool failed) -> StepRecord& {  // an activity's or a child's end
+    StepRecord& r = at();
+    r.done = true;
+    r.failed = failed;
+    r.outside_outcome_seq = e.seq;
+    return r;
+  };
+  std::visit(
+      [&](auto& d) {
+        using D = std::decay_t<decltype(d)>;
+        if constexpr (std::is_same_v<D, journal::WorkflowStarted>) {
+          input = std::move(d.input);
+          schedule = d.schedule.value_or(Json());
+          depth = d.depth.value_or(0);
+        } else if constexpr (std::is_same_v<D, journal::ActivityScheduled>) {
+          open(StepKind::activity);
+        } else if constexpr (std::is_same_v<D, journal::ActivityCompleted>) {
+          if (at().dropped) return;  // a late outcome: the run had given up on it
+          StepRecord& r = outcome(false);
+          r.value = std::move(d.result);
+          r.attempts = d.attempts;
+        } else if constexpr (std::is_same_v<D, journal::ActivityFailed>) {
+          if (at().dropped) return;
+          StepRecord& r = outcome(true);
+          r.error_type = std::move(d.error_type);
+          r.error_message = std::move(d.error_message);
+          r.attempts = d.attempts;
+        } else if constexpr (std::is_same_v<D, journal::TimerStarted>) {
+          open(StepKind::timer).fire_at_us = d.fire_at_us;
+        } else if constexpr (std::is_same_v<D, journal::TimerFired>) {
+          at().done = true;
+        } else if constexpr (std::is_same_v<D, journal::SideEffect>) {
+          StepRecord& r = open(StepKind::side_effect);
+          r.done = true;
+          r.value = std::move(d.value);
+        } else if constexpr (std::is_same_v<D, journal::ReceiveStarted>) {
+          open(StepKind::receive).fire_at_us = d.fire_at_us;
+        } else if constexpr (std::is_same_v<D, journal::MessageReceived> ||
+                             std::is_same_v<D, journal::ReceiveTimedOut>) {
+          // Opens its step too when the receive found a message, or had no time to wait, at once.
+          const bool opens = e.step == static_cast<int>(steps.size());
+          StepRecord& r = opens ? open(StepKind::receive) : at();
+          if (opens) r.fire_at_us = -1;  // it never waited: no deadline
+          r.done = true;
+          r.empty = std::is_same_v<D, journal::ReceiveTimedOut>;
+          if constexpr (std::is_same_v<D, journal::MessageReceived>) r.value = std::move(d.payload);
+        } else if constexpr (std::is_same_v<D, journal::EventSet>) {
+          open(StepKind::publish).done = true;
+        } else if constexpr (std::is_same_v<D, journal::Patched>) {
+          open(StepKind::patch).done = true;
+        } else if constexpr (std::is_same_v<D, journal::WaitChosen>) {
+          StepRecord& r = open(StepKind::wait);
+          r.done = true;
+          r.value = d.index;
+        } else if constexpr (std::is_same_v<D, journal::CallRefused>) {
+          if (d.call != "activity" && d.call != "child") {
+            throw Error(fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child",
+                                    e.seq, d.call));
+          }
+          StepRecord& r = open(d.call == "activity" ? StepKind::activity : StepKind::child);
+          r.refused = r.done = r.failed = true;
+          r.child_id = d.workflow_id.value_or("");
+          r.error_type = std::move(d.error_type);
+          r.error_message = std::move(d.error_message);
+        } else if constexpr (std::is_same_v<D, journal::ChildStarted>) {
+          open(StepKind::child).child_id = d.workflow_id;
+        } else if constexpr (std::is_same_v<D, journal::ChildStartFailed>) {
+          StepRecord& r = open(StepKind::child);
+          r.child_id = d.workflow_id;
+          r.done = r.failed = true;
+          r.status = "taken";
+          r.value = e.data;
+        } else if constexpr (std::is_same_v<D, journal::ChildCompleted>) {
+          outcome(false).value = std::move(d.result);
+        } else if constexpr (std::is_same_v<D, journal::ChildFailed>) {
+          StepRecord& r = outcome(true);
+          r.status = std::move(d.status);
+          r.error_type = std::move(d.error_type);
+          r.error_message = std::move(d.error_message);
+        } else if constexpr (std::is_same_v<D, journal::CancelRequested>) {
+          cancel_reason = std::move(d.reason);
+        } else if constexpr (std::is_same_v<D, journal::CancelDelivered>) {
+          cancel_delivered = CancelDelivery{d.at_step, d.awaited};
+          for (int step : d.dropped) drop(steps.at(static_cast<std::size_t>(step)));
+        } else if constexpr (std::is_same_v<D, journal::WorkflowResumed>) {
+          resume(e.seq, d.retry_steps);
+        }
+        // workflow_completed / _failed / _cancelled / _continued end the run: nothing to replay.
+      },
+      data);
+}
+
+void JournalCache::resume(int seq, const std::vector<int>& retry_steps) {
+  // The failures of these steps no longer count: they run again (Runs::resume).
+  for (int step : retry_steps) {
+    StepRecord& r = steps.at(static_cast<std::size_t>(step));
+    if (r.refused) {
+      // A refused call that ended the run: voided, the code makes the call again as new.
+      if (static_cast<std::size_t>(step) + 1 != steps.size()) {
+        throw Error(
+            fmt::format("journal event {} (workflow_resumed) voids refused step {}, which is not the last", seq, step));
+      }
+      steps.pop_back();
+      continue;
+    }
+    StepRecord fresh;
+    fresh.kind = r.kind;
+    fresh.name = r.name;
+    r = std::move(fresh);
+  }
 }
 
 }  // namespace durable::detail

@@ -67,6 +67,9 @@ struct JournalCache {
 
   void apply(const pg::JournalEvent& event);
   void apply(const std::vector<pg::JournalEvent>& events);  // in order
+
+ private:
+  void resume(int seq, const std::vector<int>& retry_steps);  // workflow_resumed
 };
 
 // Marks an activity step dropped by a delivered cancel: failed with durable::WorkflowCancelled.

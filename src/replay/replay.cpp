@@ -63,8 +63,7 @@ void Replay::cancel_point(int awaited, bool blocks) {
     dropped_steps.push_back(step);
   }
   std::erase_if(tasks, [&](const pg::NewTask& t) { return record(t.step).dropped; });
-  add_event(pg::EventKind::cancel_delivered, -1, "",
-            {{"at_step", next_step_}, {"awaited", awaited}, {"dropped", std::move(dropped_steps)}});
+  add_event(-1, "", journal::CancelDelivered{next_step_, awaited, std::move(dropped_steps)});
   cancel_thrown_ = true;
   throw WorkflowCancelled(workflow_id_, reason);
 }
@@ -111,8 +110,8 @@ StepRecord& Replay::add_step(StepKind kind, const std::string& name) {
   return r;
 }
 
-void Replay::add_event(pg::EventKind kind, int step, const std::string& name, Json data) {
-  events.push_back({kind, step, name, std::move(data)});
+void Replay::add_event(int step, const std::string& name, const journal::EventData& data) {
+  events.push_back({journal::kind_of(data), step, name, journal::encode(data)});
   past_replayed_ = true;  // the last committed replay would have journaled it had it got here
 }
 
@@ -141,11 +140,9 @@ void Replay::refuse(int step, StepKind kind, const std::string& name, const std:
   r.child_id = child_id;
   r.error_type = error.type;
   r.error_message = error.message;
-  Json data = {{"call", kind == StepKind::child ? "child" : "activity"},
-               {"error_type", error.type},
-               {"error_message", error.message}};
-  if (kind == StepKind::child) data["workflow_id"] = child_id;
-  add_event(pg::EventKind::call_refused, step, name, std::move(data));
+  add_event(step, name,
+            journal::CallRefused{kind == StepKind::child ? "child" : "activity", error.type, error.message,
+                                 kind == StepKind::child ? std::optional<std::string>(child_id) : std::nullopt});
 }
 
 int Replay::schedule_activity(const std::string& name, Json input, const ActivityOptions& options) {
@@ -166,9 +163,9 @@ int Replay::schedule_activity(const std::string& name, Json input, const Activit
   add_step(StepKind::activity, name);
   // The event keeps what was scheduled: the task row goes once the activity completes. Options
   // all at their defaults are left out.
-  Json scheduled = {{"input", input}};
-  if (Json stored = pg::options_to_json(resolved); !stored.empty()) scheduled["options"] = std::move(stored);
-  add_event(pg::EventKind::activity_scheduled, step, name, std::move(scheduled));
+  journal::ActivityScheduled scheduled{input, std::nullopt};
+  if (Json stored = pg::options_to_json(resolved); !stored.empty()) scheduled.options = std::move(stored);
+  add_event(step, name, scheduled);
   tasks.push_back({step, name, std::move(input), std::move(resolved)});
   return step;
 }
@@ -198,10 +195,10 @@ bool Replay::settle(int step) {
                                    : new_steps_[static_cast<std::size_t>(step - journaled)];
   s.done = true;
   if (r.kind == StepKind::timer) {
-    add_event(pg::EventKind::timer_fired, step, "", Json::object());
+    add_event(step, "", journal::TimerFired{});
   } else if (timed_out) {
     s.empty = true;
-    add_event(pg::EventKind::receive_timed_out, step, s.name, Json::object());
+    add_event(step, s.name, journal::ReceiveTimedOut{});
   } else {
     s.value = take_message(s.name, *m, step);
   }
@@ -237,7 +234,7 @@ int Replay::start_timer(Duration duration) {
   if (replayed(step, StepKind::timer, "")) return step;
   StepRecord& r = add_step(StepKind::timer, "");
   r.fire_at_us = now_us_ + std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
-  add_event(pg::EventKind::timer_started, step, "", {{"fire_at_us", r.fire_at_us}, {"duration_ms", duration.count()}});
+  add_event(step, "", journal::TimerStarted{r.fire_at_us, duration.count()});
   return step;
 }
 
@@ -252,7 +249,7 @@ std::int64_t Replay::now_us() {
   StepRecord& r = add_step(StepKind::side_effect, "now");
   r.done = true;
   r.value = now_us_;
-  add_event(pg::EventKind::side_effect, step, "now", {{"value", now_us_}});
+  add_event(step, "now", journal::SideEffect{now_us_});
   return now_us_;
 }
 
@@ -263,7 +260,7 @@ std::string Replay::uuid() {
   StepRecord& r = add_step(StepKind::side_effect, "uuid");
   r.done = true;
   r.value = random_uuid();
-  add_event(pg::EventKind::side_effect, step, "uuid", {{"value", r.value}});
+  add_event(step, "uuid", journal::SideEffect{r.value});
   return r.value.get<std::string>();
 }
 
@@ -280,8 +277,7 @@ const pg::InboxMessage* Replay::next_message(const std::string& topic) {
 Json Replay::take_message(const std::string& topic, const pg::InboxMessage& m, int step) {
   ++taken_[topic];
   received.emplace_back(m.seq, step);
-  add_event(pg::EventKind::message_received, step, topic,
-            {{"message_id", m.message_id}, {"seq", m.seq}, {"payload", m.payload}});
+  add_event(step, topic, journal::MessageReceived{m.message_id, m.seq, m.payload});
   return m.payload;
 }
 
@@ -310,13 +306,13 @@ std::optional<Json> Replay::receive(const std::string& topic, std::optional<Dura
   const auto wait_us = timeout ? std::chrono::duration_cast<std::chrono::microseconds>(*timeout).count() : -1;
   if (timeout && wait_us <= 0) {
     r.done = r.empty = true;
-    add_event(pg::EventKind::receive_timed_out, step, topic, Json::object());
+    add_event(step, topic, journal::ReceiveTimedOut{});
     return std::nullopt;
   }
   r.fire_at_us = timeout ? now_us_ + wait_us : -1;
-  Json data = {{"fire_at_us", r.fire_at_us}};
-  if (timeout) data["timeout_ms"] = timeout->count();
-  add_event(pg::EventKind::receive_started, step, topic, std::move(data));
+  add_event(
+      step, topic,
+      journal::ReceiveStarted{r.fire_at_us, timeout ? std::optional<std::int64_t>(timeout->count()) : std::nullopt});
   suspend({step});
 }
 
@@ -327,7 +323,7 @@ int Replay::start_receive(const std::string& topic) {
   if (replayed(step, StepKind::receive, topic)) return step;
   // Waiting starts here; the inbox is read only when the code awaits it.
   add_step(StepKind::receive, topic).fire_at_us = -1;
-  add_event(pg::EventKind::receive_started, step, topic, {{"fire_at_us", -1}});
+  add_event(step, topic, journal::ReceiveStarted{-1, std::nullopt});
   return step;
 }
 
@@ -394,7 +390,7 @@ std::size_t Replay::wait_any(const std::vector<int>& steps) {
     StepRecord& r = add_step(StepKind::wait, name);
     r.done = true;
     r.value = *chosen;
-    add_event(pg::EventKind::wait_chosen, step, name, {{"index", *chosen}});
+    add_event(step, name, journal::WaitChosen{*chosen});
     return *chosen;
   }
   suspend(steps);
@@ -434,7 +430,7 @@ void Replay::set_event(const std::string& key, Json value) {
   const int step = next_step_++;
   if (replayed(step, StepKind::publish, key)) return;  // published when it was first journaled
   add_step(StepKind::publish, key).done = true;
-  add_event(pg::EventKind::event_set, step, key, {{"value", value}});
+  add_event(step, key, journal::EventSet{value});
   published[key] = {std::move(value), step};
 }
 
@@ -484,7 +480,7 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
   std::vector<std::string> replaceable = replaceable_statuses(options.id_reuse);
   std::optional<pg::TakenId> holder;
   for (const pg::NewChild& c : children) {
-    if (c.workflow_id == child_id) holder = pg::TakenId{c.run_id, pg::RunStatus::running};  // started just now
+    if (c.workflow_id == child_id) holder = pg::TakenId{c.run_id, journal::RunStatus::running};  // started just now
   }
   if (!holder) {
     const auto read = ids_.latest.find(child_id);
@@ -495,21 +491,21 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
     }
     holder = read->second;
   }
-  const bool free =
-      !holder || std::find(replaceable.begin(), replaceable.end(), pg::to_text(holder->status)) != replaceable.end();
+  const bool free = !holder || std::find(replaceable.begin(), replaceable.end(), journal::to_text(holder->status)) !=
+                                   replaceable.end();
   if (!free) {
-    const std::string status(pg::to_text(holder->status));
+    const std::string status(journal::to_text(holder->status));
     r.done = r.failed = true;
     r.status = "taken";
-    r.value = {{"workflow_id", child_id}, {"run_id", holder->run_id}, {"status", status}};
-    add_event(pg::EventKind::child_start_failed, step, name, r.value);
+    const journal::ChildStartFailed taken{child_id, holder->run_id, status};
+    r.value = journal::encode(taken);
+    add_event(step, name, taken);
     throw WorkflowAlreadyStarted(child_id, holder->run_id, status);
   }
   const std::string parent_close = options.parent_close == ParentClosePolicy::abandon ? "abandon" : "cancel";
   pg::NewChild child{step,  child_id,     time_ordered_uuid(), name,
                      input, parent_close, journal_.depth + 1,  std::move(replaceable)};
-  add_event(pg::EventKind::child_started, step, name,
-            {{"workflow_id", child_id}, {"run_id", child.run_id}, {"parent_close", parent_close}, {"input", input}});
+  add_event(step, name, journal::ChildStarted{child_id, child.run_id, parent_close, input});
   children.push_back(std::move(child));
   return step;
 }
@@ -548,7 +544,7 @@ bool Replay::patched(const std::string& change_id) {
   } else {
     ++next_step_;
     add_step(StepKind::patch, change_id).done = true;
-    add_event(pg::EventKind::patched, step, change_id, Json::object());
+    add_event(step, change_id, journal::Patched{});
   }
   patches_.emplace(change_id, taken);
   return taken;

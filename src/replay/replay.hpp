@@ -15,6 +15,7 @@
 
 #include "durable/workflow.hpp"
 #include "base/registry.hpp"
+#include "journal/events.hpp"
 #include "pg/records.hpp"
 #include "replay/child_ids.hpp"
 #include "replay/inbox.hpp"
@@ -144,7 +145,7 @@ class Replay {
                     const std::string& child_id, Checks&& checks);
   // Journals the refusal in flight (call only inside a catch block).
   void refuse(int step, StepKind kind, const std::string& name, const std::string& child_id);
-  void add_event(pg::EventKind kind, int step, const std::string& name, Json data);
+  void add_event(int step, const std::string& name, const journal::EventData& data);
   // The oldest message of `topic` this replay has not taken yet; nullptr when there is none.
   // Suspends (wanting the topic) when the inbox was not read that far.
   const pg::InboxMessage* next_message(const std::string& topic);

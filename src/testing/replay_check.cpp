@@ -66,9 +66,9 @@ ReplayResult replay(const Json& history, const Engine& engine) {
   if (!ended(h.status) || terminated) return result;
   const int steps = static_cast<int>(journal.steps.size());
   for (const pg::NewEvent& e : d.events) {
-    if (e.step < steps || e.kind == pg::EventKind::patched) continue;
+    if (e.step < steps || e.kind == journal::EventKind::patched) continue;
     const std::string journaled = fmt::format("the run's end (it ended {})", h.status);
-    const std::string asked = fmt::format("a new call ({} '{}')", pg::to_text(e.kind), e.name);
+    const std::string asked = fmt::format("a new call ({} '{}')", journal::to_text(e.kind), e.name);
     result.divergence =
         Divergence{e.step, journaled, asked,
                    detail::nondeterminism_message(h.workflow_id, h.workflow_name, e.step, journaled, asked)};

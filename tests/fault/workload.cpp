@@ -188,7 +188,7 @@ bool replays_cleanly(const detail::Registry& registry, const std::string& workfl
     for (const auto& r : events) {
       pg::JournalEvent e;
       e.seq = r[0].as<int>();
-      e.kind = pg::event_kind_from_text(r[1].as<std::string>());
+      e.kind = journal::event_kind_from_text(r[1].as<std::string>());
       e.step = r[2].is_null() ? -1 : r[2].as<int>();
       e.name = r[3].is_null() ? "" : r[3].as<std::string>();
       e.data = Json::parse(r[4].as<std::string>());

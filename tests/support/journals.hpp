@@ -21,7 +21,7 @@ inline detail::Registry echo_and_add() {
 
 // Journal event `seq` of kind `kind` ("activity_scheduled", ...); no data is an empty object.
 inline pg::JournalEvent event(int seq, const std::string& kind, int step, const std::string& name, Json data = {}) {
-  return {seq, pg::event_kind_from_text(kind), step, name, data.is_null() ? Json::object() : std::move(data)};
+  return {seq, journal::event_kind_from_text(kind), step, name, data.is_null() ? Json::object() : std::move(data)};
 }
 
 }  // namespace durable::test

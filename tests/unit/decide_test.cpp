@@ -67,15 +67,16 @@ Registry registry() {
 // A journal holds a mutex (a replay holds it busy): filled in place.
 void start(JournalCache& journal, const std::string& workflow, Json input) {
   journal.name = workflow;
-  journal.apply({0, pg::EventKind::workflow_started, -1, "", {{"input", std::move(input)}}});
+  journal.apply({0, journal::EventKind::workflow_started, -1, "", {{"input", std::move(input)}}});
 }
 
-void add(JournalCache& journal, pg::EventKind kind, int step, const std::string& name, Json data = Json::object()) {
+void add(JournalCache& journal, journal::EventKind kind, int step, const std::string& name,
+         Json data = Json::object()) {
   journal.apply({journal.next_seq, kind, step, name, std::move(data)});
 }
 
-std::vector<pg::EventKind> kinds(const Decisions& d) {
-  std::vector<pg::EventKind> out;
+std::vector<journal::EventKind> kinds(const Decisions& d) {
+  std::vector<journal::EventKind> out;
   for (const auto& e : d.events) out.push_back(e.kind);
   return out;
 }
@@ -87,13 +88,13 @@ TEST_CASE("a fresh run decides to schedule its first activity and waits", "[unit
   JournalCache journal;
   start(journal, "hello", "world");
   const Decisions d = decide(r, journal, "wf-1", 1000);
-  CHECK(d.status == pg::RunStatus::running);
+  CHECK(d.status == journal::RunStatus::running);
   CHECK_FALSE(d.ended());
   REQUIRE(d.tasks.size() == 1);
   CHECK(d.tasks[0].name == "echo");
   CHECK(d.tasks[0].input == "world");
   CHECK_FALSE(d.tasks[0].claim);  // leasing at once is the pipeline's choice, not the replay's
-  CHECK(kinds(d) == std::vector{pg::EventKind::activity_scheduled});
+  CHECK(kinds(d) == std::vector{journal::EventKind::activity_scheduled});
   CHECK(d.wake_at_us == -1);
 }
 
@@ -101,13 +102,13 @@ TEST_CASE("a run whose last result is journaled completes with the workflow's re
   const Registry r = registry();
   JournalCache journal;
   start(journal, "hello", "world");
-  add(journal, pg::EventKind::activity_scheduled, 0, "echo");
-  add(journal, pg::EventKind::activity_completed, 0, "echo", {{"result", "there"}});
+  add(journal, journal::EventKind::activity_scheduled, 0, "echo");
+  add(journal, journal::EventKind::activity_completed, 0, "echo", {{"result", "there"}});
   const Decisions d = decide(r, journal, "wf-2", 1000);
-  CHECK(d.status == pg::RunStatus::completed);
+  CHECK(d.status == journal::RunStatus::completed);
   CHECK(d.result == "hello, there");
   CHECK(d.tasks.empty());
-  CHECK(kinds(d) == std::vector{pg::EventKind::workflow_completed});
+  CHECK(kinds(d) == std::vector{journal::EventKind::workflow_completed});
   CHECK(d.events.back().data["result"] == "hello, there");
 }
 
@@ -115,13 +116,13 @@ TEST_CASE("workflow code that throws fails the run with the exception's type and
   const Registry r = registry();
   JournalCache journal;
   start(journal, "failing", "why");
-  add(journal, pg::EventKind::activity_scheduled, 0, "echo");
-  add(journal, pg::EventKind::activity_completed, 0, "echo", {{"result", "why"}});
+  add(journal, journal::EventKind::activity_scheduled, 0, "echo");
+  add(journal, journal::EventKind::activity_completed, 0, "echo", {{"result", "why"}});
   const Decisions d = decide(r, journal, "wf-3", 1000);
-  CHECK(d.status == pg::RunStatus::failed);
+  CHECK(d.status == journal::RunStatus::failed);
   CHECK(d.error_type == "std::logic_error");
   CHECK(d.error_message == "workflow gave up: why");
-  CHECK(kinds(d) == std::vector{pg::EventKind::workflow_failed});
+  CHECK(kinds(d) == std::vector{journal::EventKind::workflow_failed});
 }
 
 // Journals what a commit of `d` would: its events after the journal's current end.
@@ -134,11 +135,11 @@ TEST_CASE("a run that ends runs no activity it never awaited, and keeps its step
   JournalCache journal;
   start(journal, "forgetful", "x");
   const Decisions d = decide(r, journal, "wf-4", 1000);
-  CHECK(d.status == pg::RunStatus::completed);
+  CHECK(d.status == journal::RunStatus::completed);
   REQUIRE(d.tasks.size() == 1);  // written dropped: never run, there for a resume
   CHECK(d.tasks[0].dropped);
   CHECK_FALSE(d.tasks[0].claim);
-  CHECK(kinds(d) == std::vector{pg::EventKind::activity_scheduled, pg::EventKind::workflow_completed});
+  CHECK(kinds(d) == std::vector{journal::EventKind::activity_scheduled, journal::EventKind::workflow_completed});
   commit(journal, d);  // the steps stay consecutive: the reader takes the ended journal
   CHECK(journal.steps.size() == 1);
 }
@@ -147,9 +148,9 @@ TEST_CASE("a non-determinism error the code swallows still fails the run", "[uni
   const Registry r = registry();
   JournalCache journal;
   start(journal, "swallowing", "x");
-  add(journal, pg::EventKind::activity_scheduled, 0, "echo");  // the old code called echo here
+  add(journal, journal::EventKind::activity_scheduled, 0, "echo");  // the old code called echo here
   const Decisions d = decide(r, journal, "wf-5", 1000);
-  CHECK(d.status == pg::RunStatus::failed);
+  CHECK(d.status == journal::RunStatus::failed);
   CHECK(d.error_type == "durable::NonDeterminismError");
   CHECK_THAT(d.error_message,
              Catch::Contains("the journal holds activity 'echo' but the code asked for activity 'add'"));
@@ -160,14 +161,14 @@ TEST_CASE("a timer decides a wake-up time and fires only once the given clock pa
   const Registry r = registry();
   JournalCache journal;
   start(journal, "sleeper", 50);
-  add(journal, pg::EventKind::side_effect, 0, "now", {{"value", 1'000'000}});  // ctx.now() before the sleep
+  add(journal, journal::EventKind::side_effect, 0, "now", {{"value", 1'000'000}});  // ctx.now() before the sleep
   const Decisions first = decide(r, journal, "wf-6", 1'000'000);
-  REQUIRE(kinds(first) == std::vector{pg::EventKind::timer_started});
+  REQUIRE(kinds(first) == std::vector{journal::EventKind::timer_started});
   CHECK(first.wake_at_us == 1'050'000);
-  add(journal, pg::EventKind::timer_started, 1, "", first.events[0].data);
+  add(journal, journal::EventKind::timer_started, 1, "", first.events[0].data);
   CHECK(decide(r, journal, "wf-6", 1'049'999).events.empty());  // not due: nothing new
   const Decisions due = decide(r, journal, "wf-6", 1'050'000);
-  CHECK(due.events.front().kind == pg::EventKind::timer_fired);
+  CHECK(due.events.front().kind == journal::EventKind::timer_fired);
 }
 
 TEST_CASE("the same journal and code decide the same, however often they are replayed", "[unit][decide]") {
@@ -200,14 +201,14 @@ TEST_CASE("continue_as_new ends the run continued, naming the next run, its unaw
     JournalCache journal;
     start(journal, "restarting", n);
     const Decisions d = decide(r, journal, "wf-c", 1000);
-    CHECK(d.status == pg::RunStatus::continued);
+    CHECK(d.status == journal::RunStatus::continued);
     CHECK(d.ended());
     REQUIRE(d.tasks.size() == 1);
     CHECK(d.tasks[0].dropped);
     CHECK(d.next_input == n + 1);
     REQUIRE_FALSE(d.next_run_id.empty());
     CHECK(d.result == Json{{"continued_as", d.next_run_id}});
-    CHECK(kinds(d) == std::vector{pg::EventKind::activity_scheduled, pg::EventKind::workflow_continued});
+    CHECK(kinds(d) == std::vector{journal::EventKind::activity_scheduled, journal::EventKind::workflow_continued});
     CHECK(d.events.back().data == Json{{"input", n + 1}, {"run_id", d.next_run_id}});
   }
 }

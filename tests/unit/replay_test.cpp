@@ -29,7 +29,7 @@ TEST_CASE("a new activity call becomes a command and suspends the code until its
   REQUIRE(replay.tasks.size() == 1);
   CHECK(replay.tasks[0].name == "echo");
   CHECK(replay.tasks[0].options.retry.max_attempts == 1);
-  CHECK(replay.events[0].kind == pg::EventKind::activity_scheduled);
+  CHECK(replay.events[0].kind == journal::EventKind::activity_scheduled);
 }
 
 TEST_CASE("a journaled result is returned without scheduling anything", "[unit][replay]") {
@@ -88,7 +88,7 @@ TEST_CASE("a journaled timer fires once the claim's clock passes it", "[unit][re
   WorkflowContext ctx(due);
   CHECK_NOTHROW(ctx.sleep(std::chrono::seconds{1}));
   REQUIRE(due.events.size() == 1);
-  CHECK(due.events[0].kind == pg::EventKind::timer_fired);
+  CHECK(due.events[0].kind == journal::EventKind::timer_fired);
   CHECK(due.wake_at_us() == -1);
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("a receive reached before its inbox was read asks for the topic and co
   CHECK(read.wanted_topics.empty());
   CHECK(read.received == std::vector<std::pair<int, int>>{{3, 0}, {4, 1}});
   REQUIRE(read.events.size() == 3);
-  CHECK(read.events[2].kind == pg::EventKind::receive_started);
+  CHECK(read.events[2].kind == journal::EventKind::receive_started);
   CHECK(read.events[2].data.at("fire_at_us") == 1000 + 1'000'000);
 }
 
@@ -194,9 +194,9 @@ TEST_CASE("wait_any with nothing ready journals the three starts, wakes for the 
   CHECK_THROWS_AS(wait_for_first(read), Suspend);
   CHECK(replay.wanted_topics.empty());
   REQUIRE(replay.events.size() == 3);
-  CHECK(replay.events[0].kind == pg::EventKind::activity_scheduled);
-  CHECK(replay.events[1].kind == pg::EventKind::timer_started);
-  CHECK(replay.events[2].kind == pg::EventKind::receive_started);
+  CHECK(replay.events[0].kind == journal::EventKind::activity_scheduled);
+  CHECK(replay.events[1].kind == journal::EventKind::timer_started);
+  CHECK(replay.events[2].kind == journal::EventKind::receive_started);
   CHECK(replay.tasks.size() == 1);
   CHECK(replay.wake_at_us() == 4000 + 1'000'000);
 }
@@ -212,8 +212,8 @@ TEST_CASE("wait_any chooses the first ready in the order given and settles only 
     WorkflowContext ctx(replay);
     CHECK(wait_for_first(ctx) == 1);
     REQUIRE(replay.events.size() == 2);
-    CHECK(replay.events[0].kind == pg::EventKind::timer_fired);
-    CHECK(replay.events[1].kind == pg::EventKind::wait_chosen);
+    CHECK(replay.events[0].kind == journal::EventKind::timer_fired);
+    CHECK(replay.events[1].kind == journal::EventKind::wait_chosen);
     CHECK(replay.events[1].step == 3);
     CHECK(replay.events[1].name == "0,1,2");
     CHECK(replay.events[1].data.at("index") == 1);
@@ -238,8 +238,8 @@ TEST_CASE("wait_any chooses the first ready in the order given and settles only 
     CHECK(message.get() == "approved");
     CHECK(replay.received == std::vector<std::pair<int, int>>{{7, 2}});
     REQUIRE(replay.events.size() == 2);
-    CHECK(replay.events[0].kind == pg::EventKind::message_received);
-    CHECK(replay.events[1].kind == pg::EventKind::wait_chosen);
+    CHECK(replay.events[0].kind == journal::EventKind::message_received);
+    CHECK(replay.events[1].kind == journal::EventKind::wait_chosen);
     CHECK(replay.wake_at_us() == 5000);  // the timer still counts
   }
   SECTION("the activity finished too: it is first in the list, so it is chosen") {
@@ -248,7 +248,7 @@ TEST_CASE("wait_any chooses the first ready in the order given and settles only 
     WorkflowContext ctx(replay);
     CHECK(wait_for_first(ctx) == 0);
     REQUIRE(replay.events.size() == 1);  // neither the timer nor the receive was settled
-    CHECK(replay.events[0].kind == pg::EventKind::wait_chosen);
+    CHECK(replay.events[0].kind == journal::EventKind::wait_chosen);
   }
 }
 
@@ -319,8 +319,8 @@ TEST_CASE("a child under a free id is started and journaled, and one under a tak
   start(journal, 2);
   ChildIds ids;
   ids.latest["free"] = std::nullopt;
-  ids.latest["busy"] = pg::TakenId{"run-busy", pg::RunStatus::running};
-  ids.latest["done"] = pg::TakenId{"run-done", pg::RunStatus::completed};
+  ids.latest["busy"] = pg::TakenId{"run-busy", journal::RunStatus::running};
+  ids.latest["done"] = pg::TakenId{"run-done", journal::RunStatus::completed};
   Replay replay("parent", "p", journal, 1000, registry, Inbox::unread(), ids);
   WorkflowContext ctx(replay);
   auto free = ctx.start_child<test::DoubleWorkflow>("free", 1, {.parent_close = ParentClosePolicy::abandon});
@@ -328,13 +328,13 @@ TEST_CASE("a child under a free id is started and journaled, and one under a tak
   CHECK(replay.children[0].workflow_id == "free");
   CHECK(replay.children[0].depth == 3);
   CHECK(replay.children[0].parent_close == "abandon");
-  CHECK(replay.events.back().kind == pg::EventKind::child_started);
+  CHECK(replay.events.back().kind == journal::EventKind::child_started);
   CHECK(free.workflow_id() == "free");
 
   auto busy = expect_throw<WorkflowAlreadyStarted>([&] { ctx.start_child<test::DoubleWorkflow>("busy", 1); });
   CHECK(busy.existing_run_id() == "run-busy");
   CHECK(busy.existing_status() == "running");
-  CHECK(replay.events.back().kind == pg::EventKind::child_start_failed);
+  CHECK(replay.events.back().kind == journal::EventKind::child_start_failed);
   // Ended: taken under the default policy, room under allow_if_ended.
   CHECK_THROWS_AS(ctx.start_child<test::DoubleWorkflow>("done", 1), WorkflowAlreadyStarted);
   ctx.start_child<test::DoubleWorkflow>("done", 1, {.id_reuse = IdReusePolicy::allow_if_ended});
@@ -392,7 +392,7 @@ TEST_CASE("starting a child at the depth limit, or with bad input, throws, start
   WorkflowContext ctx(replay);
   expect_throw<ChildDepthExceeded>([&] { ctx.start_child<test::DoubleWorkflow>("a", 1); }, "nested 32 deep");
   REQUIRE(replay.events.size() == 1);
-  CHECK(replay.events[0].kind == pg::EventKind::call_refused);
+  CHECK(replay.events[0].kind == journal::EventKind::call_refused);
   CHECK(replay.events[0].data.at("error_type") == "durable::ChildDepthExceeded");
   CHECK(replay.children.empty());
 
@@ -405,7 +405,7 @@ TEST_CASE("starting a child at the depth limit, or with bad input, throws, start
   CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<int, int>{"nope"}, "a", 1), UnknownWorkflow);
   CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<std::string, int>{"double"}, "b", "not a number"), PayloadError);
   REQUIRE(other.events.size() == 2);
-  CHECK(other.events[0].kind == pg::EventKind::call_refused);
+  CHECK(other.events[0].kind == journal::EventKind::call_refused);
   CHECK(other.events[0].step == 0);
   CHECK(other.events[0].data == Json{{"call", "child"},
                                      {"workflow_id", "a"},
@@ -440,12 +440,12 @@ TEST_CASE("a refused activity call takes its step and is journaled, so the code 
   WorkflowContext ctx(replay);
   CHECK_THROWS_AS(catches_refusal(ctx), Suspend);
   REQUIRE(replay.events.size() == 2);
-  CHECK(replay.events[0].kind == pg::EventKind::call_refused);
+  CHECK(replay.events[0].kind == journal::EventKind::call_refused);
   CHECK(replay.events[0].step == 0);
   CHECK(replay.events[0].name == "not_registered");
   CHECK(replay.events[0].data.at("call") == "activity");
   CHECK(replay.events[0].data.at("error_type") == "durable::UnknownActivity");
-  CHECK(replay.events[1].kind == pg::EventKind::activity_scheduled);
+  CHECK(replay.events[1].kind == journal::EventKind::activity_scheduled);
   CHECK(replay.events[1].step == 1);
   REQUIRE(replay.tasks.size() == 1);
   CHECK(replay.tasks[0].step == 1);
@@ -471,7 +471,7 @@ TEST_CASE("an activity whose idempotency key function throws refuses the call th
   CHECK(seen == "no key for it");
   CHECK_THROWS_AS(ctx.call<test::EchoActivity>("y"), Suspend);
   REQUIRE(replay.events.size() == 2);
-  CHECK(replay.events[0].kind == pg::EventKind::call_refused);
+  CHECK(replay.events[0].kind == journal::EventKind::call_refused);
   CHECK(replay.events[0].data.at("error_type") == "std::runtime_error");
   CHECK(replay.events[1].step == 1);
 }
@@ -569,9 +569,9 @@ TEST_CASE("a requested cancel is thrown at the current await, journaled, and rep
     CHECK(replay.cancel_thrown());
     CHECK(replay.dropped == std::vector<int>{0});
     REQUIRE(replay.events.size() == 2);
-    CHECK(replay.events[0].kind == pg::EventKind::cancel_delivered);
+    CHECK(replay.events[0].kind == journal::EventKind::cancel_delivered);
     CHECK(replay.events[0].data == Json{{"at_step", 1}, {"awaited", 0}, {"dropped", {0}}});
-    CHECK(replay.events[1].kind == pg::EventKind::activity_scheduled);  // the refund, at step 1
+    CHECK(replay.events[1].kind == journal::EventKind::activity_scheduled);  // the refund, at step 1
     REQUIRE(replay.tasks.size() == 1);
     CHECK(replay.tasks[0].step == 1);
     journal.apply(event(3, "cancel_delivered", -1, "", replay.events[0].data));
@@ -589,11 +589,11 @@ TEST_CASE("a requested cancel is thrown at the current await, journaled, and rep
 
   // Decided as a whole: the cancel escaped, so the run ends cancelled with the reason.
   Decisions d = decide(registry_with_refunding(registry, false), journal, "wf", 1000);
-  CHECK(d.status == pg::RunStatus::cancelled);
+  CHECK(d.status == journal::RunStatus::cancelled);
   CHECK(d.error_message == "why not");
-  CHECK(d.events.back().kind == pg::EventKind::workflow_cancelled);
+  CHECK(d.events.back().kind == journal::EventKind::workflow_cancelled);
   Decisions swallowed = decide(registry_with_refunding(registry, true), journal, "wf", 1000);
-  CHECK(swallowed.status == pg::RunStatus::completed);
+  CHECK(swallowed.status == journal::RunStatus::completed);
   CHECK(swallowed.result == "refunded: why not");
 }
 

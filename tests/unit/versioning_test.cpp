@@ -28,8 +28,8 @@ void one_echo_done(JournalCache& journal, const std::string& result) {
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "activity_completed", 0, "echo", {{"result", result}}));
 }
-std::vector<pg::EventKind> kinds(const Replay& replay) {
-  std::vector<pg::EventKind> out;
+std::vector<journal::EventKind> kinds(const Replay& replay) {
+  std::vector<journal::EventKind> out;
   for (const auto& e : replay.events) out.push_back(e.kind);
   return out;
 }
@@ -46,7 +46,7 @@ TEST_CASE("patched on new ground takes the new path and journals a marker that r
     CHECK(ctx.patched("charge-first"));
     CHECK(ctx.patched("charge-first"));  // the first answer holds: no second marker
     REQUIRE(replay.events.size() == 1);
-    CHECK(replay.events[0].kind == pg::EventKind::patched);
+    CHECK(replay.events[0].kind == journal::EventKind::patched);
     CHECK(replay.events[0].step == 0);
     CHECK(replay.events[0].name == "charge-first");
     CHECK_THROWS_AS(ctx.call<test::AddActivity>(test::Pair{1, 2}), Suspend);
@@ -72,7 +72,7 @@ TEST_CASE("patched is false for a run journaled past that point without the mark
   REQUIRE_FALSE(ctx.patched("add-first"));
   CHECK(ctx.call<test::EchoActivity>("x") == "old");  // the old path replays
   CHECK_THROWS_AS(ctx.call<test::EchoActivity>("y"), Suspend);
-  CHECK(kinds(replay) == std::vector{pg::EventKind::activity_scheduled});  // no marker
+  CHECK(kinds(replay) == std::vector{journal::EventKind::activity_scheduled});  // no marker
   CHECK_FALSE(replay.nondeterminism());
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("a run suspended just before the patched point takes the new path when
   WorkflowContext ctx(replay);
   CHECK(ctx.call<test::EchoActivity>("x") == "a");
   CHECK(ctx.patched("then-add"));  // nothing journaled past here: new ground
-  CHECK(kinds(replay) == std::vector{pg::EventKind::patched});
+  CHECK(kinds(replay) == std::vector{journal::EventKind::patched});
 }
 
 TEST_CASE("deprecate_patch takes the new path, passes over an old marker and writes none", "[unit][versioning]") {
@@ -109,7 +109,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
     WorkflowContext ctx(replay);
     ctx.deprecate_patch("add-first");
     CHECK_THROWS_AS(ctx.call<test::AddActivity>(test::Pair{1, 2}), Suspend);
-    CHECK(kinds(replay) == std::vector{pg::EventKind::activity_scheduled});
+    CHECK(kinds(replay) == std::vector{journal::EventKind::activity_scheduled});
     CHECK(replay.events[0].step == 0);
   }
   {
@@ -224,11 +224,11 @@ TEST_CASE("under the block policy a divergence decides nothing but the block", "
   CHECK(blocked.blocked->journaled() == "activity 'echo'");
   CHECK(blocked.blocked->asked() == "activity 'add'");
   CHECK(blocked.events.empty());  // not even the timer that fired
-  CHECK(blocked.status == pg::RunStatus::running);
+  CHECK(blocked.status == journal::RunStatus::running);
   const Decisions failed =
       decide(registry, journal, "wf", 1000, Inbox::unread(), ChildIds::unread(), OnNondeterminism::fail);
   CHECK_FALSE(failed.blocked);
-  CHECK(failed.status == pg::RunStatus::failed);
+  CHECK(failed.status == journal::RunStatus::failed);
   CHECK(failed.error_type == "durable::NonDeterminismError");
 }
 
