@@ -23,7 +23,8 @@ std::string render(std::string_view text, const std::map<std::string, std::strin
     if (close == std::string_view::npos) throw std::logic_error("an unclosed {{ in embedded text");
     const auto name = text.substr(open + 2, close - open - 2);
     const auto it = names.find(name);
-    if (it == names.end()) throw std::logic_error("embedded text names {{" + std::string(name) + "}}, which is not given");
+    if (it == names.end())
+      throw std::logic_error("embedded text names {{" + std::string(name) + "}}, which is not given");
     out.append(it->second);
     at = close + 2;
   }
