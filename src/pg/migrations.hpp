@@ -2,7 +2,12 @@
 #pragma once
 
 #include <pqxx/pqxx>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/embedded.hpp"
 
 #include "pg/database.hpp"  // validate_schema_name
 
@@ -19,7 +24,14 @@ int schema_version_of(pqxx::connection& conn, const std::string& schema);
 // DatabaseError naming what to do when it is missing, behind or ahead.
 void check_schema_version(pqxx::connection& conn, const std::string& schema);
 
-// The newest migration this build knows.
+// The newest migration this build knows: the number of files in src/pg/migrations/.
 int latest_schema_version();
+
+// Migration `version` (1 to latest) as it is run on `schema`.
+std::string migration_sql(int version, const std::string& schema);
+
+// The migrations among `files` (sorted by name, as embedded), version N the Nth: std::logic_error
+// unless they are named NNN_name and numbered 001, 002, ... with no gap and no number twice.
+std::vector<std::string_view> ordered_migrations(std::span<const detail::EmbeddedFile> files);
 
 }  // namespace durable::pg
