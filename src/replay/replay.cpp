@@ -390,7 +390,7 @@ std::size_t Replay::wait_any(const std::vector<int>& steps) {
     StepRecord& r = add_step(StepKind::wait, name);
     r.done = true;
     r.value = *chosen;
-    add_event(step, name, journal::WaitChosen{*chosen});
+    add_event(step, name, journal::WaitChosen{static_cast<int>(*chosen)});
     return *chosen;
   }
   suspend(steps);
