@@ -65,9 +65,9 @@ TaskStatus task_status_from_text(std::string_view text);
 struct WorkflowStarted {
   static constexpr EventKind kind = EventKind::workflow_started;
   Json input;
-  std::optional<Json> schedule;  // a scheduled start: the schedule's id and fire times
-  std::optional<int> depth;      // a child's: how deep below its root
-  std::optional<Json> parent;    // a child's: {workflow_id, run_id, step}
+  std::optional<Json> schedule;               // a scheduled start: the schedule's id and fire times
+  std::optional<int> depth;                   // a child's: how deep below its root
+  std::optional<Json> parent;                 // a child's: {workflow_id, run_id, step}
   std::optional<std::string> continued_from;  // the run it continues as new
 };
 struct ActivityScheduled {
