@@ -15,6 +15,7 @@
 #include "engine/engine_core.hpp"
 #include "engine/history_export.hpp"
 #include "replay/journal.hpp"
+#include "replay/plans.hpp"
 
 namespace durable {
 
@@ -167,55 +168,8 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     throw InvalidRunState(
         fmt::format("{}, and a newer run of its id exists: resume that one, or fork this one", describe(run)));
   }
-  // Failed activities run again when the code opened no step after their failure: whatever it did
-  // on seeing the failure, nothing journaled depends on it, so the replay stays consistent. The
-  // activities it had scheduled and never seen finish (their tasks were dropped when it ended) are
-  // scheduled again.
-  const auto events = journal_of(*core_, run_id);
-  detail::JournalCache journal;
-  journal.apply(events);
-  int last_opened = -1;  // seq of the last event that opened a step
-  for (const auto& e : events) {
-    // Receive events count even when they close a receive opened earlier: the code went on past it.
-    const bool opens = e.kind == journal::EventKind::activity_scheduled ||
-                       e.kind == journal::EventKind::timer_started || e.kind == journal::EventKind::side_effect ||
-                       e.kind == journal::EventKind::receive_started ||
-                       e.kind == journal::EventKind::message_received ||
-                       e.kind == journal::EventKind::receive_timed_out || e.kind == journal::EventKind::event_set ||
-                       e.kind == journal::EventKind::wait_chosen || e.kind == journal::EventKind::child_started ||
-                       e.kind == journal::EventKind::child_start_failed || e.kind == journal::EventKind::patched;
-    if (opens) last_opened = e.seq;
-  }
-  Json retry = Json::array(), reopen = Json::array();
-  std::vector<int> kept_failures;
-  for (std::size_t step = 0; step < journal.steps.size(); ++step) {
-    const auto& s = journal.steps[step];
-    if (s.refused) {
-      // A refusal that ended the run is voided: the code (fixed, perhaps) makes the call again.
-      // One the code caught and went on from stays, like any step before the last.
-      if (step + 1 == journal.steps.size()) retry.push_back(step);
-      continue;
-    }
-    if (s.kind != detail::StepKind::activity) continue;
-    if (!s.done) reopen.push_back(step);
-    if (!s.failed) continue;
-    int failed_at = -1;
-    for (const auto& e : events) {
-      if (e.kind == journal::EventKind::activity_failed && e.step == static_cast<int>(step)) failed_at = e.seq;
-    }
-    if (failed_at > last_opened) {
-      retry.push_back(step);
-    } else {
-      kept_failures.push_back(static_cast<int>(step));
-    }
-  }
-  if (retry.empty() && !kept_failures.empty()) {
-    throw InvalidRunState(fmt::format(
-        "run {} cannot be resumed: its code went on after the failure of step {} (it opened steps after it), so "
-        "running that step again could not replay; fork it from step {} instead",
-        run_id, kept_failures.back(), kept_failures.back()));
-  }
-  if (!core_->run_store().resume(run_id, journal.next_seq, retry, reopen, action)) {
+  const detail::ResumePlan plan = detail::plan_resume(run_id, journal_of(*core_, run_id));
+  if (!core_->run_store().resume(run_id, plan.journal_length, plan.retry_steps, plan.reopen_steps, action)) {
     throw InvalidRunState(fmt::format("run {} changed while it was being resumed: read it again", run_id));
   }
   core_->signals().workflow_work.notify_one();
@@ -230,71 +184,17 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   detail::check_action(action);
   if (!options.workflow_id.empty()) detail::check_workflow_id(options.workflow_id);
   const RunInfo source = get(run_id);
-  const auto events = journal_of(*core_, run_id);
-  detail::JournalCache journal;
-  journal.apply(events);
-  if (events.empty()) {
-    throw InvalidRunState(fmt::format(
-        "run {} has no journal to fork (a run kept from before version 9, whose history was deleted then)", run_id));
-  }
-  const int steps = static_cast<int>(journal.steps.size());
-  if (asked_step < 0 || asked_step > steps) {
-    throw InvalidArgument(
-        fmt::format("cannot fork run {} from step {}: its journal has steps 0 to {}; give 0 (start "
-                    "over) to {} (after its last step)",
-                    run_id, asked_step, steps - 1, steps));
-  }
-  const int from_step = static_cast<int>(asked_step);  // in range: at most the journal's steps
-  // A child that had not ended belongs to the source run: the copy would wait for it for good.
-  for (int step = 0; step < from_step; ++step) {
-    const auto& s = journal.steps[static_cast<std::size_t>(step)];
-    if (s.kind == detail::StepKind::child && !s.done) {
-      throw InvalidRunState(fmt::format(
-          "cannot fork run {} from step {}: its child '{}' (step {}) had not ended, and it belongs to the source "
-          "run; fork from step {} or earlier",
-          run_id, from_step, s.child_id, step, step));
-    }
-  }
-  // Failures and refusals that a resume voided are not copied (the steps after them ran again).
-  std::map<int, int> voided_before;  // per step: seq of the last resume retrying it
-  for (const auto& e : events) {
-    if (e.kind != journal::EventKind::workflow_resumed) continue;
-    for (const auto& step : e.data.value("retry_steps", Json::array())) voided_before[step.get<int>()] = e.seq;
-  }
+  detail::ForkPlan plan = detail::plan_fork(run_id, journal_of(*core_, run_id), asked_step);
   pg::ForkedRun run;
   run.workflow_id = options.workflow_id.empty() ? source.workflow_id : options.workflow_id;
   run.run_id = detail::time_ordered_uuid();
   run.name = source.workflow_name;
   run.source_run_id = run_id;
-  run.from_step = from_step;
+  run.from_step = plan.from_step;
   run.input = source.input;
   run.replace_latest = options.workflow_id.empty() || options.workflow_id == source.workflow_id;
-  std::vector<bool> finished(static_cast<std::size_t>(from_step), false);
-  for (const auto& e : events) {
-    const bool own = e.kind == journal::EventKind::workflow_started;
-    const bool before = e.step >= 0 && e.step < from_step;
-    if (!own && !before) continue;
-    const auto resumed = voided_before.find(e.step);
-    const bool voidable = e.kind == journal::EventKind::activity_failed || e.kind == journal::EventKind::call_refused;
-    if (voidable && resumed != voided_before.end() && e.seq < resumed->second) continue;
-    if (e.kind == journal::EventKind::activity_completed || e.kind == journal::EventKind::activity_failed) {
-      finished[static_cast<std::size_t>(e.step)] = true;
-    }
-    run.events.push_back({{"kind", journal::to_text(e.kind)}, {"step", e.step}, {"name", e.name}, {"data", e.data}});
-  }
-  for (int step = 0; step < from_step; ++step) {
-    const auto& s = journal.steps[static_cast<std::size_t>(step)];
-    if (s.kind != detail::StepKind::activity || finished[static_cast<std::size_t>(step)]) continue;
-    // Its task runs again as its scheduled event says (kept in every event since version 10).
-    for (const auto& e : events) {
-      if (e.kind == journal::EventKind::activity_scheduled && e.step == step && !e.data.contains("input")) {
-        throw InvalidRunState(fmt::format(
-            "cannot fork run {} from step {}: step {} is open there and its input was not kept; fork from step {}",
-            run_id, from_step, step, step));
-      }
-    }
-    run.open_steps.push_back(step);
-  }
+  run.events = std::move(plan.events);
+  run.open_steps = plan.open_steps;
   if (!core_->run_store().fork(run, action)) {
     auto existing = core_->run_store().latest(run.workflow_id);  // shown as stored: no codec needed
     if (run.replace_latest) {
@@ -307,8 +207,8 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   }
   core_->signals().workflow_work.notify_one();
   core_->signals().task_work.notify();
-  detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, from_step, run_id, action.actor,
-                        logged_reason(*core_, action));
+  detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, plan.from_step, run_id,
+                        action.actor, logged_reason(*core_, action));
   return UntypedWorkflowHandle(core_, run.workflow_id, run.run_id);
 }
 
