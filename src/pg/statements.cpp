@@ -43,24 +43,9 @@ std::string_view body_of(std::string_view file) {
   return body.substr(0, body.find_last_not_of(" \t\n") + 1);
 }
 
-}  // namespace
-
-std::vector<std::pair<std::string, std::string>> statement_texts(const std::string& schema) {
-  // db_now(), read once per statement into a first CTE; each use is a cheap scan of that one row.
-  // A call to the SQL function itself is planned again on every execution (about 50 us each), and
-  // a subquery on the clock table per use costs a table scan each (a step statement has ~20 uses).
-  // The statements read the time with statement_timestamp(), not now(): the same in a statement of
-  // its own, but a transactional activity's step commits at the end of the body's transaction,
-  // and now() is when that began (its leases and times must be judged as the step commits).
-  const std::string s = quoted(schema);
-  const std::string now = "(SELECT now FROM clock_now)";
-  const std::string clock_cte =
-      "clock_now AS MATERIALIZED (SELECT statement_timestamp() + skew AS now FROM " + s + ".clock)";
-  auto with_clock = [&](std::string sql) {
-    if (sql.find(now) == std::string::npos) return sql;
-    if (sql.starts_with("WITH ")) return sql.insert(5, clock_cte + ",\n");
-    return "WITH " + clock_cte + "\n" + sql;
-  };
+// What the statements' {{placeholders}} name: the schema `s`, the clock `now`, the stored
+// defaults, and the shared fragments, each filled for where it goes.
+Names names_for(const std::string& s, const std::string& now) {
   const Names common = {{"s", s},
                         {"now", now},
                         {"default_timeout_ms", std::to_string(stored_default_timeout_ms)},
@@ -120,6 +105,28 @@ std::vector<std::pair<std::string, std::string>> statement_texts(const std::stri
       {"set_clock",
        fragment("move_clock", {{"skew", "timestamptz 'epoch' + $1::bigint * interval '1 microsecond' - now()"}})},
   });
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> statement_texts(const std::string& schema) {
+  // db_now(), read once per statement into a first CTE; each use is a cheap scan of that one row.
+  // A call to the SQL function itself is planned again on every execution (about 50 us each), and
+  // a subquery on the clock table per use costs a table scan each (a step statement has ~20 uses).
+  // The statements read the time with statement_timestamp(), not now(): the same in a statement of
+  // its own, but a transactional activity's step commits at the end of the body's transaction,
+  // and now() is when that began (its leases and times must be judged as the step commits).
+  const std::string s = quoted(schema);
+  const std::string now = "(SELECT now FROM clock_now)";
+  const std::string clock_cte =
+      "clock_now AS MATERIALIZED (SELECT statement_timestamp() + skew AS now FROM " + s + ".clock)";
+  auto with_clock = [&](std::string sql) {
+    if (sql.find(now) == std::string::npos) return sql;
+    if (sql.starts_with("WITH ")) return sql.insert(5, clock_cte + ",\n");
+    return "WITH " + clock_cte + "\n" + sql;
+  };
+  const Names names = names_for(s, now);
   std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& file : statement_files()) {
     if (file.name.starts_with("fragments/")) continue;

@@ -42,124 +42,132 @@ void JournalCache::apply(const std::vector<pg::JournalEvent>& events) {
   for (const auto& event : events) apply(event);
 }
 
+// Applies one event's decoded data to the cache: one overload per kind.
+struct JournalCache::Applier {
+  JournalCache& j;
+  const pg::JournalEvent& e;
+
+  StepRecord& at() {
+    if (e.step < 0 || e.step >= static_cast<int>(j.steps.size())) {
+      throw Error(fmt::format("journal event {} ({}) names step {}, which was never scheduled", e.seq,
+                              journal::to_text(e.kind), e.step));
+    }
+    return j.steps[static_cast<std::size_t>(e.step)];
+  }
+  StepRecord& open(StepKind kind) {
+    if (e.step != static_cast<int>(j.steps.size())) {
+      throw Error(
+          fmt::format("journal event {} ({}) opens step {} out of order", e.seq, journal::to_text(e.kind), e.step));
+    }
+    StepRecord& r = j.steps.emplace_back();
+    r.kind = kind;
+    r.name = e.name;
+    return r;
+  }
+  StepRecord& outcome(bool failed) {  // an activity's or a child's end
+    StepRecord& r = at();
+    r.done = true;
+    r.failed = failed;
+    r.outside_outcome_seq = e.seq;
+    return r;
+  }
+  // A receive's end opens its step too when the receive found a message, or had no time to wait, at once.
+  StepRecord& receive_outcome(bool empty) {
+    const bool opens = e.step == static_cast<int>(j.steps.size());
+    StepRecord& r = opens ? open(StepKind::receive) : at();
+    if (opens) r.fire_at_us = -1;  // it never waited: no deadline
+    r.done = true;
+    r.empty = empty;
+    return r;
+  }
+
+  void operator()(journal::WorkflowStarted& d) {
+    j.input = std::move(d.input);
+    j.schedule = d.schedule.value_or(Json());
+    j.depth = d.depth.value_or(0);
+  }
+  void operator()(journal::ActivityScheduled&) { open(StepKind::activity); }
+  void operator()(journal::ActivityCompleted& d) {
+    if (at().dropped) return;  // a late outcome: the run had given up on it
+    StepRecord& r = outcome(false);
+    r.value = std::move(d.result);
+    r.attempts = d.attempts;
+  }
+  void operator()(journal::ActivityFailed& d) {
+    if (at().dropped) return;
+    StepRecord& r = outcome(true);
+    r.error_type = std::move(d.error_type);
+    r.error_message = std::move(d.error_message);
+    r.attempts = d.attempts;
+  }
+  void operator()(journal::TimerStarted& d) { open(StepKind::timer).fire_at_us = d.fire_at_us; }
+  void operator()(journal::TimerFired&) { at().done = true; }
+  void operator()(journal::SideEffect& d) {
+    StepRecord& r = open(StepKind::side_effect);
+    r.done = true;
+    r.value = std::move(d.value);
+  }
+  void operator()(journal::ReceiveStarted& d) { open(StepKind::receive).fire_at_us = d.fire_at_us; }
+  void operator()(journal::MessageReceived& d) { receive_outcome(false).value = std::move(d.payload); }
+  void operator()(journal::ReceiveTimedOut&) { receive_outcome(true); }
+  void operator()(journal::EventSet&) { open(StepKind::publish).done = true; }
+  void operator()(journal::Patched&) { open(StepKind::patch).done = true; }
+  void operator()(journal::WaitChosen& d) {
+    StepRecord& r = open(StepKind::wait);
+    r.done = true;
+    r.value = d.index;
+  }
+  void operator()(journal::CallRefused& d) {
+    if (d.call != "activity" && d.call != "child") {
+      throw Error(
+          fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child", e.seq, d.call));
+    }
+    StepRecord& r = open(d.call == "activity" ? StepKind::activity : StepKind::child);
+    r.refused = r.done = r.failed = true;
+    r.child_id = d.workflow_id.value_or("");
+    r.error_type = std::move(d.error_type);
+    r.error_message = std::move(d.error_message);
+  }
+  void operator()(journal::ChildStarted& d) { open(StepKind::child).child_id = d.workflow_id; }
+  void operator()(journal::ChildStartFailed& d) {
+    StepRecord& r = open(StepKind::child);
+    r.child_id = d.workflow_id;
+    r.done = r.failed = true;
+    r.status = "taken";
+    r.value = e.data;
+  }
+  void operator()(journal::ChildCompleted& d) { outcome(false).value = std::move(d.result); }
+  void operator()(journal::ChildFailed& d) {
+    StepRecord& r = outcome(true);
+    r.status = std::move(d.status);
+    r.error_type = std::move(d.error_type);
+    r.error_message = std::move(d.error_message);
+  }
+  void operator()(journal::CancelRequested& d) { j.cancel_reason = std::move(d.reason); }
+  void operator()(journal::CancelDelivered& d) {
+    j.cancel_delivered = CancelDelivery{d.at_step, d.awaited};
+    for (int step : d.dropped) drop(j.steps.at(static_cast<std::size_t>(step)));
+  }
+  void operator()(journal::WorkflowResumed& d) { j.resume(e.seq, d.retry_steps); }
+  // The run's end: nothing to replay.
+  void operator()(journal::WorkflowCompleted&) {}
+  void operator()(journal::WorkflowFailed&) {}
+  void operator()(journal::WorkflowCancelled&) {}
+  void operator()(journal::WorkflowContinued&) {}
+};
+
 void JournalCache::apply(const pg::JournalEvent& e) {
   if (e.seq != next_seq) {
     throw Error(fmt::format("journal gap: expected event {} but read {}", next_seq, e.seq));
   }
   ++next_seq;
-  auto at = [&]() -> StepRecord& {
-    if (e.step < 0 || e.step >= static_cast<int>(steps.size())) {
-      throw Error(fmt::format("journal event {} ({}) names step {}, which was never scheduled", e.seq,
-                              journal::to_text(e.kind), e.step));
-    }
-    return steps[static_cast<std::size_t>(e.step)];
-  };
-  auto open = [&](StepKind kind) -> StepRecord& {
-    if (e.step != static_cast<int>(steps.size())) {
-      throw Error(
-          fmt::format("journal event {} ({}) opens step {} out of order", e.seq, journal::to_text(e.kind), e.step));
-    }
-    StepRecord& r = steps.emplace_back();
-    r.kind = kind;
-    r.name = e.name;
-    return r;
-  };
   journal::EventData data;
   try {
     data = journal::decode(e.kind, e.data);
   } catch (const Error& error) {
     throw Error(fmt::format("journal event {}: {}", e.seq, error.what()));
   }
-  auto outcome = [&](bool failed) -> StepRecord& {  // an activity's or a child's end
-    StepRecord& r = at();
-    r.done = true;
-    r.failed = failed;
-    r.outside_outcome_seq = e.seq;
-    return r;
-  };
-  std::visit(
-      [&](auto& d) {
-        using D = std::decay_t<decltype(d)>;
-        if constexpr (std::is_same_v<D, journal::WorkflowStarted>) {
-          input = std::move(d.input);
-          schedule = d.schedule.value_or(Json());
-          depth = d.depth.value_or(0);
-        } else if constexpr (std::is_same_v<D, journal::ActivityScheduled>) {
-          open(StepKind::activity);
-        } else if constexpr (std::is_same_v<D, journal::ActivityCompleted>) {
-          if (at().dropped) return;  // a late outcome: the run had given up on it
-          StepRecord& r = outcome(false);
-          r.value = std::move(d.result);
-          r.attempts = d.attempts;
-        } else if constexpr (std::is_same_v<D, journal::ActivityFailed>) {
-          if (at().dropped) return;
-          StepRecord& r = outcome(true);
-          r.error_type = std::move(d.error_type);
-          r.error_message = std::move(d.error_message);
-          r.attempts = d.attempts;
-        } else if constexpr (std::is_same_v<D, journal::TimerStarted>) {
-          open(StepKind::timer).fire_at_us = d.fire_at_us;
-        } else if constexpr (std::is_same_v<D, journal::TimerFired>) {
-          at().done = true;
-        } else if constexpr (std::is_same_v<D, journal::SideEffect>) {
-          StepRecord& r = open(StepKind::side_effect);
-          r.done = true;
-          r.value = std::move(d.value);
-        } else if constexpr (std::is_same_v<D, journal::ReceiveStarted>) {
-          open(StepKind::receive).fire_at_us = d.fire_at_us;
-        } else if constexpr (std::is_same_v<D, journal::MessageReceived> ||
-                             std::is_same_v<D, journal::ReceiveTimedOut>) {
-          // Opens its step too when the receive found a message, or had no time to wait, at once.
-          const bool opens = e.step == static_cast<int>(steps.size());
-          StepRecord& r = opens ? open(StepKind::receive) : at();
-          if (opens) r.fire_at_us = -1;  // it never waited: no deadline
-          r.done = true;
-          r.empty = std::is_same_v<D, journal::ReceiveTimedOut>;
-          if constexpr (std::is_same_v<D, journal::MessageReceived>) r.value = std::move(d.payload);
-        } else if constexpr (std::is_same_v<D, journal::EventSet>) {
-          open(StepKind::publish).done = true;
-        } else if constexpr (std::is_same_v<D, journal::Patched>) {
-          open(StepKind::patch).done = true;
-        } else if constexpr (std::is_same_v<D, journal::WaitChosen>) {
-          StepRecord& r = open(StepKind::wait);
-          r.done = true;
-          r.value = d.index;
-        } else if constexpr (std::is_same_v<D, journal::CallRefused>) {
-          if (d.call != "activity" && d.call != "child") {
-            throw Error(fmt::format("journal event {} (call_refused) names a call '{}', neither activity nor child",
-                                    e.seq, d.call));
-          }
-          StepRecord& r = open(d.call == "activity" ? StepKind::activity : StepKind::child);
-          r.refused = r.done = r.failed = true;
-          r.child_id = d.workflow_id.value_or("");
-          r.error_type = std::move(d.error_type);
-          r.error_message = std::move(d.error_message);
-        } else if constexpr (std::is_same_v<D, journal::ChildStarted>) {
-          open(StepKind::child).child_id = d.workflow_id;
-        } else if constexpr (std::is_same_v<D, journal::ChildStartFailed>) {
-          StepRecord& r = open(StepKind::child);
-          r.child_id = d.workflow_id;
-          r.done = r.failed = true;
-          r.status = "taken";
-          r.value = e.data;
-        } else if constexpr (std::is_same_v<D, journal::ChildCompleted>) {
-          outcome(false).value = std::move(d.result);
-        } else if constexpr (std::is_same_v<D, journal::ChildFailed>) {
-          StepRecord& r = outcome(true);
-          r.status = std::move(d.status);
-          r.error_type = std::move(d.error_type);
-          r.error_message = std::move(d.error_message);
-        } else if constexpr (std::is_same_v<D, journal::CancelRequested>) {
-          cancel_reason = std::move(d.reason);
-        } else if constexpr (std::is_same_v<D, journal::CancelDelivered>) {
-          cancel_delivered = CancelDelivery{d.at_step, d.awaited};
-          for (int step : d.dropped) drop(steps.at(static_cast<std::size_t>(step)));
-        } else if constexpr (std::is_same_v<D, journal::WorkflowResumed>) {
-          resume(e.seq, d.retry_steps);
-        }
-        // workflow_completed / _failed / _cancelled / _continued end the run: nothing to replay.
-      },
-      data);
+  std::visit(Applier{*this, e}, data);
 }
 
 void JournalCache::resume(int seq, const std::vector<int>& retry_steps) {

@@ -69,6 +69,7 @@ struct JournalCache {
   void apply(const std::vector<pg::JournalEvent>& events);  // in order
 
  private:
+  struct Applier;                                             // one event's data applied, per kind
   void resume(int seq, const std::vector<int>& retry_steps);  // workflow_resumed
 };
 

@@ -49,7 +49,7 @@ std::map<int, int> voided_before(const std::vector<pg::JournalEvent>& events) {
 ResumePlan plan_resume(const std::string& run_id, const std::vector<pg::JournalEvent>& events) {
   JournalCache journal;
   journal.apply(events);
-  int last_opened = -1;  // seq of the last event that opened a step
+  int last_opened = -1;          // seq of the last event that opened a step
   std::map<int, int> failed_at;  // per step: seq of its last activity_failed
   for (const auto& e : events) {
     if (opens_a_step(e.kind)) last_opened = e.seq;
