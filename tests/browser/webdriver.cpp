@@ -91,7 +91,8 @@ Browser::Browser(const std::string& log_path) {
   const int port = free_port();
   driver_ =
       spawn_program(DURABLE_CHROMEDRIVER, "",
-                    {"--port=" + std::to_string(port), "--log-path=" + log_path, "--log-level=WARNING"}, {}, log_path);
+                    {"--port=" + std::to_string(port), "--log-path=" + log_path, "--log-level=WARNING"}, {}, log_path,
+                    /*detached=*/true);
   client_ = std::make_unique<httplib::Client>("127.0.0.1", port);
   client_->set_connection_timeout(2);
   client_->set_read_timeout(30);
@@ -109,10 +110,7 @@ Browser::Browser(const std::string& log_path) {
         },
         std::chrono::seconds{30}, "chromedriver to listen");
   } catch (...) {  // no destructor runs for a constructor that throws: stop chromedriver here
-    if (driver_ > 0) {
-      kill(driver_, SIGKILL);
-      wait_for(driver_);
-    }
+    stop_driver();
     throw;
   }
   // No network on the test machines: everything that would phone home is off.
@@ -127,13 +125,29 @@ Browser::Browser(const std::string& log_path) {
                      "--disable-sync",
                      "--window-size=1280,1300",
                      "--user-data-dir=" + profile_};
-  const Json session = call("POST", "/session",
-                            {{"capabilities",
-                              {{"alwaysMatch",
-                                {{"browserName", "chrome"},
-                                 {"unhandledPromptBehavior", "ignore"},  // an alert stays open, so a test can see it
-                                 {"goog:chromeOptions", {{"binary", DURABLE_CHROMIUM}, {"args", args}}}}}}}});
+  // Chromium starts within this call: a loaded 2-core machine may take a while.
+  client_->set_read_timeout(90);
+  Json session;
+  try {
+    session = call("POST", "/session",
+                   {{"capabilities",
+                     {{"alwaysMatch",
+                       {{"browserName", "chrome"},
+                        {"unhandledPromptBehavior", "ignore"},  // an alert stays open, so a test can see it
+                        {"goog:chromeOptions", {{"binary", DURABLE_CHROMIUM}, {"args", args}}}}}}}});
+  } catch (...) {  // the chromium it may have started goes with chromedriver's process group
+    stop_driver();
+    throw;
+  }
+  client_->set_read_timeout(30);
   session_ = session.at("sessionId").get<std::string>();
+}
+
+void Browser::stop_driver() {
+  if (driver_ <= 0) return;
+  kill(-driver_, SIGKILL);  // chromedriver and every chromium process it started
+  wait_for(driver_);
+  driver_ = -1;
 }
 
 Browser::~Browser() {
@@ -146,6 +160,8 @@ Browser::~Browser() {
   if (driver_ > 0) {
     kill(driver_, SIGTERM);
     wait_for(driver_);
+    kill(-driver_, SIGKILL);  // whatever chromium left behind (the group outlives its leader)
+    driver_ = -1;
   }
   std::error_code ignored;
   if (!profile_.empty()) std::filesystem::remove_all(profile_, ignored);

@@ -46,6 +46,7 @@ class Browser {
   void screenshot(const std::string& path);
 
  private:
+  void stop_driver();  // kills chromedriver's process group (chromium included) and reaps it
   nlohmann::json call(const std::string& method, const std::string& path, const nlohmann::json& body = nullptr);
   pid_t driver_ = -1;
   std::unique_ptr<httplib::Client> client_;

@@ -16,10 +16,14 @@ namespace durable::test {
 // Starts `program` with `args`, passing the database URL down explicitly, plus `env`
 // ("NAME=value" each) for this child only.
 // `stderr_path`, when given, receives the child's standard error (appended).
+// `detached`: the child also writes its standard output there (nothing it or its own children
+// leave running holds the test's output open, which ctest waits on) and leads a process group of
+// its own, so that kill(-pid, ...) ends it with every process it started.
 // Everything the child needs is built before fork(): the parent has threads (engines), and a
 // child that allocates can deadlock on a lock one of them held at the fork.
 inline pid_t spawn_program(const std::string& program, const std::string& url, const std::vector<std::string>& args,
-                           const std::vector<std::string>& env = {}, const std::string& stderr_path = {}) {
+                           const std::vector<std::string>& env = {}, const std::string& stderr_path = {},
+                           bool detached = false) {
   std::vector<std::string> vars{"DURABLE_DATABASE_URL=" + url};
   vars.insert(vars.end(), env.begin(), env.end());
   const auto overridden = [&](const std::string& entry) {
@@ -49,7 +53,9 @@ inline pid_t spawn_program(const std::string& program, const std::string& url, c
     if (!stderr_path.empty()) {
       const int fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       if (fd >= 0) dup2(fd, 2);
+      if (fd >= 0 && detached) dup2(fd, 1);
     }
+    if (detached) setpgid(0, 0);
     execve(path.c_str(), argv.data(), envp.data());
     _exit(127);
   }

@@ -46,11 +46,10 @@ TEST_CASE("a resume is refused when the code opened a step after the failure", "
 }
 
 TEST_CASE("a resume schedules again the activities the run never saw finish", "[unit][plans]") {
-  std::vector<pg::JournalEvent> events = {event(0, "workflow_started", -1, "", started),
-                                          event(1, "activity_scheduled", 0, "echo", {{"input", "a"}}),
-                                          event(2, "activity_scheduled", 1, "add", {{"input", {{"a", 1}, {"b", 2}}}}),
-                                          event(3, "activity_failed", 1, "add", failure),
-                                          event(4, "workflow_failed", -1, "", failure)};
+  std::vector<pg::JournalEvent> events = {
+      event(0, "workflow_started", -1, "", started), event(1, "activity_scheduled", 0, "echo", {{"input", "a"}}),
+      event(2, "activity_scheduled", 1, "add", {{"input", {{"a", 1}, {"b", 2}}}}),
+      event(3, "activity_failed", 1, "add", failure), event(4, "workflow_failed", -1, "", failure)};
   const ResumePlan plan = plan_resume("r", events);
   CHECK(plan.retry_steps == std::vector<int>{1});
   CHECK(plan.reopen_steps == std::vector<int>{0});  // its task was dropped when the run ended
@@ -91,7 +90,8 @@ TEST_CASE("a fork copies the run's start and the events of the steps before, and
 
 TEST_CASE("a fork leaves out the failures a resume voided", "[unit][plans]") {
   auto events = failed_at_last_step();
-  events.push_back(event(6, "workflow_resumed", -1, "", {{"retry_steps", Json::array({1})}, {"actor", "ops"}, {"reason", "fix"}}));
+  events.push_back(
+      event(6, "workflow_resumed", -1, "", {{"retry_steps", Json::array({1})}, {"actor", "ops"}, {"reason", "fix"}}));
   events.push_back(event(7, "activity_completed", 1, "add", {{"result", 3}, {"attempts", 4}}));
   const ForkPlan plan = plan_fork("r", events, 2);
   for (const Json& e : plan.events) CHECK(e["kind"] != "activity_failed");
