@@ -29,8 +29,13 @@ std::optional<double> server_cpu_us(pqxx::connection& conn) {
   if (!(pid_file >> postmaster)) return std::nullopt;
   // /proc/PID/stat: "pid (comm) state ppid ..."; utime, stime, cutime, cstime are fields 14-17.
   auto fields_of = [](const std::filesystem::path& stat) -> std::vector<std::string> {
-    std::ifstream in(stat);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text;
+    try {
+      std::ifstream in(stat);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure&) {  // it ended between the listing and the read (ESRCH)
+      return {};
+    }
     const auto close = text.rfind(')');
     if (close == std::string::npos) return {};
     std::vector<std::string> fields;  // from field 3 (state) on
