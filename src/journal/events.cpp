@@ -273,7 +273,8 @@ std::vector<std::string> unknown_fields(EventKind kind, const Json& data) {
   std::vector<std::string> unknown;
   if (!data.is_object()) return unknown;
   with_type(kind, [&](auto typed) {
-    for (const auto& [key, value] : data.items()) {
+    for (auto it = data.begin(); it != data.end(); ++it) {
+      const std::string& key = it.key();  // not a structured binding: clang 14 cannot capture one
       bool known = false;
       describe(typed, [&](const char* k, auto&, bool) { known = known || key == k; });
       if (!known) unknown.push_back(key);
