@@ -17,6 +17,17 @@ pg::NewEvent run_event(const journal::EventData& data) {
   return {journal::kind_of(data), -1, "", journal::encode(data)};
 }
 
+// The event that ends a run as decision `d` ends it.
+pg::NewEvent end_event(const Decisions& d) {
+  switch (d.status) {
+    case journal::RunStatus::completed: return run_event(journal::WorkflowCompleted{d.result});
+    case journal::RunStatus::continued: return run_event(journal::WorkflowContinued{d.next_input, d.next_run_id});
+    case journal::RunStatus::cancelled:
+      return run_event(journal::WorkflowCancelled{d.error_type, d.error_message, std::nullopt});
+    default: return run_event(journal::WorkflowFailed{d.error_type, d.error_message});
+  }
+}
+
 }  // namespace
 
 Decisions decide(const Registry& registry, const JournalCache& journal, const std::string& workflow_id,
@@ -91,15 +102,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
   // reader of the journal, and a resume finds their tasks to schedule again.
   d.tasks = std::move(replay.tasks);
   for (pg::NewTask& task : d.tasks) task.dropped = true;
-  if (d.status == journal::RunStatus::completed) {
-    d.events.push_back(run_event(journal::WorkflowCompleted{d.result}));
-  } else if (d.status == journal::RunStatus::continued) {
-    d.events.push_back(run_event(journal::WorkflowContinued{d.next_input, d.next_run_id}));
-  } else if (d.status == journal::RunStatus::cancelled) {
-    d.events.push_back(run_event(journal::WorkflowCancelled{d.error_type, d.error_message, std::nullopt}));
-  } else {
-    d.events.push_back(run_event(journal::WorkflowFailed{d.error_type, d.error_message}));
-  }
+  d.events.push_back(end_event(d));
   return d;
 }
 
