@@ -211,6 +211,22 @@ void Dispatcher::release_key(const pg::ClaimedTask& task) {
   }
 }
 
+std::shared_ptr<AttemptState> Dispatcher::start_attempt(const pg::ClaimedTask& task) {
+  auto state = std::make_shared<AttemptState>();
+  state->workflow_id = task.workflow_id;
+  state->activity_name = task.name;
+  state->step = task.step;
+  state->attempt = task.policy_attempt();
+  state->last_heartbeat = task.last_heartbeat;
+  state->set_deadline(AttemptState::Clock::now() + task.options.timeout);
+  AttemptState* raw = state.get();  // the function lives inside the state: no ownership cycle
+  state->heartbeat = [this, &task, raw](const Json& details) { return heartbeat(task, *raw, details); };
+  std::lock_guard lock(running_mutex_);
+  if (parts_.stopping.load()) state->cancelled = true;  // shutdown began: tell_stopping() told the others
+  running_[task.lease_token] = {task, state};
+  return state;
+}
+
 void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
   ++parts_.metrics.claims;
   if (task.leased_at_once) ++parts_.metrics.run_at_once;
@@ -222,20 +238,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     if (task.key_unknown) return block_attempt(task);
     if (!start_body(task, hold)) return;
     if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
-    auto state = std::make_shared<AttemptState>();
-    state->workflow_id = task.workflow_id;
-    state->activity_name = task.name;
-    state->step = task.step;
-    state->attempt = task.policy_attempt();
-    state->last_heartbeat = task.last_heartbeat;
-    state->set_deadline(AttemptState::Clock::now() + task.options.timeout);
-    AttemptState* raw = state.get();  // the function lives inside the state: no ownership cycle
-    state->heartbeat = [this, &task, raw](const Json& details) { return heartbeat(task, *raw, details); };
-    {
-      std::lock_guard lock(running_mutex_);
-      if (parts_.stopping.load()) state->cancelled = true;  // shutdown began: tell_stopping() told the others
-      running_[task.lease_token] = {task, state};
-    }
+    const std::shared_ptr<AttemptState> state = start_attempt(task);
     ActivityContext ctx(state);
     std::optional<pg::ActivityTransaction> transaction;  // a transactional activity's
     Json result;
