@@ -30,6 +30,33 @@ struct ShipOrder {
   }
 };
 
+// Prints a few of the series, as a Prometheus server would read them, and checks the values
+// this run must have produced.
+static bool scraped_as_expected(const std::string& body_text, const std::string& schema) {
+  bool found = true;
+  const std::string series[] = {"durable_activity_completions_total", "durable_activity_retries_total",
+                                "durable_workflow_completions_total", "durable_activity_slots{",
+                                "durable_activity_saturation",        "durable_queue_age_seconds",
+                                "durable_workflow_queue_age_seconds", "durable_claim_latency_seconds_count"};
+  std::istringstream body(body_text);
+  for (std::string line; std::getline(body, line);) {
+    for (const auto& name : series) {
+      if (line.rfind(name, 0) == 0) fmt::print("  {}\n", line);
+    }
+  }
+  const std::string labels = fmt::format("{{schema=\"{}\",engine_instance=\"shipping\"}}", schema);
+  for (const auto& expected :
+       {"durable_activity_completions_total" + labels + " 3\n", "durable_activity_retries_total" + labels + " 1\n",
+        "durable_workflow_completions_total" + labels + " 3\n", "durable_activity_slots" + labels + " 4\n",
+        "durable_workflow_queue_age_seconds" + labels + " 0\n"}) {
+    if (body_text.find(expected) == std::string::npos) {
+      fmt::print("missing from /metrics: {}", expected);
+      found = false;
+    }
+  }
+  return found;
+}
+
 int main() {
   const std::string url = durable::testing::database_url();
   const std::string schema = "durable_example_metrics";
@@ -85,27 +112,7 @@ int main() {
   fmt::print("HTTP {}, Content-Type: {}\n", res->status, content_type);
   ok = ok && res->status == 200 && content_type == "text/plain; version=0.0.4; charset=utf-8";
 
-  // A few of the series, as a Prometheus server would read them.
-  const std::string series[] = {"durable_activity_completions_total", "durable_activity_retries_total",
-                                "durable_workflow_completions_total", "durable_activity_slots{",
-                                "durable_activity_saturation",        "durable_queue_age_seconds",
-                                "durable_workflow_queue_age_seconds", "durable_claim_latency_seconds_count"};
-  std::istringstream body(res->body);
-  for (std::string line; std::getline(body, line);) {
-    for (const auto& name : series) {
-      if (line.rfind(name, 0) == 0) fmt::print("  {}\n", line);
-    }
-  }
-  const std::string labels = fmt::format("{{schema=\"{}\",engine_instance=\"shipping\"}}", schema);
-  for (const auto& expected :
-       {"durable_activity_completions_total" + labels + " 3\n", "durable_activity_retries_total" + labels + " 1\n",
-        "durable_workflow_completions_total" + labels + " 3\n", "durable_activity_slots" + labels + " 4\n",
-        "durable_workflow_queue_age_seconds" + labels + " 0\n"}) {
-    if (res->body.find(expected) == std::string::npos) {
-      fmt::print("missing from /metrics: {}", expected);
-      ok = false;
-    }
-  }
+  ok = ok && scraped_as_expected(res->body, schema);
 
   engine.stop();
   durable::testing::drop_schema(url, schema);
