@@ -21,8 +21,8 @@
 // The command line is options.cpp, the order of the measurements run_order.cpp, the table
 // report.cpp. Each measurement is a file of its own (measurements.hpp); what they share is in
 // support.hpp, pg_cost.hpp and bench_workflows.hpp.
-#include <durable/testing.hpp>
 #include <fmt/format.h>
+#include <durable/testing.hpp>
 
 #include <string>
 #include <vector>

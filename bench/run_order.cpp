@@ -1,7 +1,7 @@
 #include "run_order.hpp"
 
-#include <durable/testing.hpp>
 #include <fmt/format.h>
+#include <durable/testing.hpp>
 
 #include <optional>
 #include <string>

@@ -1,13 +1,13 @@
 // The helpers every measurement shares (see support.hpp).
 #include "support.hpp"
 
-#include <durable/testing.hpp>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <durable/testing.hpp>
 
 #include <algorithm>
 #include <cerrno>

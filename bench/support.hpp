@@ -2,9 +2,9 @@
 // fresh schema each, and the engine processes the throughput runs start.
 #pragma once
 
-#include <durable/durable.hpp>
 #include <fmt/format.h>
 #include <sys/types.h>
+#include <durable/durable.hpp>
 
 #include <chrono>
 #include <cstdio>

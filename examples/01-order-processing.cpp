@@ -4,12 +4,12 @@
 //
 // Run: build/examples/01-order-processing   (starts a throwaway PostgreSQL unless
 // DURABLE_DATABASE_URL is set; it works in its own schema, "durable_example_orders")
-#include <durable/durable.hpp>
-#include <durable/testing.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <durable/durable.hpp>
+#include <durable/testing.hpp>
 
 using namespace std::chrono_literals;
 

@@ -2,10 +2,10 @@
 // ids and time, workflows and activities written as plain lambdas, status and cancel.
 //
 // Run: build/examples/02-fan-out   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
-#include <durable/durable.hpp>
-#include <durable/testing.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <durable/durable.hpp>
+#include <durable/testing.hpp>
 
 #include <thread>
 

@@ -2,9 +2,9 @@
 // policy, and a long import heartbeats its progress so a retry resumes where it stopped.
 //
 // Run: build/examples/03-retries   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <atomic>
 #include <thread>

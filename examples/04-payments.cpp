@@ -4,9 +4,9 @@
 // the stock released, newest first.
 //
 // Run: build/examples/04-payments   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <fmt/ranges.h>
 

@@ -2,10 +2,10 @@
 // was down for five hours. Time is skipped with the test clock, so the hours pass at once.
 //
 // Run: build/examples/05-schedules   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
-#include <durable/durable.hpp>
-#include <durable/testing.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <durable/durable.hpp>
+#include <durable/testing.hpp>
 
 #include <thread>
 

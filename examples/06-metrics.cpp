@@ -3,10 +3,10 @@
 // format, on loopback, and scrapes itself once. See docs/operations.md for what each series means.
 //
 // Run: build/examples/06-metrics   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
-#include <durable/durable.hpp>
-#include <durable/testing.hpp>
 #include <fmt/format.h>
 #include <httplib.h>  // cpp-httplib (Debian: libcpp-httplib-dev)
+#include <durable/durable.hpp>
+#include <durable/testing.hpp>
 
 #include <sstream>
 #include <stdexcept>

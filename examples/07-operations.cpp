@@ -4,9 +4,9 @@
 // See docs/operations.md, "Finding and fixing runs".
 //
 // Run: build/examples/07-operations   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <atomic>
 

@@ -4,9 +4,9 @@
 // waiting on a decision, a withdrawal or the deadline with wait_any, is withdrawn.
 //
 // Run: build/examples/08-approval   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 using namespace std::chrono_literals;
 

@@ -6,9 +6,9 @@
 // order ends. A follow-up child started with ParentClosePolicy::abandon outlives the order.
 //
 // Run: build/examples/09-children   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <map>
 #include <stdexcept>

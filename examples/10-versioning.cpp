@@ -8,9 +8,9 @@
 // The hour the warehouse takes goes by with the test clock.
 //
 // Run: build/examples/10-versioning   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <thread>
 

@@ -5,13 +5,13 @@
 // lost, none applied twice.
 //
 // Run: build/examples/11-ledger   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
-#include <durable/durable.hpp>
-#include <durable/pqxx.hpp>
-#include <durable/testing.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <durable/durable.hpp>
+#include <durable/pqxx.hpp>
+#include <durable/testing.hpp>
 
 using namespace std::chrono_literals;
 

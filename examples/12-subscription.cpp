@@ -5,9 +5,9 @@
 // current, from a handle of the first. The months go by with the test clock.
 //
 // Run: build/examples/12-subscription   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <thread>
 

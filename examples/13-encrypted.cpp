@@ -5,9 +5,9 @@
 // can no longer read the first run.
 //
 // Run: build/examples/13-encrypted   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <fmt/format.h>
 
 #include <memory>
 #include <pqxx/pqxx>

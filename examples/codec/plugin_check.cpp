@@ -4,10 +4,10 @@
 // tampered values and unknown keys told apart. Exits 0 when every check holds.
 //
 // Run: build/examples/sodium-codec-plugin-check build/examples/libdurable-sodium-codec.so
-#include <durable/codec_plugin.hpp>
-#include <durable/errors.hpp>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <durable/codec_plugin.hpp>
+#include <durable/errors.hpp>
 
 #include <cstdlib>
 #include <functional>

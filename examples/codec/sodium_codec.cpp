@@ -1,7 +1,7 @@
 #include "sodium_codec.hpp"
 
-#include <durable/errors.hpp>
 #include <sodium.h>
+#include <durable/errors.hpp>
 
 #include <string>
 #include <vector>

@@ -4,11 +4,11 @@
 
 #include <cstdlib>
 
+#include "base/printable.hpp"
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
 #include "durable/messages.hpp"
 #include "durable/options.hpp"
-#include "base/printable.hpp"
 
 namespace durable::detail {
 

@@ -6,9 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <string>
 #include <thread>
-#include <deque>
 
 #include "base/log.hpp"
 

@@ -1,25 +1,25 @@
 #include "durable/engine.hpp"
 
 #include <fmt/format.h>
-#include "base/log.hpp"
 #include <unistd.h>
+#include "base/log.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
-#include "pipeline/dispatcher.hpp"
-#include "engine/engine_core.hpp"
-#include "pg/database.hpp"
 #include "base/checks.hpp"
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
-#include "pipeline/runner.hpp"
-#include "pipeline/sweeps.hpp"
+#include "base/uuid.hpp"
+#include "engine/engine_core.hpp"
+#include "pg/database.hpp"
+#include "pipeline/dispatcher.hpp"
 #include "pipeline/presence.hpp"
 #include "pipeline/retention.hpp"
+#include "pipeline/runner.hpp"
 #include "pipeline/scheduler.hpp"
-#include "base/uuid.hpp"
+#include "pipeline/sweeps.hpp"
 
 namespace durable {
 

@@ -10,14 +10,14 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/stage_parts.hpp"
-#include "pipeline/step_committer.hpp"
-#include "durable/engine.hpp"
-#include "pg/database.hpp"
 #include "base/checks.hpp"
 #include "base/registry.hpp"
-#include "pipeline/recorder.hpp"
 #include "base/wake_signal.hpp"
+#include "durable/engine.hpp"
+#include "pg/database.hpp"
+#include "pipeline/recorder.hpp"
+#include "pipeline/stage_parts.hpp"
+#include "pipeline/step_committer.hpp"
 
 namespace durable::detail {
 

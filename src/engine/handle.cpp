@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "engine/engine_core.hpp"
 #include "base/exceptions.hpp"
+#include "engine/engine_core.hpp"
 
 namespace durable {
 

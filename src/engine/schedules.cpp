@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "base/checks.hpp"
+#include "base/printable.hpp"
+#include "base/uuid.hpp"
 #include "durable/cron.hpp"
 #include "durable/errors.hpp"
 #include "engine/engine_core.hpp"
-#include "base/checks.hpp"
-#include "base/printable.hpp"
 #include "schedule/fire_plan.hpp"
-#include "base/uuid.hpp"
 
 namespace durable {
 

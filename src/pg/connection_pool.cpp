@@ -9,9 +9,9 @@
 #include <regex>
 #include <thread>
 
-#include "durable/errors.hpp"
 #include "base/failpoint.hpp"
 #include "base/printable.hpp"
+#include "durable/errors.hpp"
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/resolved_options.hpp"
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
-#include "base/resolved_options.hpp"
 #include "journal/events.hpp"
 
 namespace durable::pg {

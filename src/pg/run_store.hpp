@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "base/sealer.hpp"
 #include "durable/runs.hpp"
 #include "durable/stats.hpp"
-#include "base/sealer.hpp"
 
 namespace durable::pg {
 

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "durable/detail/payload.hpp"
-#include "durable/options.hpp"
 #include "base/resolved_options.hpp"
 #include "base/sealer.hpp"
+#include "durable/detail/payload.hpp"
+#include "durable/options.hpp"
 #include "pg/lease_tokens.hpp"
 #include "pg/records.hpp"
 

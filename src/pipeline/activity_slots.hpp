@@ -18,8 +18,8 @@
 #include <mutex>
 #include <vector>
 
-#include "pipeline/thread_pool.hpp"
 #include "pg/store.hpp"
+#include "pipeline/thread_pool.hpp"
 
 namespace durable::detail {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "pipeline/attempt_state.hpp"
 #include "base/log.hpp"
+#include "pipeline/attempt_state.hpp"
 
 namespace durable::detail {
 

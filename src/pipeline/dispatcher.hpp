@@ -10,8 +10,8 @@
 #include <random>
 #include <thread>
 
-#include "pipeline/activity_slots.hpp"
 #include "base/exceptions.hpp"
+#include "pipeline/activity_slots.hpp"
 #include "pipeline/stage_parts.hpp"
 
 namespace durable::detail {

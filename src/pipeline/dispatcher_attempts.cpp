@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "pg/activity_transaction.hpp"
-#include "pipeline/attempt_state.hpp"
 #include "base/failpoint.hpp"
 #include "base/log.hpp"
+#include "pg/activity_transaction.hpp"
+#include "pipeline/attempt_state.hpp"
 #include "pipeline/runner.hpp"
 
 namespace durable::detail {

@@ -5,9 +5,9 @@
 #include <atomic>
 #include <string>
 
+#include "base/wake_signal.hpp"
 #include "durable/options.hpp"
 #include "pg/run_store.hpp"
-#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 

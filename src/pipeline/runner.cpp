@@ -7,8 +7,8 @@
 #include "base/exceptions.hpp"
 #include "base/failpoint.hpp"
 #include "base/log.hpp"
-#include "replay/decide.hpp"
 #include "base/uuid.hpp"
+#include "replay/decide.hpp"
 
 namespace durable::detail {
 

@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>

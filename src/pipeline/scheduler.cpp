@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "base/log.hpp"
-#include "schedule/fire_plan.hpp"
 #include "base/uuid.hpp"
+#include "schedule/fire_plan.hpp"
 
 namespace durable::detail {
 

@@ -4,9 +4,9 @@
 
 #include <atomic>
 
+#include "base/wake_signal.hpp"
 #include "durable/options.hpp"
 #include "pg/schedule_store.hpp"
-#include "base/wake_signal.hpp"
 
 namespace durable::detail {
 

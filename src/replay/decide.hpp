@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/registry.hpp"
 #include "durable/versioning.hpp"
 #include "pg/records.hpp"
-#include "base/registry.hpp"
 #include "replay/child_ids.hpp"
 #include "replay/inbox.hpp"
 #include "replay/journal.hpp"

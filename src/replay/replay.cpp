@@ -13,9 +13,9 @@
 
 #include "base/checks.hpp"
 #include "base/exceptions.hpp"
-#include "pg/records.hpp"
 #include "base/uuid.hpp"
 #include "durable/start_options.hpp"
+#include "pg/records.hpp"
 
 namespace durable::detail {
 

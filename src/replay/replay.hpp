@@ -13,8 +13,8 @@
 #include <string>
 #include <utility>
 
-#include "durable/workflow.hpp"
 #include "base/registry.hpp"
+#include "durable/workflow.hpp"
 #include "journal/events.hpp"
 #include "pg/records.hpp"
 #include "replay/child_ids.hpp"

@@ -5,11 +5,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/sealer.hpp"
 #include "durable/engine.hpp"
 #include "durable/testing.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/history_export.hpp"
-#include "base/sealer.hpp"
 #include "pg/database.hpp"
 #include "replay/decide.hpp"
 

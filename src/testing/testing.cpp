@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "base/uuid.hpp"
 #include "pg/admin.hpp"
 #include "pg/database.hpp"
-#include "base/uuid.hpp"
 
 namespace durable::testing {
 

@@ -2,15 +2,15 @@
 // restarts; afterwards the checker proves nothing was lost or committed twice, and each test
 // reports its figures (a `FAULT {...}` JSON line and a table). Short by default (CI); set
 // DURABLE_FAULT_FULL=1 for the full sizes (scripts/fault.sh).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <limits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <thread>

@@ -1,6 +1,6 @@
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 
 #include "support/expect.hpp"

@@ -1,7 +1,7 @@
 #include <durable/pqxx.hpp>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <fstream>
 #include <iterator>

@@ -1,7 +1,7 @@
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <map>
 #include <set>
 #include <thread>

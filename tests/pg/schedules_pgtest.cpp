@@ -1,7 +1,7 @@
 // Schedules against a real PostgreSQL, with the time-skipping clock: exactly one run per
 // nominal fire time, the misfire policies, DST, and bad input that writes nothing.
-#include <catch2/catch.hpp>
 #include <date/date.h>
+#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <memory>

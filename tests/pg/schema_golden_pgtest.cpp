@@ -1,9 +1,10 @@
 // The schema the migrations build, as pg_dump shows it: the same whether a schema is migrated in
 // one go or upgraded a version at a time, and the same as the checked-in tests/pg/fixtures/schema.sql,
 // so a change to the schema shows in review as a change to that file.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +13,6 @@
 #include <iterator>
 #include <optional>
 #include <sstream>
-#include <unistd.h>
 
 #include "pg/migrations.hpp"
 #include "support/process.hpp"

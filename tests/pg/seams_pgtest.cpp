@@ -1,8 +1,8 @@
 // Features where they meet: time skipping with running bodies, shutdown with cancellation and
 // timeouts, cancels with continue-as-new.
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <catch2/catch.hpp>
 
 #include <atomic>
 #include <sstream>

@@ -2,9 +2,9 @@
 // its journaled result, or not at all. Each test reads the user's rows and the journal raw.
 #include <durable/pqxx.hpp>
 
+#include <fmt/format.h>
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
 #include <thread>
 
 #include "base/failpoint.hpp"

@@ -1,8 +1,8 @@
 // Changing workflow code under runs in flight: blocked runs, app versions, patches, exported
 // histories and replay checks, replay-safe logging.
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>

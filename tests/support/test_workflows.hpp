@@ -2,8 +2,8 @@
 #pragma once
 
 #include <durable/durable.hpp>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>

@@ -1,14 +1,14 @@
-#include <catch2/catch.hpp>
 #include <date/date.h>
+#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "support/expect.hpp"
 #include <durable/cron.hpp>
 #include <durable/errors.hpp>
+#include "support/expect.hpp"
 
 using namespace durable;
 using durable::test::expect_throw;

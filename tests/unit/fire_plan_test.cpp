@@ -1,6 +1,6 @@
 // The misfire policies as arithmetic on fire times, without a database.
-#include <catch2/catch.hpp>
 #include <date/date.h>
+#include <catch2/catch.hpp>
 
 #include "schedule/fire_plan.hpp"
 

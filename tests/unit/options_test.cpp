@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "support/expect.hpp"
 #include <durable/durable.hpp>
+#include "support/expect.hpp"
 
 #include "base/resolved_options.hpp"
 

@@ -1,7 +1,7 @@
 // Patches, replay-safe logging and blocked decisions, against hand-written journals (no database).
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <catch2/catch.hpp>
 
 #include <sstream>
 

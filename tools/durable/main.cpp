@@ -5,9 +5,9 @@
 //
 // This file: the global options, the verbs in the order --help lists them (each group in a
 // *_commands.cpp of its own, commands.hpp), and what a command line that does not parse gets.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <iostream>
