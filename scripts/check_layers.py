@@ -9,6 +9,7 @@ those of the folders listed for it):
   schedule  pure calendar arithmetic
   replay    pure decisions: journal + workflow code -> what to commit (pg/records.hpp only of pg)
   pipeline  claim -> run -> outcome -> commit -> launch
+  background the loops beside the step path: sweeps, retention, presence, schedules
   engine    the facade behind the public API
   testing   the test kit (its own library), on top: replay checks read the engine's registry
 Usage: check_layers.py [SRC_DIR]   (exit 1 and one line per violation)
@@ -24,7 +25,8 @@ ALLOWED = {
     "schedule": {"base", "schedule"},
     "replay": {"base", "journal", "schedule", "replay", "pg/records.hpp"},
     "pipeline": {"base", "journal", "pg", "schedule", "replay", "pipeline"},
-    "engine": {"base", "journal", "pg", "schedule", "replay", "pipeline", "engine"},
+    "background": {"base", "journal", "pg", "schedule", "background"},
+    "engine": {"base", "journal", "pg", "schedule", "replay", "pipeline", "background", "engine"},
     "testing": {"base", "journal", "pg", "replay", "engine", "testing"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)

@@ -8,6 +8,10 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "background/presence.hpp"
+#include "background/retention.hpp"
+#include "background/scheduler.hpp"
+#include "background/sweeps.hpp"
 #include "base/checks.hpp"
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
@@ -15,11 +19,7 @@
 #include "engine/engine_core.hpp"
 #include "pg/database.hpp"
 #include "pipeline/dispatcher.hpp"
-#include "pipeline/presence.hpp"
-#include "pipeline/retention.hpp"
 #include "pipeline/runner.hpp"
-#include "pipeline/scheduler.hpp"
-#include "pipeline/sweeps.hpp"
 
 namespace durable {
 
@@ -97,14 +97,32 @@ EngineCore::EngineCore(EngineOptions o)
         auto outcomes = store().complete_steps(batch, owner_, options_.lease_margin);
         ++metrics_.outcome_commits;
         return outcomes;
-      }) {
+      }),
+      finisher_(steps_, owner_, options_.lease_margin, metrics_) {
   logger();  // made now, so spdlog::get("durable") finds it once an engine exists
 }
 
 EngineCore::~EngineCore() { stop(); }
 
-StageParts EngineCore::stage_parts() {
-  return {options_, owner_, registry_, store(), database_.transactions(), steps_, metrics_, signals_, stopping_};
+void EngineCore::start_dispatcher() {
+  const TransactionSource transactions{database_.transactions(), store()};
+  std::lock_guard lock(lifecycle_mutex_);
+  dispatcher_ = std::make_unique<Dispatcher>(
+      DispatcherSettings{owner_, options_.instance, options_.poll_interval, options_.lease_margin,
+                         options_.idempotency_input_mismatch_fails},
+      activity_capacity(), registry_, store(), finisher_, metrics_, signals_, stopping_, &transactions);
+}
+
+void EngineCore::start_runner() {
+  caches_ = std::make_unique<JournalCaches>(store(), registry_);
+  replayer_ = std::make_unique<Replayer>(
+      ReplaySettings{owner_, options_.on_nondeterminism, options_.codec != nullptr, options_.lease_margin}, registry_,
+      store(), *caches_, dispatcher_ ? &dispatcher_->slots() : nullptr, metrics_, signals_, stopping_);
+  finisher_.continue_in_place_with(*replayer_, *caches_);
+  runner_ =
+      std::make_unique<Runner>(RunnerSettings{owner_, options_.workflow_max_concurrency, options_.workflow_lease,
+                                              options_.poll_interval, options_.app_version},
+                               registry_, store(), *replayer_, *caches_, metrics_, signals_.workflow_work, stopping_);
 }
 
 int EngineCore::activity_capacity() const {
@@ -180,14 +198,8 @@ void EngineCore::start() {
   database_.ensure_schema();  // the one place: a failure here fails start(), not a first claim
   add_builtin_activities();
   // Both made before any thread starts: each may hand work straight to the other.
-  if (!registry_.activities.empty()) {
-    std::lock_guard lock(lifecycle_mutex_);
-    dispatcher_ = std::make_unique<Dispatcher>(stage_parts(), activity_capacity());
-  }
-  if (!registry_.workflows.empty()) {
-    runner_ = std::make_unique<Runner>(stage_parts(), dispatcher_ ? &dispatcher_->slots() : nullptr);
-    if (dispatcher_) dispatcher_->continue_in_place_with(*runner_);
-  }
+  if (!registry_.activities.empty()) start_dispatcher();
+  if (!registry_.workflows.empty()) start_runner();
   if (runner_) {
     for (int i = 0; i < options_.workflow_max_concurrency; ++i) threads_.emplace_back([this] { runner_->loop(); });
     local_runner_ = runner_.get();

@@ -15,9 +15,11 @@
 #include "base/wake_signal.hpp"
 #include "durable/engine.hpp"
 #include "pg/database.hpp"
+#include "pipeline/journal_caches.hpp"
 #include "pipeline/recorder.hpp"
-#include "pipeline/stage_parts.hpp"
+#include "pipeline/replayer.hpp"
 #include "pipeline/step_committer.hpp"
+#include "pipeline/step_finisher.hpp"
 
 namespace durable::detail {
 
@@ -66,8 +68,11 @@ class EngineCore {
 
  private:
   void listen();
-  // What the dispatcher and the runner work with.
-  StageParts stage_parts();
+  // The step path's stages, each handed what it reads and writes: the dispatcher (when the engine
+  // runs activities), then the replays and the runner (when it runs workflows), whose continuing in
+  // place the step finisher is told of.
+  void start_dispatcher();
+  void start_runner();
   // Registers the activity behind WorkflowContext::send when this engine runs workflows.
   void add_builtin_activities();
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
@@ -81,10 +86,13 @@ class EngineCore {
   EngineSignals signals_;
   // Every finished activity commits through it, in groups.
   StepCommitter steps_;
+  StepFinisher finisher_;  // the dispatcher hands it every outcome
   std::atomic<bool> started_{false};
   std::atomic<bool> stopping_{false};
   mutable std::mutex lifecycle_mutex_;  // guards dispatcher_ against a snapshot during stop()
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<JournalCaches> caches_;  // when it runs workflows
+  std::unique_ptr<Replayer> replayer_;
   std::unique_ptr<Runner> runner_;
   std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;

@@ -19,6 +19,7 @@
 #include "durable/options.hpp"
 #include "pg/lease_tokens.hpp"
 #include "pg/records.hpp"
+#include "pg/stage_stores.hpp"
 
 namespace pqxx {
 class transaction_base;
@@ -26,7 +27,7 @@ class transaction_base;
 
 namespace durable::pg {
 
-class Store {
+class Store final : public TaskStore, public ReplayStore {
  public:
   // `app_version`: the engine's, recorded on the runs it starts and replays.
   // `sealer`: encodes the user payloads it writes and decodes those it reads (EngineOptions::codec).
@@ -54,12 +55,12 @@ class Store {
   // Asks the running children of an ended run that have the cancel policy to cancel; returns
   // their run ids (their own children are asked when they end). Children locked by a commit in
   // progress are skipped: the sweep (cancel_orphans) gets them.
-  std::vector<std::string> cancel_children(const std::string& run_id);
+  std::vector<std::string> cancel_children(const std::string& run_id) override;
   // Asks up to 1000 running children with the cancel policy whose parent is not running to cancel
   // (a crash kept them from being asked when it ended); returns their run ids.
   std::vector<std::string> cancel_orphans();
   // The latest run of each of these child ids that has one.
-  std::map<std::string, TakenId> read_child_ids(const std::set<std::string>& ids);
+  std::map<std::string, TakenId> read_child_ids(const std::set<std::string>& ids) override;
 
   // A message into the inbox of the id's latest run while it runs (SendOutcome says what was found).
   // Safe to retry: `message_id` tells an earlier try's message apart.
@@ -68,16 +69,16 @@ class Store {
   // The run's messages_sent and up to `limit` of its unreceived messages of `topic` after seq
   // `after_seq`, in send order, read in one snapshot. messages_sent is -1 when there is no such run.
   std::pair<int, std::vector<InboxMessage>> read_inbox(const std::string& run_id, const std::string& topic,
-                                                       int after_seq, int limit);
+                                                       int after_seq, int limit) override;
 
   EventRead read_event(const std::string& run_id, const std::string& key);
 
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
-                                               Duration lease);
-  JournalRead read_journal(const std::string& run_id, int from_seq);
-  ReplayOutcome commit_replay(const ReplayCommit& commit);
+                                               Duration lease) override;
+  JournalRead read_journal(const std::string& run_id, int from_seq) override;
+  ReplayOutcome commit_replay(const ReplayCommit& commit) override;
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
-                                       Duration lease_margin);
+                                       Duration lease_margin) override;
   // Finishes each step's task, fenced by its lease, and journals its outcome; where a step
   // carries a replay and its workflow is still as that replay saw it, commits the replay too, in
   // the same statement (its tasks marked claim leased to `owner`). At most one step per workflow.
@@ -94,38 +95,33 @@ class Store {
   std::optional<StepOutcome> committed_step(const StepCommit& step);
   void wake_key_waiters_of(const Json& keys);
   RetryOutcome retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
-                          const std::string& error_message);
+                          const std::string& error_message) override;
   // `details` empty keeps the previous details.
-  HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details);
+  HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details) override;
   // Of these running tasks, the ids of those their run no longer wants (cancelled, or deleted).
-  std::vector<std::int64_t> unwanted_tasks(const std::vector<std::int64_t>& task_ids);
+  std::vector<std::int64_t> unwanted_tasks(const std::vector<std::int64_t>& task_ids) override;
   // Hands the task back without counting the attempt; claimable again after `delay`.
-  void release_task(const ClaimedTask& task, Duration delay = Duration{0});
+  void release_task(const ClaimedTask& task, Duration delay) override;
   // Hands back a task this engine cannot run (its codec lacks a key) without counting the attempt,
   // and marks its run blocked with `reason` (json: step, journaled, asked, message); the task is
   // due again after `retry` doubled per earlier block. Returns how many times the run was
   // blocked since it last made progress (1: the first), 0 when the lease was lost.
-  int block_task(const ClaimedTask& task, const Json& reason, Duration retry);
+  int block_task(const ClaimedTask& task, const Json& reason, Duration retry) override;
   // The right to run the body for the task's (activity, idempotency key). False while another
   // live attempt holds it: the task was handed back to wait (not counted), until the holder lets
   // go of the key (its release wakes the waiters) or its lease runs out.
-  bool lock_key_or_wait(const ClaimedTask& task);
+  bool lock_key_or_wait(const ClaimedTask& task) override;
   // The keys of these attempts (each holding its task's lock), whose bodies still run after their
   // tasks let go (timed out, dropped, handed back): held for `hold` more, whoever else asks.
-  void hold_keys(const std::vector<const ClaimedTask*>& tasks, Duration hold);
+  void hold_keys(const std::vector<const ClaimedTask*>& tasks, Duration hold) override;
   // The keys of these attempts, whose bodies returned: let go of (unless another lease holds them
   // now), and the tasks waiting for them woken.
-  void release_keys(const std::vector<const ClaimedTask*>& tasks);
-  struct ReusableResult {
-    Json result;
-    bool same_input = true;
-    std::string workflow_id;  // whose task committed it
-  };
-  std::optional<ReusableResult> reusable_result(const ClaimedTask& task);
+  void release_keys(const std::vector<const ClaimedTask*>& tasks) override;
+  std::optional<ReusableResult> reusable_result(const ClaimedTask& task) override;
   // Blocks a run whose replay (under `lease_token`) diverged from its journal, due again after
   // `retry` doubled per earlier block. Returns how many times it was blocked since it last made
   // progress (1: the first time), 0 when the lease was lost.
-  int block_run(const std::string& run_id, std::int64_t lease_token, const Json& divergence, Duration retry);
+  int block_run(const std::string& run_id, std::int64_t lease_token, const Json& divergence, Duration retry) override;
   // Makes blocked runs of these workflow names (json array) that no engine of this app version
   // tried since they last made progress due now, notifying no one. Returns how many.
   int wake_blocked(const std::string& names_json);

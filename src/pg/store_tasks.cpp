@@ -300,7 +300,7 @@ void Store::wake_key_waiters(const Json& keys) {
   });
 }
 
-std::optional<Store::ReusableResult> Store::reusable_result(const ClaimedTask& task) {
+std::optional<ReusableResult> Store::reusable_result(const ClaimedTask& task) {
   std::optional<ReusableResult> found;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);

@@ -9,12 +9,21 @@
 
 namespace durable::detail {
 
-Dispatcher::Dispatcher(StageParts parts, int capacity)
-    : parts_(std::move(parts)),
-      names_json_(parts_.registry.activity_names_json()),
+Dispatcher::Dispatcher(DispatcherSettings settings, int capacity, const Registry& registry, pg::TaskStore& store,
+                       OutcomeCommitter& outcomes, MetricsRecorder& metrics, EngineSignals& signals,
+                       const std::atomic<bool>& stopping, const TransactionSource* transactions)
+    : settings_(std::move(settings)),
+      registry_(registry),
+      store_(store),
+      outcomes_(outcomes),
+      metrics_(metrics),
+      signals_(signals),
+      stopping_(stopping),
+      transactions_(transactions ? std::optional<TransactionSource>(*transactions) : std::nullopt),
+      names_json_(registry_.activity_names_json()),
       slots_(
           capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
-          [this] { parts_.signals.task_work.notify(); }) {}
+          [this] { signals_.task_work.notify(); }) {}
 
 Dispatcher::~Dispatcher() {
   slots_.shutdown();
@@ -38,7 +47,7 @@ void Dispatcher::tell_stopping() {
 
 bool Dispatcher::gave_up_at_shutdown(const pg::ClaimedTask& task) {
   try {
-    parts_.store.release_task(task);
+    store_.release_task(task, Duration{0});
   } catch (const std::exception& e) {
     logger().warn("could not hand back task {} ({}); its lease will expire", task.task_id, e.what());
     return false;
@@ -51,39 +60,39 @@ bool Dispatcher::gave_up_at_shutdown(const pg::ClaimedTask& task) {
 void Dispatcher::loop() {
   // While saturated, the dispatcher only looks at its own slots, each look further apart (up to
   // the poll interval) and jittered, so engines that saturate together do not wake together.
-  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, parts_.options.poll_interval);
+  const Duration first_backoff = std::min<Duration>(std::chrono::milliseconds{10}, settings_.poll_interval);
   Duration backoff = first_backoff;
   bool saturated = false;
   // After a claim that found nothing, the next one probes with one slot and leaves the others to
   // replays that lease their tasks at once meanwhile; a probe that finds work claims in full next.
   bool probe = true;
-  while (!parts_.stopping.load()) {
-    const auto seen = parts_.signals.task_work.generation();
+  while (!stopping_.load()) {
+    const auto seen = signals_.task_work.generation();
     Reservation slots = slots_.reserve(probe ? 1 : slots_.size());
     const int free = slots.count();
     if (free == 0) {
-      ++parts_.metrics.rejected_claims;
+      ++metrics_.rejected_claims;
       if (!saturated) {
         saturated = true;
-        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", parts_.options.instance, slots_.size(),
+        logger().debug("dispatcher saturated: instance={} capacity={} stuck={}", settings_.instance, slots_.size(),
                        stuck_slots());
       }
-      parts_.signals.task_work.wait_for(seen, uniform(backoff / 2, backoff));
-      backoff = std::min<Duration>(backoff * 2, parts_.options.poll_interval);
+      signals_.task_work.wait_for(seen, uniform(backoff / 2, backoff));
+      backoff = std::min<Duration>(backoff * 2, settings_.poll_interval);
       continue;
     }
     if (saturated) {
       saturated = false;
       backoff = first_backoff;
-      logger().debug("dispatcher has free slots again: instance={} free={}", parts_.options.instance, free);
+      logger().debug("dispatcher has free slots again: instance={} free={}", settings_.instance, free);
     }
     std::vector<pg::ClaimedTask> tasks;
     try {
       const auto started = std::chrono::steady_clock::now();
-      tasks = parts_.store.claim_tasks(names_json_, free, parts_.owner, parts_.options.lease_margin);
-      if (!tasks.empty()) parts_.metrics.claim_latency.observe(std::chrono::steady_clock::now() - started);
+      tasks = store_.claim_tasks(names_json_, free, settings_.owner, settings_.lease_margin);
+      if (!tasks.empty()) metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
     } catch (const std::exception& e) {
-      logger().warn("claiming activity tasks failed: instance={} error={}", parts_.options.instance, e.what());
+      logger().warn("claiming activity tasks failed: instance={} error={}", settings_.instance, e.what());
     }
     const std::size_t claimed = tasks.size();
     probe = claimed == 0;
@@ -91,8 +100,8 @@ void Dispatcher::loop() {
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
     // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
-    const auto poll = parts_.options.poll_interval;
-    parts_.signals.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
+    const auto poll = settings_.poll_interval;
+    signals_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
   }
 }
 
@@ -117,7 +126,7 @@ void Dispatcher::watch() {
         if (!r.state->timed_out && !r.handed_back && r.state->deadline_point() <= now) {
           r.state->timed_out = true;  // its body keeps the slot until it returns; its outcome is discarded
           ++stuck_;
-          ++parts_.metrics.timeouts;
+          ++metrics_.timeouts;
           hold_key(r);
           expired.push_back(r);
         }
@@ -161,7 +170,7 @@ void Dispatcher::tell_unwanted() {
   if (ids.empty()) return;
   std::vector<std::int64_t> unwanted;
   try {
-    unwanted = parts_.store.unwanted_tasks(ids);
+    unwanted = store_.unwanted_tasks(ids);
   } catch (const std::exception& e) {
     logger().debug("could not check whether running tasks are still wanted ({}); trying again", e.what());
     return;
@@ -192,7 +201,7 @@ void Dispatcher::hold_keys(const std::vector<Running>& attempts) {
     if (r.key_held) tasks.push_back(&r.task);
   }
   try {
-    parts_.store.hold_keys(tasks, parts_.options.lease_margin);
+    store_.hold_keys(tasks, settings_.lease_margin);
   } catch (const std::exception& e) {
     // Until the holds are renewed, their tasks' leases (or the last holds) still keep the keys.
     logger().warn("could not hold the idempotency keys of {} running bodies ({}); trying again", tasks.size(),
@@ -202,7 +211,7 @@ void Dispatcher::hold_keys(const std::vector<Running>& attempts) {
 
 void Dispatcher::release_key(const pg::ClaimedTask& task) {
   try {
-    parts_.store.release_keys({&task});
+    store_.release_keys({&task});
   } catch (const std::exception& e) {
     logger().warn("could not let go of the idempotency key of task {} ({}); its hold runs out", task.task_id, e.what());
   }
@@ -224,7 +233,7 @@ void Dispatcher::drain(std::chrono::milliseconds grace) {
     hold_keys(left);  // before their tasks let go of them
     for (const auto& r : left) {
       try {
-        parts_.store.release_task(r.task);
+        store_.release_task(r.task, Duration{0});
         logger().info("handed back activity '{}' (task {}) at shutdown", r.task.name, r.task.task_id);
       } catch (const std::exception& e) {
         logger().warn("could not hand back task {} ({}); its lease will expire", r.task.task_id, e.what());

@@ -7,26 +7,52 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "base/exceptions.hpp"
+#include "base/registry.hpp"
+#include "base/wake_signal.hpp"
+#include "pg/stage_stores.hpp"
 #include "pipeline/activity_slots.hpp"
-#include "pipeline/stage_parts.hpp"
+#include "pipeline/outcome_committer.hpp"
+#include "pipeline/recorder.hpp"
+
+namespace durable::pg {
+class Store;
+class TransactionConnections;
+}  // namespace durable::pg
 
 namespace durable::detail {
 
-class Runner;
 struct AttemptState;
+
+// What the dispatcher needs of the engine's options.
+struct DispatcherSettings {
+  std::string owner;     // takes the task leases
+  std::string instance;  // named in its logs
+  Duration poll_interval{};
+  Duration lease_margin{};  // an attempt's lease is its timeout plus this
+  bool idempotency_input_mismatch_fails = false;
+};
+
+// Where transactional activities open the transactions their bodies run in.
+struct TransactionSource {
+  pg::TransactionConnections& connections;
+  pg::Store& store;
+};
 
 class Dispatcher {
  public:
-  // `capacity` is the number of body slots. Outcomes commit through the parts' step committer
-  // (or continue their workflow in place through the runner, when there is one).
-  Dispatcher(StageParts parts, int capacity);
+  // `capacity` is the number of body slots. Tasks are claimed from and settled in `store`;
+  // outcomes are handed to `outcomes`. `transactions`: null on an engine (or a test) that runs no
+  // transactional activity.
+  Dispatcher(DispatcherSettings settings, int capacity, const Registry& registry, pg::TaskStore& store,
+             OutcomeCommitter& outcomes, MetricsRecorder& metrics, EngineSignals& signals,
+             const std::atomic<bool>& stopping, const TransactionSource* transactions = nullptr);
   ~Dispatcher();
-  // The runner that continues a finished task's workflow in place; set before loop() starts.
-  void continue_in_place_with(Runner& runner) { runner_ = &runner; }
 
   void loop();  // claims until the engine stops
   // Starts the watcher thread, which until drain() has ended: fails attempts past their
@@ -85,8 +111,14 @@ class Dispatcher {
   void hold_key(Running& r);  // under running_mutex_: from now on its key is held for its body
   void hold_keys(const std::vector<Running>& attempts);  // those whose keys are held: for lease_margin more
 
-  const StageParts parts_;
-  Runner* runner_ = nullptr;
+  const DispatcherSettings settings_;
+  const Registry& registry_;
+  pg::TaskStore& store_;
+  OutcomeCommitter& outcomes_;
+  MetricsRecorder& metrics_;
+  EngineSignals& signals_;
+  const std::atomic<bool>& stopping_;
+  const std::optional<TransactionSource> transactions_;
   std::string names_json_;
   mutable std::mutex running_mutex_;
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).

@@ -8,7 +8,6 @@
 #include "base/log.hpp"
 #include "pg/activity_transaction.hpp"
 #include "pipeline/attempt_state.hpp"
-#include "pipeline/runner.hpp"
 
 namespace durable::detail {
 
@@ -23,18 +22,18 @@ std::shared_ptr<AttemptState> Dispatcher::start_attempt(const pg::ClaimedTask& t
   AttemptState* raw = state.get();  // the function lives inside the state: no ownership cycle
   state->heartbeat = [this, &task, raw](const Json& details) { return heartbeat(task, *raw, details); };
   std::lock_guard lock(running_mutex_);
-  if (parts_.stopping.load()) state->cancelled = true;  // shutdown began: tell_stopping() told the others
+  if (stopping_.load()) state->cancelled = true;  // shutdown began: tell_stopping() told the others
   running_[task.lease_token] = {task, state};
   return state;
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
-  ++parts_.metrics.claims;
-  if (task.leased_at_once) ++parts_.metrics.run_at_once;
-  if (task.after_lease_expiry) ++parts_.metrics.lease_expiries;
+  ++metrics_.claims;
+  if (task.leased_at_once) ++metrics_.run_at_once;
+  if (task.after_lease_expiry) ++metrics_.lease_expiries;
   failpoint("task.after_claim");
   try {
-    const ActivityDefinition& def = parts_.registry.activity(task.name);
+    const ActivityDefinition& def = registry_.activity(task.name);
     if (task.after_lease_expiry && !due_after_lost_lease(task, hold)) return;
     if (task.key_unknown) return block_attempt(task);
     if (!start_body(task, hold)) return;
@@ -48,7 +47,8 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     try {
       if (!task.undecodable.empty()) throw CodecError(task.undecodable);
       if (def.transactional()) {
-        transaction.emplace(parts_.transactions, parts_.store, task.name);
+        if (!transactions_) throw Error("this engine runs no transactional activities");
+        transaction.emplace(transactions_->connections, transactions_->store, task.name);
         result = transaction->run_body(def, state, task.input);
       } else {
         result = def.run(ctx, task.input);
@@ -77,7 +77,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       running_.erase(it);
     }
     bool settled = false;
-    if (!discarded && !succeeded && parts_.stopping.load()) {
+    if (!discarded && !succeeded && stopping_.load()) {
       // It failed once shutdown had told it to stop (cancelled()): handed back like a body still
       // running when the grace ends, not a failed attempt.
       discarded = gave_up_at_shutdown(task);
@@ -111,7 +111,7 @@ void Dispatcher::block_attempt(const pg::ClaimedTask& task) {
   const std::string message =
       fmt::format("activity '{}' (step {}) cannot run on this engine: {}", task.name, task.step, task.undecodable);
   const Json reason = {{"step", task.step}, {"journaled", ""}, {"asked", ""}, {"message", message}};
-  if (parts_.store.block_task(task, reason, parts_.options.poll_interval) == 1) {
+  if (store_.block_task(task, reason, settings_.poll_interval) == 1) {
     logger().warn(
         "workflow '{}' (run {}) is blocked, not failed, until an engine whose codec decodes its activity's input "
         "takes it on (EngineOptions::codec; this engine tries it again now and then): {}",
@@ -126,12 +126,11 @@ void Dispatcher::block_attempt(const pg::ClaimedTask& task) {
 bool Dispatcher::start_body(const pg::ClaimedTask& task, SlotHold& hold) {
   const auto asked = std::chrono::steady_clock::now();
   if (!hold.start_body()) {  // stopping while it waited for a body slot: hand it back
-    parts_.store.release_task(task);
+    store_.release_task(task, Duration{0});
     return false;
   }
-  if (std::chrono::steady_clock::now() - asked < parts_.options.lease_margin / 2) return true;
-  if (parts_.store.heartbeat(task, task.options.timeout + parts_.options.lease_margin, "") ==
-      pg::HeartbeatOutcome::kept) {
+  if (std::chrono::steady_clock::now() - asked < settings_.lease_margin / 2) return true;
+  if (store_.heartbeat(task, task.options.timeout + settings_.lease_margin, "") == pg::HeartbeatOutcome::kept) {
     return true;
   }
   logger().info("activity '{}' (task {}) lost its lease while it waited for a slot; not run here", task.name,
@@ -169,7 +168,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
   const auto wait = std::chrono::ceil<Duration>(us{due_us - task.claimed_at_us});
   logger().debug("activity '{}' (task {}): attempt {} waits {} ms after its lost lease, as its policy says", task.name,
                  task.task_id, task.attempt, wait.count());
-  parts_.store.release_task(task, wait);
+  store_.release_task(task, wait);
   return false;
 }
 
@@ -178,19 +177,19 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
 // wait while another attempt with the same key runs (so at most one body runs at a time), until
 // the holder lets go of the key (which wakes it) or its lease runs out (it crashed).
 bool Dispatcher::run_once_per_key(const pg::ClaimedTask& task, SlotHold& hold) {
-  auto reused = parts_.store.reusable_result(task);  // a committed result needs no lock
+  auto reused = store_.reusable_result(task);  // a committed result needs no lock
   if (!reused) {
-    if (!parts_.store.lock_key_or_wait(task)) return false;
-    reused = parts_.store.reusable_result(task);  // committed while we took the lock
+    if (!store_.lock_key_or_wait(task)) return false;
+    reused = store_.reusable_result(task);  // committed while we took the lock
   }
   if (!reused) return true;
   if (!reused->same_input) {
-    ++parts_.metrics.idempotency_input_mismatches;
+    ++metrics_.idempotency_input_mismatches;
     logger().warn(
         "activity '{}' (workflow '{}'): idempotency key reused with another input than the one that "
         "produced its result (in workflow '{}')",
         task.name, task.workflow_id, reused->workflow_id);
-    if (parts_.options.idempotency_input_mismatch_fails) {
+    if (settings_.idempotency_input_mismatch_fails) {
       finish(task, false, {},
              error_info(IdempotencyKeyConflict(
                  fmt::format("the idempotency key of activity '{}' was used before with another input (in workflow "
@@ -216,7 +215,7 @@ bool Dispatcher::heartbeat(const pg::ClaimedTask& task, AttemptState& state, con
                     "bytes: keep a cursor or an offset, not the data itself",
                     task.name, text.size(), max_heartbeat_details_bytes));
   }
-  switch (parts_.store.heartbeat(task, task.options.timeout + parts_.options.lease_margin, text)) {
+  switch (store_.heartbeat(task, task.options.timeout + settings_.lease_margin, text)) {
     case pg::HeartbeatOutcome::kept:
       state.set_deadline(AttemptState::Clock::now() + task.options.timeout);
       return !state.timed_out;
@@ -251,9 +250,9 @@ bool Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
   if (retryable && task.policy_attempt() < retry.max_attempts) {
-    switch (parts_.store.retry_task(task, jittered(retry, retry.delay_after(task.policy_attempt())), error.type,
-                                    error.message)) {
-      case pg::RetryOutcome::retried: ++parts_.metrics.retries; return true;
+    switch (
+        store_.retry_task(task, jittered(retry, retry.delay_after(task.policy_attempt())), error.type, error.message)) {
+      case pg::RetryOutcome::retried: ++metrics_.retries; return true;
       case pg::RetryOutcome::fenced_off:
         logger().info(
             "late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost or its run ended",
@@ -273,33 +272,17 @@ bool Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
 
 bool Dispatcher::finish(const pg::ClaimedTask& task, bool succeeded, const Json& result, const ErrorInfo& error,
                         SlotHold* hold, bool record_attempt, pg::ActivityTransaction* transaction) {
-  // Continue in place when this engine holds the workflow's journal: one commit for the outcome
-  // and the replay it unblocks, instead of a commit, a claim and another commit. The tasks that
-  // commit leased to this engine run on the slots the replay reserved (this step's own first).
-  const Runner::CommitStep commit = [&](const pg::StepCommit& c) {
-    if (!transaction) return parts_.steps.commit(c);
-    ++parts_.metrics.outcome_commits;
-    return transaction->commit(c, parts_.owner, parts_.options.lease_margin);
-  };
-  std::optional<Runner::Continued> continued =
-      runner_ ? runner_->finish_and_continue(task, succeeded, result, error, record_attempt, hold, commit)
-              : std::nullopt;
-  std::optional<pg::StepOutcome> step;
-  if (continued) {
-    step = std::move(continued->step);
-    slots_.launch(std::move(step->claimed), std::move(continued->slots));
-  } else {
-    const pg::StepCommit plain{&task, succeeded, result, error.type, error.message, record_attempt, nullptr, -1, {}};
-    step = commit(plain);
-  }
-  const pg::FinishOutcome outcome = step->finish;
-  switch (outcome) {
+  // When its workflow continued in place, the tasks that commit leased to this engine run on the
+  // slots the replay reserved (this step's own first).
+  Committed committed = outcomes_.commit({task, succeeded, result, error, record_attempt}, hold, transaction);
+  if (committed.continued) slots_.launch(std::move(committed.step.claimed), std::move(*committed.continued));
+  switch (committed.step.finish) {
     case pg::FinishOutcome::committed:
     case pg::FinishOutcome::committed_earlier:
       failpoint("task.after_commit");
-      ++(succeeded ? parts_.metrics.completions : parts_.metrics.failures);
+      ++(succeeded ? metrics_.completions : metrics_.failures);
       // Unless it went on already, the workflow is runnable: a local runner can pick it up at once.
-      if (!step->continued) parts_.signals.workflow_work.notify_one();
+      if (!committed.step.continued) signals_.workflow_work.notify_one();
       return true;
     case pg::FinishOutcome::fenced_off:
       logger().info(

@@ -1,4 +1,4 @@
-#include "pipeline/sweeps.hpp"
+#include "background/sweeps.hpp"
 
 #include "base/log.hpp"
 

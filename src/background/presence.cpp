@@ -1,4 +1,4 @@
-#include "pipeline/presence.hpp"
+#include "background/presence.hpp"
 
 #include "base/log.hpp"
 

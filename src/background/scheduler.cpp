@@ -1,4 +1,4 @@
-#include "pipeline/scheduler.hpp"
+#include "background/scheduler.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "pipeline/retention.hpp"
+#include "background/retention.hpp"
 
 #include <fmt/format.h>
 
