@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <limits>
+#include <variant>
 
 #include "durable/errors.hpp"
 #include "durable/versioning.hpp"
+#include "journal/events.hpp"
 
 namespace durable::detail {
 
@@ -51,23 +53,53 @@ constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t clock_max_us =
     std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::duration::max()).count();
 
-// The integers the journal reader takes from an event's data (payloads are the code's own).
-void check_data(const Json& data) {
+// What the vocabulary's types hold but the replay cannot take from an untrusted history: times
+// it turns into time_points, step numbers below -1, a duration it negates. The types themselves
+// are checked by journal::decode.
+struct NarrowerRanges {
+  static void time(const char* field, std::int64_t us) { integer(us, field, -clock_max_us, clock_max_us); }
+  static void steps(const char* field, const std::vector<int>& steps) {
+    for (int step : steps) integer(step, field, 0, int_max);
+  }
+  static void duration(const char* field, const std::optional<std::int64_t>& ms) {
+    if (ms) integer(*ms, field, -int64_max, int64_max);
+  }
+  void operator()(const journal::WorkflowStarted& d) const { integer(d.depth.value_or(0), "data.depth", -1, int_max); }
+  void operator()(const journal::ActivityCompleted& d) const {
+    integer(d.attempts, "data.attempts", -1, int_max);
+    if (d.started_us) time("data.started_us", *d.started_us);
+  }
+  void operator()(const journal::ActivityFailed& d) const { integer(d.attempts, "data.attempts", -1, int_max); }
+  void operator()(const journal::TimerStarted& d) const {
+    time("data.fire_at_us", d.fire_at_us);
+    duration("data.duration_ms", d.duration_ms);
+  }
+  void operator()(const journal::ReceiveStarted& d) const {
+    time("data.fire_at_us", d.fire_at_us);
+    duration("data.timeout_ms", d.timeout_ms);
+  }
+  void operator()(const journal::WaitChosen& d) const { integer(d.index, "data.index", -1, int_max); }
+  void operator()(const journal::CancelDelivered& d) const {
+    integer(d.at_step, "data.at_step", -1, int_max);
+    integer(d.awaited, "data.awaited", -1, int_max);
+    steps("data.dropped[]", d.dropped);
+  }
+  void operator()(const journal::WorkflowResumed& d) const { steps("data.retry_steps[]", d.retry_steps); }
+  template <typename Other>
+  void operator()(const Other&) const {}
+};
+
+// An imported event's data, read by the one reader of the journal (journal::decode) and held to
+// the ranges above.
+void check_data(journal::EventKind kind, const Json& data) {
   if (!data.is_object()) throw InvalidHistory(fmt::format("its data is {}: it must be an object", data.dump()));
-  for (const char* field : {"depth", "attempts", "at_step", "awaited", "index"}) {
-    if (data.contains(field)) integer(data[field], std::string("data.") + field, -1, int_max);
+  journal::EventData typed;
+  try {
+    typed = journal::decode(kind, data);
+  } catch (const Error& e) {
+    throw InvalidHistory(e.what());
   }
-  for (const char* field : {"fire_at_us", "started_us"}) {
-    if (data.contains(field)) integer(data[field], std::string("data.") + field, -clock_max_us, clock_max_us);
-  }
-  for (const char* field : {"duration_ms", "timeout_ms", "seq"}) {
-    if (data.contains(field)) integer(data[field], std::string("data.") + field, -int64_max, int64_max);
-  }
-  for (const char* field : {"dropped", "retry_steps"}) {
-    if (!data.contains(field)) continue;
-    if (!data[field].is_array()) throw InvalidHistory(fmt::format("its data.{} is not an array of steps", field));
-    for (const Json& step : data[field]) integer(step, std::string("data.") + field + "[]", 0, int_max);
-  }
+  std::visit(NarrowerRanges{}, typed);
 }
 
 }  // namespace
@@ -98,7 +130,7 @@ ImportedHistory import_history(const Json& history) {
       event.step = static_cast<int>(integer(e.value("step", Json(-1)), "step", -1, int_max));
       event.name = e.value("name", "");
       event.data = e.value("data", Json::object());
-      check_data(event.data);
+      check_data(event.kind, event.data);
       if (event.kind == journal::EventKind::side_effect && event.name == "now") {
         integer(event.data.value("value", Json()), "data.value (a time in microseconds)", -clock_max_us, clock_max_us);
       }

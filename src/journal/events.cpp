@@ -165,6 +165,13 @@ struct is_optional : std::false_type {};
 template <typename T>
 struct is_optional<std::optional<T>> : std::true_type {};
 
+// A value as an error message shows it: cut short, since a wrong field may hold a whole payload.
+std::string shown(const Json& j) {
+  std::string text = j.dump();
+  if (text.size() > 40) text = text.substr(0, 40) + "...";
+  return text;
+}
+
 // One field's JSON read into its member; integers checked (a float or an out-of-range number is
 // an error here, not undefined behaviour in a conversion).
 template <typename T>
@@ -175,11 +182,12 @@ void read_value(const Json& j, T& out) {
     if (!j.is_boolean()) throw std::invalid_argument("is not true or false");
     out = j.get<bool>();
   } else if constexpr (std::is_integral_v<T>) {
-    if (!j.is_number_integer()) throw std::invalid_argument("is not an integer");
+    if (!j.is_number_integer()) throw std::invalid_argument(fmt::format("is {}, not an integer", shown(j)));
     if (j.is_number_unsigned() ? j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())
                                : j.get<std::int64_t>() < std::numeric_limits<T>::min() ||
                                      j.get<std::int64_t>() > std::numeric_limits<T>::max()) {
-      throw std::invalid_argument("is out of range");
+      throw std::invalid_argument(fmt::format("is {}, out of range for its type (from {} to {})", shown(j),
+                                              std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
     }
     out = static_cast<T>(j.get<std::int64_t>());
   } else if constexpr (std::is_same_v<T, std::string>) {
