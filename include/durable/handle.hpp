@@ -9,13 +9,9 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
+#include "durable/status.hpp"
 
 namespace durable {
-
-// `continued`: the run ended with continue_as_new, and the next run of its id goes on from there.
-enum class WorkflowStatus { running, completed, failed, cancelled, continued };
-
-std::string_view to_string(WorkflowStatus status);
 
 namespace detail {
 class EngineCore;

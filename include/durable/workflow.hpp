@@ -21,7 +21,7 @@
 #include "durable/errors.hpp"
 #include "durable/messages.hpp"
 #include "durable/options.hpp"
-#include "durable/schedule.hpp"
+#include "durable/schedule_records.hpp"
 #include "durable/start_options.hpp"
 
 namespace durable {
