@@ -27,10 +27,10 @@ class EngineCore;
 }
 struct Stats;  // durable/stats.hpp
 
+class Engine;
+
 class Runs {
  public:
-  explicit Runs(std::shared_ptr<detail::EngineCore> core);
-
   RunPage list(const RunQuery& query = {}) const;
   // How many runs match, per status (statuses with none are left out); `filter.statuses` is ignored.
   // `at_most` > 0: each status is counted up to at_most + 1 only (more than at_most shows as
@@ -78,6 +78,8 @@ class Runs {
   Stats stats() const;
 
  private:
+  friend class Engine;  // Engine::runs()
+  explicit Runs(std::shared_ptr<detail::EngineCore> core);
   std::shared_ptr<detail::EngineCore> core_;
 };
 

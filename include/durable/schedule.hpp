@@ -26,10 +26,10 @@ class EngineCore;
 // Managing schedules, from Engine::schedules(). Every call validates before it writes: bad
 // input throws InvalidCronExpression, UnknownTimeZone, InvalidSchedule, UnknownWorkflow or
 // PayloadError and writes nothing. The schedule runs on every started engine of the schema.
+class Engine;
+
 class Schedules {
  public:
-  explicit Schedules(detail::EngineCore& core) : core_(core) {}
-
   // The first fire is the first cron instant after now. Throws ScheduleAlreadyExists.
   void create(const std::string& id, const ScheduleSpec& spec);
   // Replaces the spec; the next fire is recomputed from now. Throws ScheduleNotFound.
@@ -49,6 +49,8 @@ class Schedules {
   std::vector<ScheduleInfo> list();  // ordered by id
 
  private:
+  friend class Engine;  // Engine::schedules()
+  explicit Schedules(detail::EngineCore& core) : core_(core) {}
   detail::EngineCore& core_;
 };
 

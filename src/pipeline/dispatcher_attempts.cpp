@@ -49,7 +49,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       if (!task.undecodable.empty()) throw CodecError(task.undecodable);
       if (def.transactional()) {
         transaction.emplace(parts_.transactions, parts_.store, task.name);
-        result = transaction->run_body(def, state, task.input);
+        result = transaction->run_body(def, ctx, task.input);
       } else {
         result = def.run(ctx, task.input);
       }
