@@ -22,11 +22,9 @@
 
 namespace durable {
 
-class Engine;
-namespace testing {
-struct ReplayResult;
-ReplayResult replay(const Json& history, const Engine& engine);
-}  // namespace testing
+namespace detail {
+struct EngineAccess;  // src/engine/engine_access.hpp
+}
 
 class Engine {
  public:
@@ -165,7 +163,7 @@ class Engine {
   EngineMetrics metrics() const;
 
  private:
-  friend testing::ReplayResult testing::replay(const Json& history, const Engine& engine);  // reads the registry
+  friend struct detail::EngineAccess;  // the test kit's replay checks read the registry
   std::string send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
                            const SendOptions& options);
   Engine& add_definition(detail::ActivityDefinition definition);
