@@ -1,5 +1,4 @@
-// The values an Engine takes and gives: its options (each default on the field), a start's
-// outcome and an event delivered to a trigger (durable/engine.hpp has the Engine class).
+// The values of an Engine (durable/engine.hpp): its options, each default on the field, a start's outcome, an event.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,4 @@
-// The values Runs reads and takes: filters and queries, run summaries and details, histories,
-// and what an action returns (durable/runs.hpp has the Runs class that works with them).
+// The values of Runs (durable/runs.hpp): filters and queries, run records and pages, histories, outcomes.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,4 @@
-// The values of schedules: a schedule's spec and misfire policy, a stored schedule with its
-// progress, and what a scheduled run stands for (durable/schedule.hpp has the Schedules class).
+// The values of schedules (durable/schedule.hpp): a spec and its misfire policy, a stored schedule, a fire.
 #pragma once
 
 #include <chrono>
