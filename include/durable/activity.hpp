@@ -13,7 +13,8 @@ namespace durable {
 
 namespace detail {
 struct AttemptState;
-}
+class Dispatcher;
+}  // namespace detail
 class TransactionContext;  // durable/pqxx.hpp: a transactional activity's context
 
 // Heartbeat details are kept in the task row for the next attempt; this bounds them.
@@ -21,8 +22,6 @@ inline constexpr std::size_t max_heartbeat_details_bytes = 16 * 1024;
 
 class ActivityContext {
  public:
-  explicit ActivityContext(std::shared_ptr<detail::AttemptState> state);
-
   const std::string& workflow_id() const;
   const std::string& activity_name() const;
   int step() const;     // the call's sequence number inside its workflow
@@ -48,6 +47,8 @@ class ActivityContext {
   const Json& last_heartbeat() const;
 
  private:
+  friend class detail::Dispatcher;  // builds one for each attempt it runs
+  explicit ActivityContext(std::shared_ptr<detail::AttemptState> state);
   std::shared_ptr<detail::AttemptState> state_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "durable/activity.hpp"
 #include "durable/codec.hpp"
+#include "durable/engine_options.hpp"
 #include "durable/handle.hpp"
 #include "durable/messages.hpp"
 #include "durable/metrics.hpp"
@@ -21,66 +22,9 @@
 
 namespace durable {
 
-struct EngineOptions {
-  std::string database_url{};         // libpq URI or conninfo; empty: $DURABLE_DATABASE_URL
-  std::string schema = "durable";     // all tables live here; [a-z_][a-z0-9_]{0,47}
-  std::string instance = "default";   // engine instance name: [A-Za-z0-9_.-], at most 63 characters
-  int activity_max_concurrency = 10;  // activity slots of an instance, unless listed below
-  // Activity slots per named instance, overriding activity_max_concurrency for that name; one
-  // options value can so configure every instance of a process.
-  std::map<std::string, int> instance_activity_concurrency{};
-  int workflow_max_concurrency = 4;                    // workflow replays at once in this engine
-  int connection_pool_size = 8;                        // Postgres connections shared by runners, claims and completions
-  Duration poll_interval = std::chrono::seconds{1};    // fallback when no NOTIFY arrives
-  Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow
-  Duration lease_margin = std::chrono::seconds{5};     // an activity's lease is its timeout plus this
-  Duration shutdown_grace = std::chrono::seconds{10};  // stop(): how long running activities may finish
-  // An idempotency key reused with another input: false logs a warning and reuses the result;
-  // true fails the activity (durable::IdempotencyKeyConflict, not retried).
-  bool idempotency_input_mismatch_fails = false;
-  // > 0: ended runs are deleted with their history once they ended longer ago than this, by
-  // whichever started engine takes the turn (Runs::prune, audited as this engine). 0: kept until
-  // pruned or deleted through Engine::runs().
-  Duration retention{0};
-  // This build's version of the workflow code (say "2026-12-02.1" or a git hash): recorded on the
-  // runs it starts and replays, filterable in Engine::runs(). Engines of another version try the
-  // runs this one blocked at once (docs/versioning.md). Empty: unversioned.
-  std::string app_version{};
-  // Workflow code that no longer replays a run's journal: block the run (default) until a fixed
-  // build or an operator takes it on, or fail it for good.
-  OnNondeterminism on_nondeterminism = OnNondeterminism::block;
-  // The engine's first connection migrates the schema (under an advisory lock). false: it only
-  // checks that the schema is at this build's version and throws DatabaseError otherwise, for
-  // deployments that migrate first (durable/schema.hpp, `durable migrate`).
-  bool migrate_schema = true;
-  // How long database work retries a lost connection or a restarting server before it throws
-  // DatabaseUnavailable (the engine's own loops then try again later). Tools that answer a person
-  // use a few seconds.
-  Duration database_unavailable_after = std::chrono::seconds{60};
-  // Encodes every stored value that came from a user (durable/codec.hpp). nullptr (default): stored
-  // as plain JSON. Values written before it was set stay readable; keep old keys in it after a rotation.
-  std::shared_ptr<const PayloadCodec> codec{};
-};
-
-// The answer of Engine::start_or_find: the run under the id, and whether this call started it.
-template <typename R = Json>
-struct StartOutcome {
-  WorkflowHandle<R> run;
-  bool started = false;
-};
-
-// An event delivered to a trigger. Its id must be stable across redeliveries: it makes the
-// workflow id `{trigger}:{event_id}`, so a redelivered event starts nothing new.
-struct Event {
-  std::string event_id{};
-  Json payload{};  // the workflow's input
-};
-
-class Engine;
-namespace testing {
-struct ReplayResult;
-ReplayResult replay(const Json& history, const Engine& engine);
-}  // namespace testing
+namespace detail {
+struct EngineAccess;  // src/engine/engine_access.hpp
+}
 
 class Engine {
  public:
@@ -219,7 +163,7 @@ class Engine {
   EngineMetrics metrics() const;
 
  private:
-  friend testing::ReplayResult testing::replay(const Json& history, const Engine& engine);  // reads the registry
+  friend struct detail::EngineAccess;  // the test kit's replay checks read the registry
   std::string send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
                            const SendOptions& options);
   Engine& add_definition(detail::ActivityDefinition definition);

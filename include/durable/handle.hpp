@@ -9,22 +9,17 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
+#include "durable/status.hpp"
 
 namespace durable {
 
-// `continued`: the run ended with continue_as_new, and the next run of its id goes on from there.
-enum class WorkflowStatus { running, completed, failed, cancelled, continued };
-
-std::string_view to_string(WorkflowStatus status);
-
 namespace detail {
 class EngineCore;
-}
+struct EngineAccess;  // src/engine/engine_access.hpp
+}  // namespace detail
 
 class UntypedWorkflowHandle {
  public:
-  UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id, std::string run_id);
-
   const std::string& id() const noexcept { return id_; }
   const std::string& run_id() const noexcept { return run_id_; }
   WorkflowStatus status() const;
@@ -50,6 +45,8 @@ class UntypedWorkflowHandle {
   bool cancel(const std::string& reason = {}) const;
 
  private:
+  friend struct detail::EngineAccess;  // the engine and Runs hand out handles to runs they found or started
+  UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id, std::string run_id);
   std::shared_ptr<detail::EngineCore> core_;
   std::string id_;
   std::string run_id_;
@@ -58,7 +55,6 @@ class UntypedWorkflowHandle {
 template <typename R = Json>
 class WorkflowHandle : public UntypedWorkflowHandle {
  public:
-  using UntypedWorkflowHandle::UntypedWorkflowHandle;
   explicit WorkflowHandle(UntypedWorkflowHandle untyped) : UntypedWorkflowHandle(std::move(untyped)) {}
 
   R result(Duration timeout = std::chrono::hours{24}) const {

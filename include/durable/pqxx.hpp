@@ -29,8 +29,9 @@ namespace durable {
 // The transaction is READ COMMITTED, on a connection of the engine's used by one body at a time.
 class TransactionContext : public ActivityContext {
  public:
-  TransactionContext(std::shared_ptr<detail::AttemptState> state, pqxx::work& transaction)
-      : ActivityContext(std::move(state)), transaction_(transaction) {}
+  // The attempt's context with the transaction it runs in (the engine builds it for each attempt).
+  TransactionContext(const ActivityContext& attempt, pqxx::work& transaction)
+      : ActivityContext(attempt), transaction_(transaction) {}
 
   pqxx::work& transaction() const { return transaction_; }
 

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "durable/runs.hpp"
+#include "durable/run_records.hpp"
+#include "durable/status.hpp"
 
 namespace durable {
 

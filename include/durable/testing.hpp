@@ -11,7 +11,7 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/options.hpp"
-#include "durable/runs.hpp"
+#include "durable/run_records.hpp"
 #include "durable/versioning.hpp"
 
 namespace durable {

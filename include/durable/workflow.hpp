@@ -21,7 +21,7 @@
 #include "durable/errors.hpp"
 #include "durable/messages.hpp"
 #include "durable/options.hpp"
-#include "durable/schedule.hpp"
+#include "durable/schedule_records.hpp"
 #include "durable/start_options.hpp"
 
 namespace durable {
@@ -108,7 +108,6 @@ class ChildFuture : public detail::Awaitable {
 
 class WorkflowContext {
  public:
-  explicit WorkflowContext(detail::Replay& replay) : replay_(replay) {}
   WorkflowContext(const WorkflowContext&) = delete;
   WorkflowContext& operator=(const WorkflowContext&) = delete;
 
@@ -278,6 +277,8 @@ class WorkflowContext {
   }
 
  private:
+  friend class detail::Replay;  // builds the context its replay runs the code with (Replay::context())
+  explicit WorkflowContext(detail::Replay& replay) : replay_(replay) {}
   template <typename R>
   friend class Future;
   friend class TimerFuture;

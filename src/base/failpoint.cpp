@@ -1,5 +1,9 @@
 #include "base/failpoint.hpp"
 
+#include <stdexcept>
+#include <string>
+
+#ifdef DURABLE_FAILPOINTS
 #include <signal.h>
 
 #include <algorithm>
@@ -7,12 +11,23 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
-#include <string>
 #include <thread>
 
 #include "base/log.hpp"
+#endif
 
 namespace durable::detail {
+
+#ifndef DURABLE_FAILPOINTS
+
+void configure_failpoints(std::string_view spec) {
+  if (spec.empty()) return;  // nothing armed: the same as a build with failpoints
+  throw std::logic_error("failpoints '" + std::string(spec) +
+                         "' cannot be armed: this build of durable has no failpoints; configure it with "
+                         "-DDURABLE_FAILPOINTS=ON (the default when DURABLE_TESTS is on)");
+}
+
+#else
 
 namespace {
 
@@ -115,5 +130,7 @@ bool failpoint(std::string_view name) {
   }
   return fails;
 }
+
+#endif  // DURABLE_FAILPOINTS
 
 }  // namespace durable::detail

@@ -1,6 +1,9 @@
 // Failpoints: named places where the fault-injection suite makes this process fail for real.
-// Compiled in always and off unless $DURABLE_FAILPOINTS names them, so tests exercise the
-// shipped code. Format: comma-separated `name=action`, action `kill` (SIGKILL this process),
+// Compiled in only by a build with the CMake option DURABLE_FAILPOINTS (on by default when the
+// tests are built: it defines DURABLE_FAILPOINTS for the library), and off there unless
+// $DURABLE_FAILPOINTS names them. A build without it (one to install, tests off) has none:
+// failpoint() is an inline `false` the compiler removes, $DURABLE_FAILPOINTS is not read, and
+// configure_failpoints throws for any spec but the empty one. Format: comma-separated `name=action`, action `kill` (SIGKILL this process),
 // `kill@N` (at the Nth hit), `sleep:MS` (every hit), `sleep:MS/N` (every Nth hit), or `fail` /
 // `fail@N` (failpoint() returns true, at every or at the Nth hit: the caller fails there), e.g.
 //   DURABLE_FAILPOINTS="task.before_commit=kill@3"
@@ -18,9 +21,14 @@
 
 namespace durable::detail {
 
+#ifdef DURABLE_FAILPOINTS
 // True when a `fail` action fires here.
 bool failpoint(std::string_view name);
-// Replaces the configuration from $DURABLE_FAILPOINTS (tests in one process); same format.
+#else
+inline bool failpoint(std::string_view) { return false; }  // not compiled in: nothing to fire
+#endif
+// Replaces the configuration from $DURABLE_FAILPOINTS (tests in one process); same format. In a
+// build without failpoints, a non-empty spec throws std::logic_error saying how to get them.
 void configure_failpoints(std::string_view spec);
 
 }  // namespace durable::detail

@@ -16,6 +16,7 @@
 #include "base/printable.hpp"
 #include "base/resolved_options.hpp"
 #include "base/uuid.hpp"
+#include "engine/engine_access.hpp"
 #include "engine/engine_core.hpp"
 #include "pg/database.hpp"
 #include "pipeline/dispatcher.hpp"
@@ -392,7 +393,7 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
     if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
     // Our own run, committed by an earlier try whose answer was lost, is not a duplicate.
     if (existing->run_id != run_id) {
-      return {UntypedWorkflowHandle(core, workflow_id, existing->run_id), false,
+      return {detail::EngineAccess::handle(core, workflow_id, existing->run_id), false,
               std::string(to_text(existing->status))};
     }
   }
@@ -402,7 +403,7 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
     core->signals().workflow_work.notify_one();
   }
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
-  return {UntypedWorkflowHandle(core, workflow_id, run_id), true, {}};
+  return {detail::EngineAccess::handle(core, workflow_id, run_id), true, {}};
 }
 
 }  // namespace
@@ -472,13 +473,13 @@ UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
   detail::check_workflow_id(workflow_id);
   auto row = core_->store().read_workflow(workflow_id);
   if (!row) throw WorkflowNotFound(workflow_id);
-  return UntypedWorkflowHandle(core_, workflow_id, row->run_id);
+  return detail::EngineAccess::handle(core_, workflow_id, row->run_id);
 }
 
 UntypedWorkflowHandle Engine::workflow_run(const std::string& run_id) {
   auto row = core_->store().read_run(run_id);
   if (!row) throw WorkflowNotFound::run(run_id);
-  return UntypedWorkflowHandle(core_, row->workflow_id, run_id);
+  return detail::EngineAccess::handle(core_, row->workflow_id, run_id);
 }
 
 }  // namespace durable

@@ -12,6 +12,7 @@
 #include "base/log.hpp"
 #include "base/printable.hpp"
 #include "base/uuid.hpp"
+#include "engine/engine_access.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/history_export.hpp"
 #include "replay/journal.hpp"
@@ -158,7 +159,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     core_->signals().workflow_work.notify_one();
     detail::logger().info("blocked run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
                           logged_reason(*core_, action));
-    return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
+    return detail::EngineAccess::handle(core_, run.workflow_id, run_id);
   }
   if (run.status != WorkflowStatus::failed) {
     throw InvalidRunState(fmt::format("{}: only a failed or blocked run can be resumed{}", describe(run),
@@ -176,7 +177,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
   core_->signals().task_work.notify();
   detail::logger().info("run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
                         logged_reason(*core_, action));
-  return UntypedWorkflowHandle(core_, run.workflow_id, run_id);
+  return detail::EngineAccess::handle(core_, run.workflow_id, run_id);
 }
 
 UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_step, const OperatorAction& action,
@@ -209,7 +210,7 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   core_->signals().task_work.notify();
   detail::logger().info("run {} forked from step {} of run {} by '{}': {}", run.run_id, plan.from_step, run_id,
                         action.actor, logged_reason(*core_, action));
-  return UntypedWorkflowHandle(core_, run.workflow_id, run.run_id);
+  return detail::EngineAccess::handle(core_, run.workflow_id, run.run_id);
 }
 
 bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {

@@ -100,9 +100,9 @@ ActivityTransaction::ActivityTransaction(TransactionConnections& connections, St
 
 ActivityTransaction::~ActivityTransaction() = default;
 
-Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, std::shared_ptr<detail::AttemptState> state,
+Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt,
                                    const Json& input) {
-  TransactionContext ctx(std::move(state), *open_->work);
+  TransactionContext ctx(attempt, *open_->work);
   try {
     return def.run_in_transaction(ctx, input);
   } catch (const pqxx::sql_error& e) {

@@ -45,7 +45,7 @@ class ActivityTransaction {
   ActivityTransaction& operator=(const ActivityTransaction&) = delete;
 
   // Runs a transactional body in the transaction. A body that committed it: TransactionMisuse.
-  Json run_body(const detail::ActivityDefinition& def, std::shared_ptr<detail::AttemptState> state, const Json& input);
+  Json run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt, const Json& input);
   // Rolls the body's writes back (it failed, or its outcome is not wanted).
   void roll_back() noexcept;
   // Commits `step`, the body's success, with the body's writes. Returns committed, or

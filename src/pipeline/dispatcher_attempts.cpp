@@ -49,7 +49,7 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       if (def.transactional()) {
         if (!transactions_) throw Error("this engine runs no transactional activities");
         transaction.emplace(transactions_->connections, transactions_->store, task.name);
-        result = transaction->run_body(def, state, task.input);
+        result = transaction->run_body(def, ctx, task.input);
       } else {
         result = def.run(ctx, task.input);
       }

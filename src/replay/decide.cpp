@@ -34,7 +34,7 @@ Decisions decide(const Registry& registry, const JournalCache& journal, const st
                  std::int64_t now_us, const Inbox& inbox, const ChildIds& ids, OnNondeterminism on_nondeterminism) {
   const WorkflowDefinition& def = registry.workflow(journal.name);
   Replay replay(workflow_id, journal.name, journal, now_us, registry, inbox, ids);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   Decisions d;
   auto fail = [&](std::string type, std::string message) {
     d.status = journal::RunStatus::failed;

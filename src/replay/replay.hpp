@@ -33,6 +33,8 @@ class ReplayLogSink;
 
 class Replay {
  public:
+  // The context the workflow code runs with, journaled in this replay.
+  WorkflowContext context() { return WorkflowContext(*this); }
   Replay(std::string workflow_id, std::string workflow_name, const JournalCache& journal, std::int64_t now_us,
          const Registry& registry, const Inbox& inbox = Inbox::unread(), const ChildIds& ids = ChildIds::unread());
   ~Replay();  // a logger the code kept drops what it logs from then on

@@ -8,6 +8,7 @@
 #include "base/sealer.hpp"
 #include "durable/engine.hpp"
 #include "durable/testing.hpp"
+#include "engine/engine_access.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/history_export.hpp"
 #include "pg/database.hpp"
@@ -23,7 +24,7 @@ bool ended(const std::string& status) { return !status.empty() && status != "run
 
 ReplayResult replay(const Json& history, const Engine& engine) {
   const detail::ImportedHistory h = detail::import_history(history);
-  const detail::Registry& registry = engine.core_->registry();
+  const detail::Registry& registry = detail::EngineAccess::registry(engine);
   if (!registry.workflows.count(h.workflow_name)) {
     throw UnknownWorkflow(
         fmt::format("the history of run {} is of workflow '{}', which the engine given does not "
@@ -31,7 +32,7 @@ ReplayResult replay(const Json& history, const Engine& engine) {
                     h.run_id, h.workflow_name));
   }
   // A history exported without the codec holds encoded values: the engine's codec reads them.
-  const detail::Sealer sealer(engine.core_->options().codec);
+  const detail::Sealer sealer(engine.options().codec);
   std::vector<pg::JournalEvent> events = h.events;
   for (pg::JournalEvent& e : events) sealer.open_fields(e.data, "a value in the exported history");
   detail::JournalCache journal;

@@ -195,7 +195,7 @@ bool replays_cleanly(const detail::Registry& registry, const std::string& workfl
       journal.apply(e);  // throws on a gap or an event out of order
     }
     detail::Replay replay(workflow_id, name, journal, 0, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     registry.workflow(name).run(ctx, journal.input);
     return !replay.suspended() && !replay.nondeterminism() && replay.events.empty() && replay.tasks.empty();
   } catch (...) {  // a non-determinism error, a Suspend, a journal that does not apply

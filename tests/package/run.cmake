@@ -9,6 +9,6 @@ function(step)
 endfunction()
 step(${CMAKE_COMMAND} --install ${DURABLE_BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DEXPECT_FAILPOINTS=${EXPECT_FAILPOINTS})
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)

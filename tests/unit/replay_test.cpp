@@ -23,7 +23,7 @@ TEST_CASE("a new activity call becomes a command and suspends the code until its
   JournalCache journal;
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   Replay replay("wf", "hello", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK_THROWS_AS(ctx.call<test::EchoActivity>("x"), Suspend);
   CHECK(replay.suspended());
   REQUIRE(replay.tasks.size() == 1);
@@ -39,7 +39,7 @@ TEST_CASE("a journaled result is returned without scheduling anything", "[unit][
   journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
   journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "from the journal"}}));
   Replay replay("wf", "hello", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK(ctx.call<test::EchoActivity>("x") == "from the journal");
   CHECK(replay.tasks.empty());
   CHECK(replay.events.empty());
@@ -51,7 +51,7 @@ TEST_CASE("asking for another activity than the journal holds is a non-determini
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
   Replay replay("wf-7", "hello", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   expect_throw<NonDeterminismError>(
       [&] {
         ctx.call<test::AddActivity>(test::Pair{1, 2});
@@ -69,7 +69,7 @@ TEST_CASE("a timer instead of an activity is a non-determinism error too", "[uni
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   journal.apply(event(1, "activity_scheduled", 0, "echo", Json::object()));
   Replay replay("wf", "hello", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   expect_throw<NonDeterminismError>([&] { ctx.sleep(std::chrono::seconds{1}); }, "asked for a timer");
 }
 
@@ -80,12 +80,12 @@ TEST_CASE("a journaled timer fires once the claim's clock passes it", "[unit][re
   journal.apply(event(1, "timer_started", 0, "", {{"fire_at_us", 5000}}));
   {
     Replay early("wf", "w", journal, 4999, registry);
-    WorkflowContext ctx(early);
+    WorkflowContext ctx = early.context();
     CHECK_THROWS_AS(ctx.sleep(std::chrono::seconds{1}), Suspend);
     CHECK(early.wake_at_us() == 5000);
   }
   Replay due("wf", "w", journal, 5000, registry);
-  WorkflowContext ctx(due);
+  WorkflowContext ctx = due.context();
   CHECK_NOTHROW(ctx.sleep(std::chrono::seconds{1}));
   REQUIRE(due.events.size() == 1);
   CHECK(due.events[0].kind == journal::EventKind::timer_fired);
@@ -108,7 +108,7 @@ TEST_CASE("receives replay from the journal: once received, timed out, or waitin
   journal.apply(event(3, "receive_timed_out", 1, "go", Json::object()));
   {
     Replay replay("wf", "hello", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK(ctx.receive<std::string>("go") == "first");  // found at once: no deadline in the journal
     CHECK(ctx.receive<std::string>("go", std::chrono::seconds{5}) == std::nullopt);
     CHECK(replay.events.empty());
@@ -117,7 +117,7 @@ TEST_CASE("receives replay from the journal: once received, timed out, or waitin
   {
     // The code changed to wait without a deadline where the journal timed out: not replayable.
     Replay replay("wf-8", "hello", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK(ctx.receive<std::string>("go") == "first");
     expect_throw<NonDeterminismError>([&] { (void)ctx.receive<std::string>("go"); }, "sequence number 1",
                                       "receive('go') with a deadline");
@@ -126,7 +126,7 @@ TEST_CASE("receives replay from the journal: once received, timed out, or waitin
   {
     // Another topic at a journaled receive is a non-determinism error like any other call.
     Replay replay("wf-9", "hello", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     expect_throw<NonDeterminismError>([&] { (void)ctx.receive<std::string>("other"); }, "receive('go')",
                                       "receive('other')");
   }
@@ -138,7 +138,7 @@ TEST_CASE("a receive reached before its inbox was read asks for the topic and co
   JournalCache journal;
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   Replay unread("wf", "hello", journal, 1000, registry);
-  WorkflowContext ctx(unread);
+  WorkflowContext ctx = unread.context();
   CHECK_THROWS_AS(ctx.receive<std::string>("go", std::chrono::seconds{1}), Suspend);
   CHECK(unread.wanted_topics == std::set<std::string>{"go"});
   CHECK(unread.events.empty());
@@ -146,7 +146,7 @@ TEST_CASE("a receive reached before its inbox was read asks for the topic and co
   Inbox inbox;
   inbox.topics["go"] = {{{3, 900, "m-3", "hello"}, {4, 950, "m-4", "again"}}, true};
   Replay read("wf", "hello", journal, 1000, registry, inbox);
-  WorkflowContext again(read);
+  WorkflowContext again = read.context();
   CHECK(again.receive<std::string>("go", std::chrono::seconds{1}) == "hello");
   CHECK(again.receive<std::string>("go") == "again");
   CHECK_THROWS_AS(again.receive<std::string>("go", std::chrono::seconds{1}), Suspend);  // none left: it waits
@@ -184,13 +184,13 @@ TEST_CASE("wait_any with nothing ready journals the three starts, wakes for the 
   JournalCache journal;
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   Replay unread("wf", "w", journal, 4000, registry);
-  WorkflowContext ctx(unread);
+  WorkflowContext ctx = unread.context();
   CHECK_THROWS_AS(wait_for_first(ctx), Suspend);
   CHECK(unread.wanted_topics == std::set<std::string>{"go"});  // its inbox is read before choosing
 
   const Inbox empty = inbox_of_go({});
   Replay replay("wf", "w", journal, 4000, registry, empty);
-  WorkflowContext read(replay);
+  WorkflowContext read = replay.context();
   CHECK_THROWS_AS(wait_for_first(read), Suspend);
   CHECK(replay.wanted_topics.empty());
   REQUIRE(replay.events.size() == 3);
@@ -209,7 +209,7 @@ TEST_CASE("wait_any chooses the first ready in the order given and settles only 
   SECTION("a message sent after the timer's fire time loses to it, and stays in the inbox") {
     const Inbox late = inbox_of_go({{7, 5500, "m-7", "late"}});
     Replay replay("wf", "w", journal, 6000, registry, late);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK(wait_for_first(ctx) == 1);
     REQUIRE(replay.events.size() == 2);
     CHECK(replay.events[0].kind == journal::EventKind::timer_fired);
@@ -223,14 +223,14 @@ TEST_CASE("wait_any chooses the first ready in the order given and settles only 
   SECTION("a message sent before the fire time wins, though the timer comes first in the list") {
     const Inbox in_time = inbox_of_go({{7, 4500, "m-7", "in time"}});
     Replay replay("wf", "w", journal, 6000, registry, in_time);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK(wait_for_first(ctx) == 2);
     CHECK(replay.received == std::vector<std::pair<int, int>>{{7, 2}});
     CHECK(replay.wake_at_us() == -1);  // the timer is due: only code awaiting it needs it
   }
   SECTION("the timer is not due: the message is taken, and get() returns it without taking another") {
     Replay replay("wf", "w", journal, 4000, registry, inbox);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     auto activity = ctx.start<test::EchoActivity>("x");
     auto timer = ctx.start_timer(std::chrono::seconds{1});
     auto message = ctx.start_receive<std::string>("go");
@@ -245,7 +245,7 @@ TEST_CASE("wait_any chooses the first ready in the order given and settles only 
   SECTION("the activity finished too: it is first in the list, so it is chosen") {
     journal.apply(event(4, "activity_completed", 0, "echo", {{"result", "done"}}));
     Replay replay("wf", "w", journal, 6000, registry, inbox);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK(wait_for_first(ctx) == 0);
     REQUIRE(replay.events.size() == 1);  // neither the timer nor the receive was settled
     CHECK(replay.events[0].kind == journal::EventKind::wait_chosen);
@@ -262,14 +262,14 @@ TEST_CASE("a journaled wait_any choice is replayed even when an earlier future h
   journal.apply(event(6, "activity_completed", 0, "echo", {{"result", "late"}}));
   const Inbox inbox = inbox_of_go({{7, 100, "m-7", "approved"}});
   Replay replay("wf", "w", journal, 9000, registry, inbox);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK(wait_for_first(ctx) == 1);
   CHECK(replay.events.empty());
   CHECK(replay.received.empty());
 
   // Waiting on other futures at that step is a change of code the journal cannot replay.
   Replay changed("wf-2", "w", journal, 9000, registry);
-  WorkflowContext other(changed);
+  WorkflowContext other = changed.context();
   auto activity = other.start<test::EchoActivity>("x");
   auto timer = other.start_timer(std::chrono::seconds{1});
   (void)other.start_receive<std::string>("go");
@@ -282,7 +282,7 @@ TEST_CASE("wait_any over no futures is refused", "[unit][replay][wait_any]") {
   JournalCache journal;
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   Replay replay("wf-3", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   expect_throw<InvalidArgument>([&] { (void)ctx.wait_any(std::vector<TimerFuture>{}); }, "wf-3", "no futures");
   CHECK(replay.events.empty());
 }
@@ -303,7 +303,7 @@ TEST_CASE("children's starts go on past ids not read yet, to learn them all in o
   JournalCache journal;
   start(journal);
   Replay replay("parent", "p", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto a = ctx.start_child<test::DoubleWorkflow>("a", 1);
   auto b = ctx.start_child<test::DoubleWorkflow>("b", 2);
   CHECK_THROWS_AS(a.get(), Suspend);
@@ -322,7 +322,7 @@ TEST_CASE("a child under a free id is started and journaled, and one under a tak
   ids.latest["busy"] = pg::TakenId{"run-busy", journal::RunStatus::running};
   ids.latest["done"] = pg::TakenId{"run-done", journal::RunStatus::completed};
   Replay replay("parent", "p", journal, 1000, registry, Inbox::unread(), ids);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto free = ctx.start_child<test::DoubleWorkflow>("free", 1, {.parent_close = ParentClosePolicy::abandon});
   REQUIRE(replay.children.size() == 1);
   CHECK(replay.children[0].workflow_id == "free");
@@ -359,7 +359,7 @@ TEST_CASE("journaled children replay: their results, their failures, and a taken
       event(5, "child_failed", 2, "double",
             {{"status", "cancelled"}, {"error_type", "durable::WorkflowCancelled"}, {"error_message", "gone"}}));
   Replay replay("parent", "p", journal, 1000, registry);  // no ids read: none are needed
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto taken = expect_throw<WorkflowAlreadyStarted>([&] { ctx.start_child<test::DoubleWorkflow>("x", 1); });
   CHECK(taken.existing_run_id() == "r0");
   CHECK(ctx.call_child<test::DoubleWorkflow>("y", 7) == 14);
@@ -378,7 +378,7 @@ TEST_CASE("a child under another id than the journal holds is a non-determinism 
   start(journal);
   journal.apply(event(1, "child_started", 0, "double", {{"workflow_id", "y"}, {"run_id", "r1"}}));
   Replay replay("parent", "p", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   expect_throw<NonDeterminismError>([&] { ctx.start_child<test::DoubleWorkflow>("other", 1); },
                                     "journal holds a child 'double' under id 'y'");
 }
@@ -389,7 +389,7 @@ TEST_CASE("starting a child at the depth limit, or with bad input, throws, start
   JournalCache deep;
   start(deep, max_child_depth);
   Replay replay("deep", "p", deep, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   expect_throw<ChildDepthExceeded>([&] { ctx.start_child<test::DoubleWorkflow>("a", 1); }, "nested 32 deep");
   REQUIRE(replay.events.size() == 1);
   CHECK(replay.events[0].kind == journal::EventKind::call_refused);
@@ -399,7 +399,7 @@ TEST_CASE("starting a child at the depth limit, or with bad input, throws, start
   JournalCache journal;
   start(journal);
   Replay other("p", "p", journal, 1000, registry);
-  WorkflowContext ctx2(other);
+  WorkflowContext ctx2 = other.context();
   // An id that is no id is refused before the call takes a step: nothing to journal.
   CHECK_THROWS_AS(ctx2.start_child<test::DoubleWorkflow>("", 1), InvalidWorkflowId);
   CHECK_THROWS_AS(ctx2.start_child(WorkflowRef<int, int>{"nope"}, "a", 1), UnknownWorkflow);
@@ -437,7 +437,7 @@ TEST_CASE("a refused activity call takes its step and is journaled, so the code 
   JournalCache journal;
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK_THROWS_AS(catches_refusal(ctx), Suspend);
   REQUIRE(replay.events.size() == 2);
   CHECK(replay.events[0].kind == journal::EventKind::call_refused);
@@ -461,7 +461,7 @@ TEST_CASE("an activity whose idempotency key function throws refuses the call th
   JournalCache journal;
   journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}}));
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   std::string seen;
   try {
     ctx.call(not_registered, "x");
@@ -489,7 +489,7 @@ TEST_CASE("a journaled refusal is refused again on replay, and code that accepts
 
   Registry same = test_registry();
   Replay replay("wf", "w", journal, 1000, same);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK(catches_refusal(ctx) == "refused; from the journal");
   CHECK(replay.events.empty());
   CHECK(replay.tasks.empty());
@@ -498,7 +498,7 @@ TEST_CASE("a journaled refusal is refused again on replay, and code that accepts
   Registry fixed = test_registry();
   fixed.activities.emplace("not_registered", fixed.activities.at("echo"));
   Replay changed("wf", "w", journal, 1000, fixed);
-  WorkflowContext ctx2(changed);
+  WorkflowContext ctx2 = changed.context();
   expect_throw<NonDeterminismError>(
       [&] { catches_refusal(ctx2); },
       "the journal holds activity 'not_registered', refused when the run first called it "
@@ -564,7 +564,7 @@ TEST_CASE("a requested cancel is thrown at the current await, journaled, and rep
   journal.apply(event(2, "cancel_requested", -1, "", {{"reason", "why not"}}));
   {
     Replay replay("wf", "refunding", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK_THROWS_AS(refunding(ctx, false), Suspend);  // waits for the refund
     CHECK(replay.cancel_thrown());
     CHECK(replay.dropped == std::vector<int>{0});
@@ -581,7 +581,7 @@ TEST_CASE("a requested cancel is thrown at the current await, journaled, and rep
   journal.apply(event(5, "activity_completed", 0, "echo", {{"result", "charged after all"}}));
   journal.apply(event(6, "activity_completed", 1, "echo", {{"result", "refund"}}));
   Replay replay("wf", "refunding", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto e = expect_throw<WorkflowCancelled>([&] { refunding(ctx, false); }, "why not");
   CHECK(e.reason() == "why not");
   CHECK(replay.events.empty());
@@ -603,7 +603,7 @@ TEST_CASE("a cancel requested before the code began is thrown at its first call"
   start(journal);
   journal.apply(event(1, "cancel_requested", -1, "", {{"reason", ""}}));
   Replay replay("wf", "refunding", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK_THROWS_AS(refunding(ctx, false), Suspend);
   CHECK(replay.dropped.empty());
   REQUIRE(replay.events.size() == 2);

@@ -42,7 +42,7 @@ TEST_CASE("patched on new ground takes the new path and journals a marker that r
   start(journal);
   {
     Replay replay("wf", "w", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     CHECK(ctx.patched("charge-first"));
     CHECK(ctx.patched("charge-first"));  // the first answer holds: no second marker
     REQUIRE(replay.events.size() == 1);
@@ -55,7 +55,7 @@ TEST_CASE("patched on new ground takes the new path and journals a marker that r
   journal.apply(event(1, "patched", 0, "charge-first"));
   journal.apply(event(2, "activity_scheduled", 1, "add"));
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK(ctx.patched("charge-first"));
   CHECK_THROWS_AS(ctx.call<test::AddActivity>(test::Pair{1, 2}), Suspend);
   CHECK(replay.events.empty());
@@ -68,7 +68,7 @@ TEST_CASE("patched is false for a run journaled past that point without the mark
   JournalCache journal;
   one_echo_done(journal, "old");
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   REQUIRE_FALSE(ctx.patched("add-first"));
   CHECK(ctx.call<test::EchoActivity>("x") == "old");  // the old path replays
   CHECK_THROWS_AS(ctx.call<test::EchoActivity>("y"), Suspend);
@@ -82,7 +82,7 @@ TEST_CASE("a run suspended just before the patched point takes the new path when
   JournalCache journal;
   one_echo_done(journal, "a");
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK(ctx.call<test::EchoActivity>("x") == "a");
   CHECK(ctx.patched("then-add"));  // nothing journaled past here: new ground
   CHECK(kinds(replay) == std::vector{journal::EventKind::patched});
@@ -96,7 +96,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
     journal.apply(event(1, "patched", 0, "add-first"));
     journal.apply(event(2, "activity_scheduled", 1, "add"));
     Replay replay("wf", "w", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     ctx.deprecate_patch("add-first");
     CHECK_THROWS_AS(ctx.call<test::AddActivity>(test::Pair{1, 2}), Suspend);
     CHECK(replay.events.empty());
@@ -106,7 +106,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
     JournalCache journal;  // a new run: no marker is written
     start(journal);
     Replay replay("wf", "w", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     ctx.deprecate_patch("add-first");
     CHECK_THROWS_AS(ctx.call<test::AddActivity>(test::Pair{1, 2}), Suspend);
     CHECK(kinds(replay) == std::vector{journal::EventKind::activity_scheduled});
@@ -118,7 +118,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
     start(journal);
     journal.apply(event(1, "patched", 0, "add-first"));
     Replay replay("wf", "w", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     expect_throw<NonDeterminismError>(
         [&] {
           ctx.call<test::AddActivity>(test::Pair{1, 2});
@@ -132,7 +132,7 @@ TEST_CASE("a bad patch id is a typed error and journals nothing", "[unit][versio
   JournalCache journal;
   start(journal);
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   expect_throw<InvalidPatchId>([&] { ctx.patched(""); }, "patch id is empty");
   expect_throw<InvalidPatchId>([&] { ctx.patched(std::string(256, 'p')); }, "256 bytes long: the limit is 255");
   expect_throw<InvalidPatchId>([&] { ctx.deprecate_patch(std::string("a\0b", 3)); }, "NUL");
@@ -147,14 +147,14 @@ TEST_CASE("is_replaying is true while the code re-runs what the last replay ran,
   one_echo_done(journal, "a");
   journal.replayed_seq = 2;  // the last replay scheduled the echo and waited for it
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   CHECK(ctx.is_replaying());
   ctx.call<test::EchoActivity>("x");
   CHECK_FALSE(ctx.is_replaying());
   JournalCache fresh;  // no replay committed yet: everything is news
   start(fresh);
   Replay first("wf", "w", fresh, 1000, registry);
-  CHECK_FALSE(WorkflowContext(first).is_replaying());
+  CHECK_FALSE(first.context().is_replaying());
 }
 
 TEST_CASE("an outcome journaled since the last committed replay read the journal ends the replaying part",
@@ -168,7 +168,7 @@ TEST_CASE("an outcome journaled since the last committed replay read the journal
   journal.apply(event(4, "activity_completed", 1, "echo", {{"result", "b"}}));
   journal.replayed_seq = 4;  // the last replay got step 0's result, not step 1's
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto first = ctx.start<test::EchoActivity>("x");
   auto second = ctx.start<test::EchoActivity>("y");
   first.get();
@@ -191,7 +191,7 @@ TEST_CASE("the workflow logger keeps what is logged on new ground and drops what
   spdlog::set_default_logger(capture);
   {
     Replay replay("wf-log", "w", journal, 1000, registry);
-    WorkflowContext ctx(replay);
+    WorkflowContext ctx = replay.context();
     ctx.logger().info("before the first step");
     ctx.call<test::EchoActivity>("x");
     ctx.logger().info("after the first step");
@@ -243,7 +243,7 @@ TEST_CASE("a wait_any that chooses now ends the replaying part, so what the code
   Inbox inbox;
   inbox.topics["reply"].complete = true;  // no reply came
   Replay replay("wf", "w", journal, 1000, registry, inbox);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto timer = ctx.start_timer(std::chrono::milliseconds{1});
   auto reply = ctx.start_receive<std::string>("reply");
   CHECK(ctx.is_replaying());
@@ -260,7 +260,7 @@ TEST_CASE("patched where a cancel was delivered keeps the old path, so the cance
   journal.apply(event(2, "cancel_requested", -1, "", {{"reason", "stop"}}));
   journal.apply(event(3, "cancel_delivered", -1, "", {{"at_step", 1}, {"awaited", 0}, {"dropped", {0}}}));
   Replay replay("wf", "w", journal, 1000, registry);
-  WorkflowContext ctx(replay);
+  WorkflowContext ctx = replay.context();
   auto echoed = ctx.start<test::EchoActivity>("x");
   CHECK_FALSE(ctx.patched("added-after-the-call"));
   CHECK_THROWS_AS(echoed.get(), WorkflowCancelled);

@@ -1,0 +1,4 @@
+// A base header that includes nothing of ours.
+#pragma once
+
+#include <string>
