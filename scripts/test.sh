@@ -14,6 +14,6 @@ build_type=RelWithDebInfo
 [ "${DURABLE_SANITIZE:-OFF}" = ON ] && build_type=Debug
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$build_type" \
   -DDURABLE_WERROR="${DURABLE_WERROR:-OFF}" -DDURABLE_SANITIZE="${DURABLE_SANITIZE:-OFF}" \
-  -DDURABLE_BENCH="${DURABLE_BENCH:-ON}"
+  -DDURABLE_BENCH="${DURABLE_BENCH:-ON}" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build "$build" -j "$(nproc)"
 exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2

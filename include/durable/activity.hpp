@@ -18,7 +18,7 @@ class Dispatcher;
 class TransactionContext;  // durable/pqxx.hpp: a transactional activity's context
 
 // Heartbeat details are kept in the task row for the next attempt; this bounds them.
-inline constexpr std::size_t max_heartbeat_details_bytes = 16 * 1024;
+inline constexpr std::size_t max_heartbeat_details_bytes = std::size_t{16} * 1024;
 
 class ActivityContext {
  public:

@@ -350,7 +350,8 @@ template <typename Input, typename MakeBody>
 WorkflowDefinition make_workflow(std::string name, MakeBody make_body) {
   WorkflowDefinition def;
   def.name = name;
-  def.run = [name, make_body = std::move(make_body)](WorkflowContext& ctx, const Json& input) -> Json {
+  def.run = [name = std::move(name), make_body = std::move(make_body)](WorkflowContext& ctx,
+                                                                       const Json& input) -> Json {
     auto typed = from_payload<Input>(input, "the input of workflow '" + name + "'");
     auto body = make_body();
     if constexpr (std::is_void_v<decltype(body(ctx, typed))>) {

@@ -161,7 +161,7 @@ std::string EngineCore::send_message(const std::string& workflow_id, const std::
   check_topic(topic);
   check_message_key(options.idempotency_key);
   check_payload(payload, fmt::format("the payload of a message to '{}'", workflow_id));
-  const std::string message_id = random_uuid();
+  std::string message_id = random_uuid();  // not const: returned, it moves
   pg::SendOutcome sent = store().send_message(workflow_id, topic, payload, message_id, options.idempotency_key);
   // Running as the statement began, not by the time it held the row: it ended, or the id has a
   // new run since. Once more, to answer for what is there now.

@@ -21,8 +21,8 @@ using Json = nlohmann::json;
 
 // Limits every payload (workflow and activity inputs and results, schedule inputs, event
 // payloads) is held to before it is written, so PostgreSQL never refuses one half-way.
-inline constexpr std::size_t max_payload_bytes = 4 * 1024 * 1024;  // as compact JSON
-inline constexpr int max_payload_depth = 256;                      // nested arrays and objects
+inline constexpr std::size_t max_payload_bytes = std::size_t{4} * 1024 * 1024;  // as compact JSON
+inline constexpr int max_payload_depth = 256;                                   // nested arrays and objects
 }  // namespace durable
 
 namespace durable::detail {
