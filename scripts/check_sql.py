@@ -19,6 +19,8 @@ import os
 import re
 import sys
 
+from fixture_marks import marked_lines
+
 CALL = re.compile(r"\.(exec|exec0|exec1|exec_n|exec_params|exec_params0|exec_params1|exec_params_n)\s*\(")
 QUOTING = re.compile(r"\.(quote|quote_name|esc)\s*\(")
 PREPARE = re.compile(r"\.prepare\s*\(")
@@ -106,14 +108,7 @@ def problems_in(src):
 
 def self_test(fixture):
     """The checker catches what it should: the problems found are those the fixture marks."""
-    expected = []
-    for root, _, names in os.walk(fixture):
-        for name in names:
-            path = os.path.join(root, name)
-            with open(path, encoding="utf-8") as f:
-                for number, line in enumerate(f, 1):
-                    times = 2 if "// reported twice" in line else 1 if "// reported" in line else 0
-                    expected += [f"{os.path.relpath(path, fixture)}:{number}"] * times
+    expected = marked_lines(fixture)
     found = [":".join(p.split(":")[:2]) for p in problems_in(fixture)]
     if sorted(found) != sorted(expected):
         print(f"expected problems at {sorted(expected)}, found {sorted(found)}")
