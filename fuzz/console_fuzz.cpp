@@ -13,6 +13,8 @@
 #include <console.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <durable/engine.hpp>
 #include <string>
 #include <string_view>
@@ -57,6 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     request.replace(at, 8, fixture.csrf);
   }
   const std::string out = fixture.console.answer(request);
+  // To read what a reproducer got: DURABLE_FUZZ_PRINT=1 build-fuzz/fuzz/durable_fuzz_console <input>
+  static const bool print = std::getenv("DURABLE_FUZZ_PRINT") != nullptr;
+  if (print) std::fwrite(out.data(), 1, out.size(), stderr);
   if (out.empty()) return 0;  // no request line: nothing to answer
   std::size_t start = 0;
   int status = status_at(out, 0);

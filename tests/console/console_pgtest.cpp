@@ -410,6 +410,31 @@ TEST_CASE("a Range header never leaves a JSON answer without its body", "[pg][co
   }
 }
 
+// Found by the console fuzzer: httplib reads " HEAD /api/runs HTTP/1.1" (space first) as HEAD and
+// answered a JSON error without its body. A request line is METHOD SP target SP version, single
+// spaces, no tabs (RFC 9112 3); anything looser is a 400 with its JSON error, whatever its first word.
+TEST_CASE("a request line with stray spaces or tabs is a 400 with a JSON error", "[pg][console]") {
+  RunningEngine env;
+  Console console(env.engine, {.listen = "127.0.0.1:0"});
+  for (const auto* line :
+       {" HEAD /api/runs HTTP/1.1", "HEAD  /api/runs HTTP/1.1", "HEAD /api/runs  HTTP/1.1", "HEAD /api/runs HTTP/1.1 ",
+        "\tHEAD /api/runs HTTP/1.1", "GET\t/api/runs HTTP/1.1", " GET / HTTP/1.1", "HEAD /api/runs HTTP/1.1 extra"}) {
+    INFO(line);
+    const std::string out = console.answer(fmt::format("{}\r\nHost: 127.0.0.1:0\r\nRange: bytes=abc\r\n\r\n", line));
+    INFO(out);
+    const Answer a = parse(out);
+    CHECK(a.status == 400);
+    CHECK(is_json_error(a));
+    CHECK(out.find("\r\nContent-Length: " + std::to_string(a.body.size()) + "\r\n") != std::string::npos);
+    CHECK(out.find("X-Content-Type-Options: nosniff") != std::string::npos);
+  }
+  // The strict form is still served, HEAD without a body as HTTP says.
+  CHECK(parse(console.answer("GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:0\r\n\r\n")).status == 200);
+  const std::string head = console.answer("HEAD /api/runs HTTP/1.1\r\nHost: 127.0.0.1:0\r\n\r\n");
+  CHECK(parse(head).status == 200);
+  CHECK(parse(head).body.empty());
+}
+
 // The management API parses the cursor (src/engine/runs.cpp) and refuses one out of range with
 // InvalidArgument, which the console answers 400 (it was a 500, std::out_of_range, and a 503, 22008).
 TEST_CASE("a cursor of 19 digits or past the time range is a 400", "[pg][console]") {

@@ -7,6 +7,7 @@
 #include <durable/engine.hpp>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace durable::console::detail {
@@ -26,5 +27,9 @@ std::pair<int, std::string> status_of(const std::exception_ptr& error) noexcept;
 
 // Every response: no inline script or style, no framing, no sniffing, no referrer leaks.
 void set_security_headers(httplib::Response& res);
+
+// Writes `res` whole to `stream` as HTTP/1.1, for an answer given before httplib parses the
+// request (its own writer is private). Returns false when the stream refused some of it.
+bool write_answer(httplib::Stream& stream, const httplib::Response& res, std::string_view reason);
 
 }  // namespace durable::console::detail

@@ -51,10 +51,20 @@ const std::set<std::string>& action_paths() {
 class Router : public httplib::Server {
  public:
   // Answers one request read from `stream`, always whole: a Range header is ignored (as RFC 9110
-  // lets a server do), since a slice of a JSON answer is no JSON.
+  // lets a server do), since a slice of a JSON answer is no JSON. A request line looser than
+  // RFC 9112's is refused before httplib reads it.
   void answer(httplib::Stream& stream) {
+    detail::RequestLineStream checked(stream);
+    if (!checked.well_formed()) {
+      httplib::Response res;
+      send_error(res, 400, "the request line is malformed: it is METHOD SP target SP HTTP/1.1, single spaces, no tabs");
+      detail::set_security_headers(res);
+      res.set_header("Connection", "close");
+      detail::write_answer(checked, res, "Bad Request");
+      return;
+    }
     bool closed = false;
-    process_request(stream, true, closed, [](httplib::Request& req) { req.ranges.clear(); });
+    process_request(checked, true, closed, [](httplib::Request& req) { req.ranges.clear(); });
   }
 };
 

@@ -29,6 +29,28 @@ void MemoryStream::get_remote_ip_and_port(std::string& ip, int& port) const {
   port = 0;
 }
 
+RequestLineStream::RequestLineStream(httplib::Stream& inner) : inner_(inner) {
+  // One byte at a time, so that nothing past the line is taken from `inner`; a line longer than
+  // httplib allows is left for it to refuse (414).
+  char byte = 0;
+  while (line_.size() <= CPPHTTPLIB_REQUEST_URI_MAX_LENGTH + 2 && inner_.read(&byte, 1) == 1) {
+    line_.push_back(byte);
+    if (byte == '\n') break;
+  }
+  if (line_.size() < 2 || line_.compare(line_.size() - 2, 2, "\r\n") != 0) return;
+  const std::string_view words(line_.data(), line_.size() - 2);
+  well_formed_ = std::count(words.begin(), words.end(), ' ') == 2 && words.find('\t') == std::string_view::npos &&
+                 words.front() != ' ' && words.back() != ' ' && words.find("  ") == std::string_view::npos;
+}
+
+ssize_t RequestLineStream::read(char* ptr, size_t size) {
+  if (next_ == line_.size()) return inner_.read(ptr, size);
+  const std::size_t n = std::min(size, line_.size() - next_);
+  std::memcpy(ptr, line_.data() + next_, n);
+  next_ += n;
+  return static_cast<ssize_t>(n);
+}
+
 SocketStream::SocketStream(int fd, const ConsoleOptions& options)
     : fd_(fd),
       read_timeout_(options.read_timeout),

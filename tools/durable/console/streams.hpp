@@ -31,6 +31,30 @@ class MemoryStream final : public httplib::Stream {
   std::string_view in_;
 };
 
+// The request line read ahead of httplib, which trims spaces and tabs around its words (to it,
+// " HEAD / HTTP/1.1" is a HEAD, answered without a body). The console holds the line to RFC 9112's
+// form first; then httplib reads it, unchanged, and the rest of `inner`.
+class RequestLineStream final : public httplib::Stream {
+ public:
+  explicit RequestLineStream(httplib::Stream& inner);
+  // False when the line ends in CRLF but is not METHOD SP target SP version (single spaces, no
+  // tabs). A line httplib refuses before reading a method (no CRLF, too long, none) passes.
+  bool well_formed() const noexcept { return well_formed_; }
+  bool is_readable() const override { return inner_.is_readable(); }
+  bool is_writable() const override { return inner_.is_writable(); }
+  ssize_t read(char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override { return inner_.write(ptr, size); }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { inner_.get_remote_ip_and_port(ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { inner_.get_local_ip_and_port(ip, port); }
+  socket_t socket() const override { return inner_.socket(); }
+
+ private:
+  httplib::Stream& inner_;
+  std::string line_;
+  std::size_t next_ = 0;
+  bool well_formed_ = true;
+};
+
 // A connection's socket, read through a buffer with a timeout per wait, a deadline for the whole
 // request and a cap on the bytes read; written with a timeout per wait.
 class SocketStream final : public httplib::Stream {
