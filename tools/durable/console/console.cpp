@@ -209,7 +209,7 @@ struct Console::Impl {
         [this](const httplib::Request& req, httplib::Response& res) { return gate(req, res); });
     router.set_post_routing_handler(
         [](const httplib::Request&, httplib::Response& res) { detail::set_security_headers(res); });
-    router.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+    router.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr& error) {
       const auto [status, message] = detail::status_of(error);
       send_error(res, status, message);
     });

@@ -23,8 +23,8 @@ struct ConsoleOptions {
   // browser's Origin header spells it ("https://ops.example.com"). Actions from that origin are
   // accepted, and on loopback a Host header naming it too. Empty: only the console's own address.
   std::string public_origin{};
-  std::size_t max_body_bytes = 64 * 1024;  // a larger request body gets 413, however it is sent
-  std::size_t max_connections = 64;        // more at once are answered 503 and closed
+  std::size_t max_body_bytes = std::size_t{64} * 1024;  // a larger request body gets 413, however it is sent
+  std::size_t max_connections = 64;                     // more at once are answered 503 and closed
   std::chrono::milliseconds read_timeout = std::chrono::seconds{5};   // longest silence within a request
   std::chrono::milliseconds write_timeout = std::chrono::seconds{5};  // longest wait for the client to read
   // A request must have arrived in full (line, headers, body) this soon after its connection

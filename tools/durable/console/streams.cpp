@@ -58,7 +58,7 @@ SocketStream::SocketStream(int fd, const ConsoleOptions& options)
       request_deadline_(options.request_deadline),
       deadline_(Clock::now() + options.request_deadline),
       // Room for the request line and headers beyond the body: httplib bounds each line, not their number.
-      budget_(options.max_body_bytes + 64 * 1024) {}
+      budget_(options.max_body_bytes + std::size_t{64} * 1024) {}
 
 ssize_t SocketStream::read(char* ptr, size_t size) {
   if (next_ == end_) {
