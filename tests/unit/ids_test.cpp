@@ -12,7 +12,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include <durable/engine.hpp>
 #include <durable/ids.hpp>
+#include <durable/runs.hpp>
 
 using durable::RunId;
 using durable::WorkflowId;
@@ -45,6 +47,28 @@ static_assert(!Ordered<RunId, WorkflowId>);
 static_assert(EqualityComparable<WorkflowId, const char*>);  // "order-1" is a workflow id
 static_assert(!EqualityComparable<RunId, const char*>);
 static_assert(!EqualityComparable<RunId, std::string>);
+
+// The mix-ups they exist for do not compile: a workflow id where a run id is meant, and back.
+template <typename Id>
+concept RunsGetTakes = requires(const durable::Runs& runs, const Id& id) {
+  runs.get(id);
+};
+template <typename Id>
+concept EngineWorkflowTakes = requires(durable::Engine& engine, const Id& id) {
+  engine.workflow(id);
+};
+template <typename Id>
+concept WorkflowRunTakes = requires(durable::Engine& engine, const Id& id) {
+  engine.workflow_run(id);
+};
+static_assert(RunsGetTakes<RunId>);
+static_assert(!RunsGetTakes<WorkflowId>);
+static_assert(!RunsGetTakes<std::string>);
+static_assert(EngineWorkflowTakes<WorkflowId>);
+static_assert(EngineWorkflowTakes<std::string>);
+static_assert(!EngineWorkflowTakes<RunId>);
+static_assert(WorkflowRunTakes<RunId>);
+static_assert(!WorkflowRunTakes<WorkflowId>);
 
 }  // namespace
 
