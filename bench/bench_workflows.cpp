@@ -33,7 +33,7 @@ int InsertAlone::operator()(durable::ActivityContext& ctx, const int& value) con
   thread_local std::unique_ptr<pqxx::connection> conn;
   if (!conn || !conn->is_open()) conn = std::make_unique<pqxx::connection>(url);
   pqxx::work tx(*conn);
-  tx.exec_params0("INSERT INTO " + table + " (run, value) VALUES ($1, $2)", ctx.workflow_id(), value);
+  tx.exec_params0("INSERT INTO " + table + " (run, value) VALUES ($1, $2)", ctx.workflow_id().str(), value);
   tx.commit();
   return value;
 }

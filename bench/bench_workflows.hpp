@@ -36,7 +36,8 @@ struct InsertOne {
   static constexpr auto name = "insert_one";
   std::string table;  // quoted schema.bench_rows
   int operator()(durable::TransactionContext& ctx, const int& value) const {
-    ctx.transaction().exec_params0("INSERT INTO " + table + " (run, value) VALUES ($1, $2)", ctx.workflow_id(), value);
+    ctx.transaction().exec_params0("INSERT INTO " + table + " (run, value) VALUES ($1, $2)", ctx.workflow_id().str(),
+                                   value);
     return value;
   }
 };
@@ -75,7 +76,7 @@ struct NoopFanOut {
   int operator()(durable::WorkflowContext& ctx, const int& count) {
     std::vector<durable::ChildFuture<int>> children;
     for (int i = 0; i < count; ++i) {
-      children.push_back(ctx.start_child<NoopChain>(ctx.workflow_id() + "/" + std::to_string(i), 1));
+      children.push_back(ctx.start_child<NoopChain>(ctx.workflow_id().str() + "/" + std::to_string(i), 1));
     }
     int sum = 0;
     for (auto& child : children) sum += child.get();

@@ -180,7 +180,7 @@ void time_lists(const durable::Runs& runs, const std::function<void(Result)>& re
 }
 
 // The whole history, page after page, as a reader follows next_seq.
-durable::History whole_history(const durable::Runs& runs, const std::string& run_id) {
+durable::History whole_history(const durable::Runs& runs, const durable::RunId& run_id) {
   durable::History all;
   std::optional<int> from = 0;
   while (from) {
@@ -194,7 +194,7 @@ durable::History whole_history(const durable::Runs& runs, const std::string& run
 
 void time_long_run(const durable::Runs& runs, const std::function<void(Result)>& report) {
   progress("runs: timing the {}-step run's history and get, {} times each", long_run_steps, repetitions);
-  const std::string run_id = runs.latest(long_run_id).run_id;
+  const durable::RunId run_id = runs.latest(long_run_id).run_id;
   const std::size_t events = 2 * long_run_steps + 2;
   durable::History history;
   // One page holds at most 1,000 events, and the run has 2,002: the aim is judged on all of them too.

@@ -28,7 +28,7 @@ struct HourlyReport {
 
 // Waits for the run a fire started and prints what it returned.
 std::string run_of_fire(durable::Engine& engine, std::chrono::system_clock::time_point nominal) {
-  const std::string id = durable::scheduled_workflow_id("ops-report", "Europe/Berlin", nominal);
+  const durable::WorkflowId id = durable::scheduled_workflow_id("ops-report", "Europe/Berlin", nominal);
   for (int tries = 0;; ++tries) {  // the scheduler starts it a moment after the clock moves
     try {
       std::string report = engine.workflow<HourlyReport>(id).result(30s);

@@ -77,7 +77,7 @@ int main() {
   durable::WorkflowHandle<int> resumed(runs.resume(failed.runs[0].run_id, action));
   // ... and forks another from step 1, under a new id: step 0's result is copied from its journal.
   durable::WorkflowHandle<int> forked(
-      runs.fork(failed.runs[1].run_id, 1, action, {.workflow_id = failed.runs[1].workflow_id + "-retry"}));
+      runs.fork(failed.runs[1].run_id, 1, action, {.workflow_id = failed.runs[1].workflow_id.str() + "-retry"}));
   // [resume-fork]
   const int resumed_total = resumed.result(30s), forked_total = forked.result(30s);
   fmt::print("resumed {} -> {}, forked {} -> {}\n", resumed.id(), resumed_total, forked.id(), forked_total);

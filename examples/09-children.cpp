@@ -126,7 +126,7 @@ struct FulfilOrder {
       try {
         report.refund = ctx.call_child<Refund>("refund:" + order.id, missing);
       } catch (const durable::WorkflowAlreadyStarted& e) {
-        report.refund = "refund already " + e.existing_status() + " (run " + e.existing_run_id() + ")";
+        report.refund = "refund already " + e.existing_status() + " (run " + e.existing_run_id().str() + ")";
       }
     }
     // The first of a courier's pick-up and a 48 hour deadline.

@@ -95,7 +95,7 @@ int main() {
   };
 
   // Version 1 starts order-1, which waits for the warehouse when version 1 is taken down.
-  std::string order_1_run;
+  durable::RunId order_1_run;
   {
     durable::Engine v1(options("1.0"));
     v1.add<Reserve>().add<Charge>().add<OrderV1>();

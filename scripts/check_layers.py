@@ -45,7 +45,7 @@ ALLOWED = {
     "engine": {"base", "journal", "pg", "schedule", "replay", "pipeline", "background", "engine"},
     "testing": {"base", "journal", "pg", "replay", "engine", "testing"},
 }
-VALUES = {"audit.hpp", "codec.hpp", "cron.hpp", "engine_options.hpp", "errors.hpp", "messages.hpp", "metrics.hpp",
+VALUES = {"audit.hpp", "codec.hpp", "cron.hpp", "engine_options.hpp", "errors.hpp", "ids.hpp", "messages.hpp", "metrics.hpp",
           "options.hpp", "run_records.hpp", "schedule_records.hpp", "start_options.hpp", "stats.hpp", "status.hpp",
           "versioning.hpp"}
 FACADES = {"activity.hpp", "engine.hpp", "handle.hpp", "pqxx.hpp", "runs.hpp", "saga.hpp", "schedule.hpp",

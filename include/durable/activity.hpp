@@ -7,6 +7,7 @@
 #include <string>
 
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 #include "durable/options.hpp"
 
 namespace durable {
@@ -22,7 +23,7 @@ inline constexpr std::size_t max_heartbeat_details_bytes = std::size_t{16} * 102
 
 class ActivityContext {
  public:
-  const std::string& workflow_id() const;
+  const WorkflowId& workflow_id() const;
   const std::string& activity_name() const;
   int step() const;     // the call's sequence number inside its workflow
   int attempt() const;  // 1 for the first attempt

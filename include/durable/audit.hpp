@@ -9,6 +9,7 @@
 #include <string>
 
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 
 namespace durable {
 
@@ -23,7 +24,9 @@ struct AuditEntry {
   std::chrono::system_clock::time_point at{};
   // `action`: resume, fork, cancel, terminate, delete, prune, expire_idempotency_results,
   // schedule_pause, schedule_resume or schedule_delete (details: the schedule_id).
-  std::string actor, action, reason, workflow_id, run_id;
+  std::string actor, action, reason;
+  WorkflowId workflow_id;
+  RunId run_id;
   Json details;
 };
 

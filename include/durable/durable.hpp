@@ -9,6 +9,7 @@
 #include "durable/engine_options.hpp"
 #include "durable/errors.hpp"
 #include "durable/handle.hpp"
+#include "durable/ids.hpp"
 #include "durable/messages.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"

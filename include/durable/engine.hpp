@@ -11,6 +11,7 @@
 #include "durable/codec.hpp"
 #include "durable/engine_options.hpp"
 #include "durable/handle.hpp"
+#include "durable/ids.hpp"
 #include "durable/messages.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
@@ -83,7 +84,7 @@ class Engine {
   // Starts a workflow run under a caller-chosen id. Throws WorkflowAlreadyStarted when the id
   // is taken (as the id reuse policy judges), and InvalidArgument (nothing written) on bad input.
   template <detail::Named W>
-  WorkflowHandle<detail::result_of<W>> start_workflow(const std::string& workflow_id, const detail::input_of<W>& input,
+  WorkflowHandle<detail::result_of<W>> start_workflow(const WorkflowId& workflow_id, const detail::input_of<W>& input,
                                                       const StartOptions& options = {}) {
     return WorkflowHandle<detail::result_of<W>>(
         start_workflow(W::name, workflow_id, detail::to_payload(input, "a workflow input"), options));
@@ -92,12 +93,12 @@ class Engine {
   // Like start_workflow, but a taken id is an answer, not an error: the existing run's handle
   // with started = false. Safe to call again with the same id after any failure.
   template <detail::Named W>
-  StartOutcome<detail::result_of<W>> start_or_find(const std::string& workflow_id, const detail::input_of<W>& input,
+  StartOutcome<detail::result_of<W>> start_or_find(const WorkflowId& workflow_id, const detail::input_of<W>& input,
                                                    const StartOptions& options = {}) {
     auto outcome = start_or_find(W::name, workflow_id, detail::to_payload(input, "a workflow input"), options);
     return {WorkflowHandle<detail::result_of<W>>(std::move(outcome.run)), outcome.started};
   }
-  StartOutcome<Json> start_or_find(const std::string& workflow_name, const std::string& workflow_id, const Json& input,
+  StartOutcome<Json> start_or_find(const std::string& workflow_name, const WorkflowId& workflow_id, const Json& input,
                                    const StartOptions& options = {});
 
   // Registers a trigger: events delivered to it start workflow W under id `{trigger}:{event_id}`.
@@ -114,32 +115,32 @@ class Engine {
   // The same for an event as JSON: {"event_id": "...", "payload": ...}.
   StartOutcome<Json> deliver(const std::string& trigger, const Json& event);
   template <typename In, typename Out>
-  WorkflowHandle<Out> start_workflow(const WorkflowRef<In, Out>& workflow, const std::string& workflow_id,
+  WorkflowHandle<Out> start_workflow(const WorkflowRef<In, Out>& workflow, const WorkflowId& workflow_id,
                                      const std::type_identity_t<In>& input, const StartOptions& options = {}) {
     return WorkflowHandle<Out>(
         start_workflow(workflow.name, workflow_id, detail::to_payload(input, "a workflow input"), options));
   }
   // Untyped start by registered name; the input must convert to the workflow's input type.
-  UntypedWorkflowHandle start_workflow(const std::string& workflow_name, const std::string& workflow_id,
+  UntypedWorkflowHandle start_workflow(const std::string& workflow_name, const WorkflowId& workflow_id,
                                        const Json& input, const StartOptions& options = {});
 
   // A handle to an existing run, from this or any other process. Throws WorkflowNotFound.
   template <detail::Named W>
-  WorkflowHandle<detail::result_of<W>> workflow(const std::string& workflow_id) {
+  WorkflowHandle<detail::result_of<W>> workflow(const WorkflowId& workflow_id) {
     return WorkflowHandle<detail::result_of<W>>(workflow(workflow_id));
   }
   template <typename In, typename Out>
-  WorkflowHandle<Out> workflow(const WorkflowRef<In, Out>&, const std::string& workflow_id) {
+  WorkflowHandle<Out> workflow(const WorkflowRef<In, Out>&, const WorkflowId& workflow_id) {
     return WorkflowHandle<Out>(workflow(workflow_id));
   }
-  UntypedWorkflowHandle workflow(const std::string& workflow_id);
+  UntypedWorkflowHandle workflow(const WorkflowId& workflow_id);
 
   // A handle to one run by its run id, whether or not it is its id's latest. Throws WorkflowNotFound.
   template <detail::Named W>
-  WorkflowHandle<detail::result_of<W>> workflow_run(const std::string& run_id) {
+  WorkflowHandle<detail::result_of<W>> workflow_run(const RunId& run_id) {
     return WorkflowHandle<detail::result_of<W>>(workflow_run(run_id));
   }
-  UntypedWorkflowHandle workflow_run(const std::string& run_id);
+  UntypedWorkflowHandle workflow_run(const RunId& run_id);
 
   // Sends a message to the latest run of a workflow, from any process, whether or not the
   // workflow waits for it yet: it is in the run's inbox once this returns, and the workflow
@@ -147,7 +148,7 @@ class Engine {
   // message id. Throws WorkflowNotFound for an unknown id, WorkflowEnded when the run has ended,
   // InvalidTopic, InvalidIdempotencyKey or PayloadError on bad input (nothing written).
   template <typename T>
-  std::string send(const std::string& workflow_id, const std::string& topic, const T& payload,
+  std::string send(const WorkflowId& workflow_id, const std::string& topic, const T& payload,
                    const SendOptions& options = {}) {
     return send_payload(workflow_id, topic, detail::to_payload(payload, "a message payload"), options);
   }
@@ -164,7 +165,7 @@ class Engine {
 
  private:
   friend struct detail::EngineAccess;  // the test kit's replay checks read the registry
-  std::string send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
+  std::string send_payload(const WorkflowId& workflow_id, const std::string& topic, const Json& payload,
                            const SendOptions& options);
   Engine& add_definition(detail::ActivityDefinition definition);
   Engine& add_definition(detail::WorkflowDefinition definition);

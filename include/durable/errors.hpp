@@ -53,6 +53,8 @@
 #include <utility>
 #include <vector>
 
+#include "durable/ids.hpp"
+
 namespace durable {
 
 class Error : public std::runtime_error {
@@ -137,20 +139,22 @@ class ChildDepthExceeded : public InvalidArgument {
 
 class WorkflowAlreadyStarted : public Error {
  public:
-  WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status);
-  const std::string& workflow_id() const noexcept { return workflow_id_; }
-  const std::string& existing_run_id() const noexcept { return run_id_; }
+  WorkflowAlreadyStarted(WorkflowId workflow_id, RunId run_id, std::string status);
+  const WorkflowId& workflow_id() const noexcept { return workflow_id_; }
+  const RunId& existing_run_id() const noexcept { return run_id_; }
   const std::string& existing_status() const noexcept { return status_; }
 
  private:
-  std::string workflow_id_, run_id_, status_;
+  WorkflowId workflow_id_;
+  RunId run_id_;
+  std::string status_;
 };
 
 class WorkflowNotFound : public Error {
  public:
-  explicit WorkflowNotFound(const std::string& workflow_id);
+  explicit WorkflowNotFound(const WorkflowId& workflow_id);
   // No run with this run id (perhaps deleted or pruned).
-  static WorkflowNotFound run(const std::string& run_id);
+  static WorkflowNotFound run(const RunId& run_id);
 
  private:
   struct Message {
@@ -162,12 +166,13 @@ class WorkflowNotFound : public Error {
 // The workflow's latest run has ended, so it takes no more messages.
 class WorkflowEnded : public Error {
  public:
-  WorkflowEnded(std::string workflow_id, std::string status);
-  const std::string& workflow_id() const noexcept { return workflow_id_; }
+  WorkflowEnded(WorkflowId workflow_id, std::string status);
+  const WorkflowId& workflow_id() const noexcept { return workflow_id_; }
   const std::string& status() const noexcept { return status_; }
 
  private:
-  std::string workflow_id_, status_;
+  WorkflowId workflow_id_;
+  std::string status_;
 };
 // A management action the run's state does not allow (resume a run that did not fail, delete
 // a running run, fork onto an id whose run is running): the message says what would.
@@ -206,16 +211,17 @@ class ActivityFailed : public Error {
 // for a cancelled child).
 class ChildWorkflowFailed : public Error {
  public:
-  ChildWorkflowFailed(std::string workflow_id, std::string workflow_name, std::string status, std::string error_type,
+  ChildWorkflowFailed(WorkflowId workflow_id, std::string workflow_name, std::string status, std::string error_type,
                       std::string error_message);
-  const std::string& workflow_id() const noexcept { return workflow_id_; }  // the child's
+  const WorkflowId& workflow_id() const noexcept { return workflow_id_; }  // the child's
   const std::string& workflow_name() const noexcept { return workflow_name_; }
   const std::string& status() const noexcept { return status_; }  // "failed" or "cancelled"
   const std::string& error_type() const noexcept { return error_type_; }
   const std::string& error_message() const noexcept { return error_message_; }
 
  private:
-  std::string workflow_id_, workflow_name_, status_, error_type_, error_message_;
+  WorkflowId workflow_id_;
+  std::string workflow_name_, status_, error_type_, error_message_;
 };
 
 // A compensation that failed for good, as Saga::compensate() saw it.
@@ -292,12 +298,13 @@ class NonDeterminismError : public Error {
 // The workflow run ended in failure; error_type() and what() are what the journal holds.
 class WorkflowFailed : public Error {
  public:
-  WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message);
-  const std::string& workflow_id() const noexcept { return workflow_id_; }
+  WorkflowFailed(WorkflowId workflow_id, std::string error_type, const std::string& error_message);
+  const WorkflowId& workflow_id() const noexcept { return workflow_id_; }
   const std::string& error_type() const noexcept { return error_type_; }
 
  private:
-  std::string workflow_id_, error_type_;
+  WorkflowId workflow_id_;
+  std::string error_type_;
 };
 
 // Thrown inside a workflow at its current await (or next durable call) once a cancel of its run
@@ -305,7 +312,7 @@ class WorkflowFailed : public Error {
 // cancelled. Thrown by result() of a run that ended cancelled.
 class WorkflowCancelled : public Error {
  public:
-  explicit WorkflowCancelled(const std::string& workflow_id, std::string reason = {});
+  explicit WorkflowCancelled(const WorkflowId& workflow_id, std::string reason = {});
   const std::string& reason() const noexcept { return reason_; }  // as given to cancel(); may be empty
 
  private:

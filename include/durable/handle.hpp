@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 #include "durable/options.hpp"
 #include "durable/status.hpp"
 
@@ -20,8 +21,8 @@ struct EngineAccess;  // src/engine/engine_access.hpp
 
 class UntypedWorkflowHandle {
  public:
-  const std::string& id() const noexcept { return id_; }
-  const std::string& run_id() const noexcept { return run_id_; }
+  const WorkflowId& id() const noexcept { return id_; }
+  const RunId& run_id() const noexcept { return run_id_; }
   WorkflowStatus status() const;
 
   // Waits until the run ends. Returns the result JSON when it completed; throws WorkflowFailed
@@ -46,10 +47,10 @@ class UntypedWorkflowHandle {
 
  private:
   friend struct detail::EngineAccess;  // the engine and Runs hand out handles to runs they found or started
-  UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id, std::string run_id);
+  UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, WorkflowId workflow_id, RunId run_id);
   std::shared_ptr<detail::EngineCore> core_;
-  std::string id_;
-  std::string run_id_;
+  WorkflowId id_;
+  RunId run_id_;
 };
 
 template <typename R = Json>
@@ -58,7 +59,7 @@ class WorkflowHandle : public UntypedWorkflowHandle {
   explicit WorkflowHandle(UntypedWorkflowHandle untyped) : UntypedWorkflowHandle(std::move(untyped)) {}
 
   R result(Duration timeout = std::chrono::hours{24}) const {
-    return detail::from_payload<R>(result_json(timeout), "the result of workflow '" + id() + "'");
+    return detail::from_payload<R>(result_json(timeout), "the result of workflow '" + id().str() + "'");
   }
 
   // get_event_json, converted to T.
@@ -66,7 +67,7 @@ class WorkflowHandle : public UntypedWorkflowHandle {
   std::optional<T> get_event(const std::string& key, Duration timeout = Duration{0}) const {
     std::optional<Json> value = get_event_json(key, timeout);
     if (!value) return std::nullopt;
-    return detail::from_payload<T>(*value, "event '" + key + "' of workflow '" + id() + "'");
+    return detail::from_payload<T>(*value, "event '" + key + "' of workflow '" + id().str() + "'");
   }
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 #include "durable/status.hpp"
 #include "durable/versioning.hpp"
 
@@ -36,7 +37,7 @@ struct RunFilter {
   std::optional<TimePoint> ended_from{}, ended_until{};      // [from, until); ended runs only
   std::string schedule_id{};                                 // runs this schedule started
   std::string trigger{};                                     // runs this trigger started
-  std::string parent_run_id{};                               // children of this run
+  RunId parent_run_id{};                                     // children of this run; empty: any run
   // Runs whose app version (EngineOptions::app_version of the engine that started it, then of
   // the last that replayed it) is this; "" for unversioned runs. Empty optional: any.
   std::optional<std::string> app_version{};
@@ -51,7 +52,9 @@ struct RunQuery {
 
 // A run as lists show it.
 struct RunSummary {
-  std::string workflow_id, run_id, workflow_name;
+  WorkflowId workflow_id;
+  RunId run_id;
+  std::string workflow_name;
   WorkflowStatus status = WorkflowStatus::running;
   bool latest = true;  // the latest run of its workflow id
   StartedBy started_by = StartedBy::call;
@@ -79,11 +82,11 @@ struct RunInfo : RunSummary {
   int activities = 0;       // activity steps its journal scheduled (a fork: the copied ones too)
   int attempts = 0;         // attempts they started, retries included
   int failed_attempts = 0;  // attempts that failed, timed out or lost their lease
-  std::string parent_run_id, forked_from_run;
+  RunId parent_run_id, forked_from_run;
   int forked_from_step = -1;
   // The chain of continue-as-new: the run this one continued, and the run that continued it
   // (status continued). Empty when there is none.
-  std::string continued_from_run, continued_as_run;
+  RunId continued_from_run, continued_as_run;
   // Why the run is blocked, while it is (EngineOptions::on_nondeterminism = block).
   std::optional<BlockedRun> blocked_by;
   std::optional<TimePoint> blocked_at;
@@ -124,7 +127,7 @@ struct History {
 };
 
 struct ForkOptions {
-  std::string workflow_id{};  // the new run's workflow id; empty: the source's (whose latest run must have ended)
+  WorkflowId workflow_id{};  // the new run's workflow id; empty: the source's (whose latest run must have ended)
 };
 
 struct PruneOutcome {

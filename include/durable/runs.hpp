@@ -18,6 +18,7 @@
 #include "durable/audit.hpp"
 #include "durable/detail/payload.hpp"
 #include "durable/handle.hpp"
+#include "durable/ids.hpp"
 #include "durable/run_records.hpp"
 
 namespace durable {
@@ -36,36 +37,36 @@ class Runs {
   // `at_most` > 0: each status is counted up to at_most + 1 only (more than at_most shows as
   // at_most + 1), so that a count over millions of runs reads no more than that many per status.
   std::map<WorkflowStatus, std::int64_t> count_by_status(const RunFilter& filter = {}, std::int64_t at_most = 0) const;
-  RunInfo get(const std::string& run_id) const;
+  RunInfo get(const RunId& run_id) const;
   // The latest run of a workflow id.
-  RunInfo latest(const std::string& workflow_id) const;
-  History history(const std::string& run_id, const HistoryQuery& query = {}) const;
+  RunInfo latest(const WorkflowId& workflow_id) const;
+  History history(const RunId& run_id, const HistoryQuery& query = {}) const;
 
   // A failed run (its id's latest) runs again from its journal with the current code: the
   // activity whose failure failed it gets new attempts under its retry policy, and the ones it
   // had not awaited are scheduled again. Journaled as a workflow_resumed event. A blocked run is
   // unblocked: the next engine free to take it replays it now, whatever its app version.
-  UntypedWorkflowHandle resume(const std::string& run_id, const OperatorAction& action);
+  UntypedWorkflowHandle resume(const RunId& run_id, const OperatorAction& action);
   // The run's whole history as versioned JSON (durable/versioning.hpp: history_format), for
   // durable::testing::replay and golden replay tests.
-  Json export_history(const std::string& run_id) const;
+  Json export_history(const RunId& run_id) const;
   // A new run whose journal is the source run's events of the steps before `from_step`, going on
   // with the current code; it records the source run and step. `from_step` is 0 (start over with
   // the same input) up to the number of steps the source journaled; any other value (one a
   // caller parsed wider than int, too) is InvalidArgument naming it.
-  UntypedWorkflowHandle fork(const std::string& run_id, std::int64_t from_step, const OperatorAction& action,
+  UntypedWorkflowHandle fork(const RunId& run_id, std::int64_t from_step, const OperatorAction& action,
                              const ForkOptions& options = {});
   // Asks a running run to cancel, as UntypedWorkflowHandle::cancel does, for action.reason. False
   // when the run had ended already; true when it runs (recorded only when this call asked). A run
   // that continued as new passes it on to the chain's running run.
-  bool cancel(const std::string& run_id, const OperatorAction& action);
+  bool cancel(const RunId& run_id, const OperatorAction& action);
   // Ends a running run as cancelled at once: its code is not told and runs no cleanup, its tasks
   // are dropped, and its children are asked to cancel (per their parent-close policy). For a run
   // no engine runs any more. False when the run had ended already, continued as new included
   // (nothing is recorded then).
-  bool terminate(const std::string& run_id, const OperatorAction& action);
+  bool terminate(const RunId& run_id, const OperatorAction& action);
   // Deletes an ended run and its history. If it was its id's latest run, the newest one left is.
-  void remove(const std::string& run_id, const OperatorAction& action);
+  void remove(const RunId& run_id, const OperatorAction& action);
   // Deletes ended runs that ended before `ended_before`, with their history, in transactions of at
   // most 1,000 runs; idempotency results stay (see expire_idempotency_results).
   PruneOutcome prune(TimePoint ended_before, const OperatorAction& action, bool dry_run = false);

@@ -14,6 +14,7 @@
 
 #include "durable/audit.hpp"
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 #include "durable/options.hpp"
 #include "durable/schedule_records.hpp"
 
@@ -56,7 +57,7 @@ class Schedules {
 
 // The workflow id a schedule's fire gets: `{schedule id}:{nominal time in its zone with offset}`.
 // Throws UnknownTimeZone.
-std::string scheduled_workflow_id(const std::string& schedule_id, const std::string& time_zone,
-                                  std::chrono::system_clock::time_point nominal);
+WorkflowId scheduled_workflow_id(const std::string& schedule_id, const std::string& time_zone,
+                                 std::chrono::system_clock::time_point nominal);
 
 }  // namespace durable

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 #include "durable/options.hpp"
 #include "durable/run_records.hpp"
 #include "durable/versioning.hpp"
@@ -74,7 +75,9 @@ void set_clock(const std::string& url, const std::string& schema, std::chrono::s
 
 // What replaying one history against the current code found.
 struct ReplayResult {
-  std::string workflow_id, run_id, workflow_name;
+  WorkflowId workflow_id;
+  RunId run_id;
+  std::string workflow_name;
   std::optional<Divergence> divergence;  // none: the code replays the whole journal
   // Set by check_replay when the run's stored history could not be read (why): nothing replayed.
   std::optional<std::string> unreadable{};

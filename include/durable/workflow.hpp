@@ -19,6 +19,7 @@
 
 #include "durable/detail/payload.hpp"
 #include "durable/errors.hpp"
+#include "durable/ids.hpp"
 #include "durable/messages.hpp"
 #include "durable/options.hpp"
 #include "durable/schedule_records.hpp"
@@ -97,13 +98,14 @@ class ChildFuture : public detail::Awaitable {
   // Waits durably for the child to end: its result, or ChildWorkflowFailed (carrying the child's
   // error) when it failed or was cancelled.
   R get();
-  const std::string& workflow_id() const { return child_id_; }  // the child's
+  const WorkflowId& workflow_id() const { return child_id_; }  // the child's
 
  private:
   friend class WorkflowContext;
-  ChildFuture(WorkflowContext& ctx, int step, std::string child_id, std::string name)
+  ChildFuture(WorkflowContext& ctx, int step, WorkflowId child_id, std::string name)
       : Awaitable(ctx, step), child_id_(std::move(child_id)), name_(std::move(name)) {}
-  std::string child_id_, name_;
+  WorkflowId child_id_;
+  std::string name_;
 };
 
 class WorkflowContext {
@@ -111,7 +113,7 @@ class WorkflowContext {
   WorkflowContext(const WorkflowContext&) = delete;
   WorkflowContext& operator=(const WorkflowContext&) = delete;
 
-  const std::string& workflow_id() const;
+  const WorkflowId& workflow_id() const;
 
   // For a run a schedule started: its schedule, nominal time, window and how many fires it
   // stands for. Empty for runs started any other way.
@@ -202,25 +204,25 @@ class WorkflowContext {
   // left running with ParentClosePolicy::abandon. Throws ChildDepthExceeded at max_child_depth,
   // InvalidWorkflowId, UnknownWorkflow or PayloadError on bad input (nothing is started).
   template <detail::Named W>
-  ChildFuture<detail::result_of<W>> start_child(const std::string& child_id, const detail::input_of<W>& input,
+  ChildFuture<detail::result_of<W>> start_child(const WorkflowId& child_id, const detail::input_of<W>& input,
                                                 const ChildOptions& options = {}) {
     return start_child_named<detail::result_of<W>>(W::name, child_id,
                                                    detail::to_payload(input, "a child workflow input"), options);
   }
   template <typename In, typename Out>
-  ChildFuture<Out> start_child(const WorkflowRef<In, Out>& workflow, const std::string& child_id,
+  ChildFuture<Out> start_child(const WorkflowRef<In, Out>& workflow, const WorkflowId& child_id,
                                const std::type_identity_t<In>& input, const ChildOptions& options = {}) {
     return start_child_named<Out>(workflow.name, child_id, detail::to_payload(input, "a child workflow input"),
                                   options);
   }
   // Starts a child and waits for its result.
   template <detail::Named W>
-  detail::result_of<W> call_child(const std::string& child_id, const detail::input_of<W>& input,
+  detail::result_of<W> call_child(const WorkflowId& child_id, const detail::input_of<W>& input,
                                   const ChildOptions& options = {}) {
     return start_child<W>(child_id, input, options).get();
   }
   template <typename In, typename Out>
-  Out call_child(const WorkflowRef<In, Out>& workflow, const std::string& child_id,
+  Out call_child(const WorkflowRef<In, Out>& workflow, const WorkflowId& child_id,
                  const std::type_identity_t<In>& input, const ChildOptions& options = {}) {
     return start_child(workflow, child_id, input, options).get();
   }
@@ -238,7 +240,7 @@ class WorkflowContext {
   // (WorkflowNotFound, WorkflowEnded, InvalidTopic, ...), the same on every replay, and
   // ActivityFailed when the database stayed unreachable through its 20 attempts.
   template <typename T>
-  std::string send(const std::string& workflow_id, const std::string& topic, const T& payload,
+  std::string send(const WorkflowId& workflow_id, const std::string& topic, const T& payload,
                    const SendOptions& options = {}) {
     return send_payload(workflow_id, topic, detail::to_payload(payload, "a message payload"), options);
   }
@@ -301,13 +303,13 @@ class WorkflowContext {
   std::size_t wait_any_steps(const std::vector<int>& steps);
   void set_event_payload(const std::string& key, Json value);
   template <typename R>
-  ChildFuture<R> start_child_named(const std::string& name, const std::string& child_id, Json input,
+  ChildFuture<R> start_child_named(const std::string& name, const WorkflowId& child_id, Json input,
                                    const ChildOptions& options) {
     return ChildFuture<R>(*this, start_child_step(name, child_id, std::move(input), options), child_id, name);
   }
-  int start_child_step(const std::string& name, const std::string& child_id, Json input, const ChildOptions& options);
+  int start_child_step(const std::string& name, const WorkflowId& child_id, Json input, const ChildOptions& options);
   Json await_child(int step);
-  std::string send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
+  std::string send_payload(const WorkflowId& workflow_id, const std::string& topic, Json payload,
                            const SendOptions& options);
   [[noreturn]] void continue_as_new_payload(Json input);
   detail::Replay& replay_;
@@ -332,7 +334,7 @@ R ChildFuture<R>::get() {
   if constexpr (std::is_void_v<R>) {
     return;
   } else {
-    return detail::from_payload<R>(result, "the result of child workflow '" + child_id_ + "' (" + name_ + ")");
+    return detail::from_payload<R>(result, "the result of child workflow '" + child_id_.str() + "' (" + name_ + ")");
   }
 }
 

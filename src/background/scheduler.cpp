@@ -26,7 +26,7 @@ pg::ScheduleAdvance Scheduler::plan(const pg::ScheduleRow& row, std::int64_t now
                     {"nominal_us", to_us(fire.nominal)},
                     {"window_start_us", to_us(fire.window_start)},
                     {"fires", fire.fires}};
-    advance.starts.push_back({scheduled_workflow_id(row.id, spec.time_zone, fire.nominal), time_ordered_uuid(),
+    advance.starts.push_back({scheduled_workflow_id(row.id, spec.time_zone, fire.nominal).str(), time_ordered_uuid(),
                               Json{{"schedule", std::move(context)}}});
   }
   if (fires.dropped > 0) {

@@ -6,29 +6,29 @@
 
 namespace durable {
 
-WorkflowAlreadyStarted::WorkflowAlreadyStarted(std::string workflow_id, std::string run_id, std::string status)
+WorkflowAlreadyStarted::WorkflowAlreadyStarted(WorkflowId workflow_id, RunId run_id, std::string status)
     : Error(fmt::format("workflow id '{}' is already taken by run {} (status: {}); "
                         "choose another id, or read the existing run with Engine::workflow()",
-                        detail::printable(workflow_id), run_id, status)),
+                        detail::printable(workflow_id.str()), run_id, status)),
       workflow_id_(std::move(workflow_id)),
       run_id_(std::move(run_id)),
       status_(std::move(status)) {}
 
-WorkflowNotFound::WorkflowNotFound(const std::string& workflow_id)
-    : Error(fmt::format("no workflow with id '{}'", detail::printable(workflow_id))) {}
+WorkflowNotFound::WorkflowNotFound(const WorkflowId& workflow_id)
+    : Error(fmt::format("no workflow with id '{}'", detail::printable(workflow_id.str()))) {}
 
 WorkflowNotFound::WorkflowNotFound(Message message) : Error(std::move(message.text)) {}
 
-WorkflowNotFound WorkflowNotFound::run(const std::string& run_id) {
+WorkflowNotFound WorkflowNotFound::run(const RunId& run_id) {
   return WorkflowNotFound(Message{fmt::format(
       "no run with run id '{}' (run ids are uuids such as a handle's run_id(); deleted and pruned runs are gone)",
-      detail::printable(run_id))});
+      detail::printable(run_id.str()))});
 }
 
 NonDeterminismError::NonDeterminismError(const std::string& message, int step, std::string journaled, std::string asked)
     : Error(message), step_(step), journaled_(std::move(journaled)), asked_(std::move(asked)) {}
 
-WorkflowEnded::WorkflowEnded(std::string workflow_id, std::string status)
+WorkflowEnded::WorkflowEnded(WorkflowId workflow_id, std::string status)
     : Error(fmt::format("workflow '{}' has ended (status: {}) and takes no more messages; send to a running "
                         "workflow, or start a new run under the id first",
                         workflow_id, status)),
@@ -51,7 +51,7 @@ ActivityFailed::ActivityFailed(std::string activity, std::string error_type, std
       error_message_(std::move(error_message)),
       attempts_(attempts) {}
 
-ChildWorkflowFailed::ChildWorkflowFailed(std::string workflow_id, std::string workflow_name, std::string status,
+ChildWorkflowFailed::ChildWorkflowFailed(WorkflowId workflow_id, std::string workflow_name, std::string status,
                                          std::string error_type, std::string error_message)
     : Error(fmt::format("child workflow '{}' ({}) {}: {}: {}", workflow_id, workflow_name,
                         status == "cancelled" ? "was cancelled" : "failed", error_type, error_message)),
@@ -84,10 +84,10 @@ CompensationFailed::CompensationFailed(std::vector<FailedCompensation> failures,
       compensations_(compensations),
       cause_(std::move(cause)) {}
 
-WorkflowFailed::WorkflowFailed(std::string workflow_id, std::string error_type, const std::string& error_message)
+WorkflowFailed::WorkflowFailed(WorkflowId workflow_id, std::string error_type, const std::string& error_message)
     : Error(error_message), workflow_id_(std::move(workflow_id)), error_type_(std::move(error_type)) {}
 
-WorkflowCancelled::WorkflowCancelled(const std::string& workflow_id, std::string reason)
+WorkflowCancelled::WorkflowCancelled(const WorkflowId& workflow_id, std::string reason)
     : Error(reason.empty() ? fmt::format("workflow '{}' was cancelled", workflow_id)
                            : fmt::format("workflow '{}' was cancelled: {}", workflow_id, reason)),
       reason_(std::move(reason)) {}

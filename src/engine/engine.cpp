@@ -338,9 +338,9 @@ Engine& Engine::add_definition(detail::WorkflowDefinition definition) {
 
 void Engine::start() { core_->start(); }
 
-std::string Engine::send_payload(const std::string& workflow_id, const std::string& topic, const Json& payload,
+std::string Engine::send_payload(const WorkflowId& workflow_id, const std::string& topic, const Json& payload,
                                  const SendOptions& options) {
-  return core_->send_message(workflow_id, topic, payload, options);
+  return core_->send_message(workflow_id.str(), topic, payload, options);
 }
 
 void Engine::stop() {
@@ -408,16 +408,16 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
 
 }  // namespace
 
-UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, const std::string& workflow_id,
+UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, const WorkflowId& workflow_id,
                                              const Json& input, const StartOptions& options) {
-  auto attempt = try_start(core_, workflow_name, workflow_id, input, options);
+  auto attempt = try_start(core_, workflow_name, workflow_id.str(), input, options);
   if (!attempt.started) throw WorkflowAlreadyStarted(workflow_id, attempt.run.run_id(), attempt.existing_status);
   return attempt.run;
 }
 
-StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const std::string& workflow_id,
+StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const WorkflowId& workflow_id,
                                          const Json& input, const StartOptions& options) {
-  auto attempt = try_start(core_, workflow_name, workflow_id, input, options);
+  auto attempt = try_start(core_, workflow_name, workflow_id.str(), input, options);
   return {WorkflowHandle<Json>(std::move(attempt.run)), attempt.started};
 }
 
@@ -469,17 +469,17 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Json& event
   return deliver(trigger, Event{event["event_id"].get<std::string>(), event.value("payload", Json())});
 }
 
-UntypedWorkflowHandle Engine::workflow(const std::string& workflow_id) {
-  detail::check_workflow_id(workflow_id);
-  auto row = core_->store().read_workflow(workflow_id);
+UntypedWorkflowHandle Engine::workflow(const WorkflowId& workflow_id) {
+  detail::check_workflow_id(workflow_id.str());
+  auto row = core_->store().read_workflow(workflow_id.str());
   if (!row) throw WorkflowNotFound(workflow_id);
-  return detail::EngineAccess::handle(core_, workflow_id, row->run_id);
+  return detail::EngineAccess::handle(core_, workflow_id.str(), row->run_id);
 }
 
-UntypedWorkflowHandle Engine::workflow_run(const std::string& run_id) {
-  auto row = core_->store().read_run(run_id);
+UntypedWorkflowHandle Engine::workflow_run(const RunId& run_id) {
+  auto row = core_->store().read_run(run_id.str());
   if (!row) throw WorkflowNotFound::run(run_id);
-  return detail::EngineAccess::handle(core_, row->workflow_id, run_id);
+  return detail::EngineAccess::handle(core_, row->workflow_id, run_id.str());
 }
 
 }  // namespace durable

@@ -15,8 +15,9 @@
 namespace durable::detail {
 
 struct EngineAccess {
+  // The ids as src/ holds them (text), typed here.
   static UntypedWorkflowHandle handle(std::shared_ptr<EngineCore> core, std::string workflow_id, std::string run_id) {
-    return UntypedWorkflowHandle(std::move(core), std::move(workflow_id), std::move(run_id));
+    return UntypedWorkflowHandle(std::move(core), WorkflowId{std::move(workflow_id)}, RunId{std::move(run_id)});
   }
   static const Registry& registry(const Engine& engine) { return engine.core_->registry(); }
 };

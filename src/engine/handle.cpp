@@ -36,12 +36,12 @@ WorkflowStatus public_status(journal::RunStatus status) {
 std::string next_in_chain(const pg::WorkflowRow& row) { return row.result.at("continued_as").get<std::string>(); }
 }  // namespace
 
-UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, std::string workflow_id,
-                                             std::string run_id)
+UntypedWorkflowHandle::UntypedWorkflowHandle(std::shared_ptr<detail::EngineCore> core, WorkflowId workflow_id,
+                                             RunId run_id)
     : core_(std::move(core)), id_(std::move(workflow_id)), run_id_(std::move(run_id)) {}
 
 WorkflowStatus UntypedWorkflowHandle::status() const {
-  auto row = core_->store().read_run(run_id_);
+  auto row = core_->store().read_run(run_id_.str());
   if (!row) throw WorkflowNotFound::run(run_id_);
   return public_status(row->status);
 }
@@ -49,11 +49,11 @@ WorkflowStatus UntypedWorkflowHandle::status() const {
 Json UntypedWorkflowHandle::result_json(Duration timeout) const {
   detail::check_timer_duration(timeout, "result()'s timeout");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string run_id = run_id_;
+  std::string run_id = run_id_.str();
   for (;;) {
     const auto seen = core_->signals().ended.generation();  // before the read, so no local end is missed
     auto row = core_->store().read_run(run_id);
-    if (!row) throw WorkflowNotFound::run(run_id);
+    if (!row) throw WorkflowNotFound::run(RunId{run_id});
     switch (public_status(row->status)) {
       case WorkflowStatus::completed: return row->result;
       case WorkflowStatus::failed:
@@ -84,14 +84,14 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
   detail::check_event_key(key);
   detail::check_timer_duration(timeout, "get_event()'s timeout");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string run_id = run_id_;
+  std::string run_id = run_id_.str();
   for (;;) {
     const auto seen = core_->signals().events.generation();  // before the read, so no publish is missed
     const pg::EventRead read = core_->store().read_event(run_id, key);
-    if (!read.status) throw WorkflowNotFound::run(run_id);
+    if (!read.status) throw WorkflowNotFound::run(RunId{run_id});
     if (*read.status == journal::RunStatus::continued) {  // the next run has its events, and newer ones
       auto row = core_->store().read_run(run_id);
-      if (!row) throw WorkflowNotFound::run(run_id);
+      if (!row) throw WorkflowNotFound::run(RunId{run_id});
       run_id = next_in_chain(*row);
       continue;
     }
@@ -107,7 +107,7 @@ std::optional<Json> UntypedWorkflowHandle::get_event_json(const std::string& key
 
 bool UntypedWorkflowHandle::cancel(const std::string& reason) const {
   // Its end, when its code has cleaned up, wakes result() as any other end does.
-  std::string run_id = run_id_;
+  std::string run_id = run_id_.str();
   for (;;) {
     if (core_->store().request_cancel(run_id, reason)) return true;
     auto row = core_->store().read_run(run_id);

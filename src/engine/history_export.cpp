@@ -14,7 +14,7 @@ namespace durable::detail {
 
 Json export_history(pg::RunStore& store, const std::string& run_id) {
   const auto run = store.get(run_id);
-  if (!run) throw WorkflowNotFound::run(run_id);
+  if (!run) throw WorkflowNotFound::run(RunId{run_id});
   Json events = Json::array();
   for (int from = 0;;) {
     const History page = store.history(run_id, from, 1000);

@@ -60,9 +60,9 @@ void check_filter(const RunFilter& f) {
   detail::check_text(f.schedule_id, "the filter's schedule id");
   detail::check_text(f.trigger, "the filter's trigger");
   if (f.app_version) detail::check_text(*f.app_version, "the filter's app version");
-  if (!f.parent_run_id.empty() && !detail::is_uuid(f.parent_run_id)) {
+  if (!f.parent_run_id.empty() && !detail::is_uuid(f.parent_run_id.str())) {
     throw InvalidArgument(fmt::format("parent run id '{}' is not a run id (a uuid such as a handle's run_id())",
-                                      detail::printable(f.parent_run_id)));
+                                      detail::printable(f.parent_run_id.str())));
   }
 }
 
@@ -92,7 +92,7 @@ std::int64_t us_of(TimePoint t) {
 }
 
 std::string describe(const RunInfo& run) {
-  return fmt::format("run {} of workflow '{}' is {}", run.run_id, detail::printable(run.workflow_id),
+  return fmt::format("run {} of workflow '{}' is {}", run.run_id, detail::printable(run.workflow_id.str()),
                      to_string(run.status));
 }
 
@@ -121,37 +121,38 @@ std::map<WorkflowStatus, std::int64_t> Runs::count_by_status(const RunFilter& fi
   return core_->run_store().count_by_status(filter, at_most);
 }
 
-RunInfo Runs::get(const std::string& run_id) const {
-  auto run = detail::is_uuid(run_id) ? core_->run_store().get(run_id) : std::nullopt;
+RunInfo Runs::get(const RunId& run_id) const {
+  auto run = detail::is_uuid(run_id.str()) ? core_->run_store().get(run_id.str()) : std::nullopt;
   if (!run) throw WorkflowNotFound::run(run_id);
   return *run;
 }
 
-RunInfo Runs::latest(const std::string& workflow_id) const {
-  detail::check_workflow_id(workflow_id);
-  auto run = core_->run_store().latest(workflow_id);
+RunInfo Runs::latest(const WorkflowId& workflow_id) const {
+  detail::check_workflow_id(workflow_id.str());
+  auto run = core_->run_store().latest(workflow_id.str());
   if (!run) throw WorkflowNotFound(workflow_id);
   return *run;
 }
 
-History Runs::history(const std::string& run_id, const HistoryQuery& query) const {
+History Runs::history(const RunId& run_id, const HistoryQuery& query) const {
   check_limit(query.limit, "history");
   if (query.from_seq < 0 || query.from_seq > std::numeric_limits<int>::max()) {
     throw InvalidArgument(fmt::format(
         "history from_seq {} is out of range: events are numbered from 0 to {} (History::next_seq of the page before)",
         query.from_seq, std::numeric_limits<int>::max()));
   }
-  if (!core_->run_store().exists(run_id)) throw WorkflowNotFound::run(run_id);
-  return core_->run_store().history(run_id, static_cast<int>(query.from_seq), query.limit);
+  if (!core_->run_store().exists(run_id.str())) throw WorkflowNotFound::run(run_id);
+  return core_->run_store().history(run_id.str(), static_cast<int>(query.from_seq), query.limit);
 }
 
-Json Runs::export_history(const std::string& run_id) const {
-  return detail::export_history(core_->run_store(), run_id);
+Json Runs::export_history(const RunId& run_id) const {
+  return detail::export_history(core_->run_store(), run_id.str());
 }
 
-UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorAction& action) {
+UntypedWorkflowHandle Runs::resume(const RunId& id, const OperatorAction& action) {
   detail::check_action(action);
-  const RunInfo run = get(run_id);
+  const RunInfo run = get(id);
+  const std::string& run_id = id.str();
   if (run.blocked) {
     if (!core_->run_store().unblock(run_id, action)) {
       throw InvalidRunState(fmt::format("run {} changed while it was being resumed: read it again", run_id));
@@ -159,7 +160,7 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
     core_->signals().workflow_work.notify_one();
     detail::logger().info("blocked run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
                           logged_reason(*core_, action));
-    return detail::EngineAccess::handle(core_, run.workflow_id, run_id);
+    return detail::EngineAccess::handle(core_, run.workflow_id.str(), run_id);
   }
   if (run.status != WorkflowStatus::failed) {
     throw InvalidRunState(fmt::format("{}: only a failed or blocked run can be resumed{}", describe(run),
@@ -177,17 +178,18 @@ UntypedWorkflowHandle Runs::resume(const std::string& run_id, const OperatorActi
   core_->signals().task_work.notify();
   detail::logger().info("run {} of workflow '{}' resumed by '{}': {}", run_id, run.workflow_id, action.actor,
                         logged_reason(*core_, action));
-  return detail::EngineAccess::handle(core_, run.workflow_id, run_id);
+  return detail::EngineAccess::handle(core_, run.workflow_id.str(), run_id);
 }
 
-UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_step, const OperatorAction& action,
+UntypedWorkflowHandle Runs::fork(const RunId& id, std::int64_t asked_step, const OperatorAction& action,
                                  const ForkOptions& options) {
   detail::check_action(action);
-  if (!options.workflow_id.empty()) detail::check_workflow_id(options.workflow_id);
-  const RunInfo source = get(run_id);
+  if (!options.workflow_id.empty()) detail::check_workflow_id(options.workflow_id.str());
+  const RunInfo source = get(id);
+  const std::string& run_id = id.str();
   detail::ForkPlan plan = detail::plan_fork(run_id, journal_of(*core_, run_id), asked_step);
   pg::ForkedRun run;
-  run.workflow_id = options.workflow_id.empty() ? source.workflow_id : options.workflow_id;
+  run.workflow_id = (options.workflow_id.empty() ? source.workflow_id : options.workflow_id).str();
   run.run_id = detail::time_ordered_uuid();
   run.name = source.workflow_name;
   run.source_run_id = run_id;
@@ -201,9 +203,9 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
     if (run.replace_latest) {
       throw InvalidRunState(fmt::format(
           "run {} of workflow '{}' is running: cancel it first, or fork under a new id (ForkOptions::workflow_id)",
-          existing ? existing->run_id : std::string("?"), detail::printable(run.workflow_id)));
+          existing ? existing->run_id : RunId{"?"}, detail::printable(run.workflow_id)));
     }
-    throw WorkflowAlreadyStarted(run.workflow_id, existing ? existing->run_id : std::string(),
+    throw WorkflowAlreadyStarted(run.workflow_id, existing ? existing->run_id : RunId(),
                                  existing ? std::string(to_string(existing->status)) : std::string("unknown"));
   }
   core_->signals().workflow_work.notify_one();
@@ -213,30 +215,30 @@ UntypedWorkflowHandle Runs::fork(const std::string& run_id, std::int64_t asked_s
   return detail::EngineAccess::handle(core_, run.workflow_id, run.run_id);
 }
 
-bool Runs::cancel(const std::string& run_id, const OperatorAction& action) {
+bool Runs::cancel(const RunId& run_id, const OperatorAction& action) {
   detail::check_action(action);
-  std::string asked = run_id;
+  RunId asked = run_id;
   get(asked);  // WorkflowNotFound
   for (;;) {
-    if (core_->run_store().request_cancel(asked, action)) return true;
+    if (core_->run_store().request_cancel(asked.str(), action)) return true;
     const RunInfo run = get(asked);
     if (run.status != WorkflowStatus::continued) return false;
     asked = run.continued_as_run;  // the chain goes on there
   }
 }
 
-bool Runs::terminate(const std::string& run_id, const OperatorAction& action) {
+bool Runs::terminate(const RunId& run_id, const OperatorAction& action) {
   detail::check_action(action);
   get(run_id);  // WorkflowNotFound
-  const bool terminated = core_->run_store().terminate(run_id, action);
-  if (terminated) core_->run_cancelled(run_id);
+  const bool terminated = core_->run_store().terminate(run_id.str(), action);
+  if (terminated) core_->run_cancelled(run_id.str());
   return terminated;
 }
 
-void Runs::remove(const std::string& run_id, const OperatorAction& action) {
+void Runs::remove(const RunId& run_id, const OperatorAction& action) {
   detail::check_action(action);
   const RunInfo run = get(run_id);
-  if (run.status == WorkflowStatus::running || !core_->run_store().remove(run_id, action)) {
+  if (run.status == WorkflowStatus::running || !core_->run_store().remove(run_id.str(), action)) {
     const RunInfo now = get(run_id);  // WorkflowNotFound when it was deleted meanwhile
     throw InvalidRunState(fmt::format("{}: only an ended run can be deleted; cancel it first", describe(now)));
   }

@@ -103,8 +103,8 @@ MisfirePolicy parse_misfire_policy(const std::string& text) {
   throw InvalidSchedule(fmt::format("misfire policy '{}' is unknown: use \"skip\", \"catchup\" or \"compress\"", text));
 }
 
-std::string scheduled_workflow_id(const std::string& schedule_id, const std::string& time_zone,
-                                  std::chrono::system_clock::time_point nominal) {
+WorkflowId scheduled_workflow_id(const std::string& schedule_id, const std::string& time_zone,
+                                 std::chrono::system_clock::time_point nominal) {
   // Formatting reads only the zone; the expression is any valid one.
   return schedule_id + ":" + CronCalendar(CronExpression::parse("@hourly"), time_zone).format(nominal);
 }

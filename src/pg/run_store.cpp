@@ -53,7 +53,7 @@ std::string prefix_pattern(const std::string& prefix) {
 
 void read_summary(const pqxx::row& row, RunSummary& r) {
   r.workflow_id = row["workflow_id"].as<std::string>();
-  r.run_id = row["run_id"].as<std::string>();
+  r.run_id = RunId{row["run_id"].as<std::string>()};
   r.workflow_name = row["name"].as<std::string>();
   r.status = public_status(row["status"].as<std::string>());
   r.latest = row["latest"].as<bool>();
@@ -77,11 +77,11 @@ RunInfo read_info(const pqxx::row& row) {
   r.activities = row["activities"].as<int>();
   r.attempts = row["attempts"].as<int>();
   r.failed_attempts = row["failed_attempts"].as<int>();
-  r.parent_run_id = row["parent_run_id"].as<std::string>();
-  r.forked_from_run = row["forked_from_run"].as<std::string>();
+  r.parent_run_id = RunId{row["parent_run_id"].as<std::string>()};
+  r.forked_from_run = RunId{row["forked_from_run"].as<std::string>()};
   r.forked_from_step = row["forked_from_step"].as<int>();
-  r.continued_from_run = row["continued_from"].as<std::string>();
-  r.continued_as_run = row["continued_as"].as<std::string>();
+  r.continued_from_run = RunId{row["continued_from"].as<std::string>()};
+  r.continued_as_run = RunId{row["continued_as"].as<std::string>()};
   if (r.blocked) {
     const Json b = rows::json_or_null(row, "blocked_by");
     BlockedRun& blocked = r.blocked_by.emplace();
@@ -119,7 +119,7 @@ FilterParams params_of(const RunFilter& f, bool with_statuses) {
   p.ended_until = us(f.ended_until);
   p.schedule_id = text(f.schedule_id);
   p.trigger = text(f.trigger);
-  p.parent_run_id = text(f.parent_run_id);
+  p.parent_run_id = text(f.parent_run_id.str());
   p.app_version = f.app_version;
   p.blocked_only = f.blocked_only;
   return p;
@@ -318,7 +318,7 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
       e.action = row["action"].as<std::string>();
       e.reason = seal_.open_text(row["reason"].as<std::string>(), "an audit entry's reason");
       e.workflow_id = row["workflow_id"].as<std::string>();
-      e.run_id = row["run_id"].as<std::string>();
+      e.run_id = RunId{row["run_id"].as<std::string>()};
       e.details = Json::parse(row["details"].c_str());
     }
   });

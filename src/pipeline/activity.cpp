@@ -6,7 +6,7 @@ namespace durable {
 
 ActivityContext::ActivityContext(std::shared_ptr<detail::AttemptState> state) : state_(std::move(state)) {}
 
-const std::string& ActivityContext::workflow_id() const { return state_->workflow_id; }
+const WorkflowId& ActivityContext::workflow_id() const { return state_->workflow_id; }
 const std::string& ActivityContext::activity_name() const { return state_->activity_name; }
 int ActivityContext::step() const { return state_->step; }
 int ActivityContext::attempt() const { return state_->attempt; }

@@ -7,13 +7,14 @@
 #include <string>
 
 #include "durable/detail/payload.hpp"
+#include "durable/ids.hpp"
 
 namespace durable::detail {
 
 struct AttemptState {
   using Clock = std::chrono::steady_clock;
 
-  std::string workflow_id;
+  WorkflowId workflow_id;
   std::string activity_name;
   int step = 0;
   int attempt = 0;

@@ -78,8 +78,8 @@ const StepRecord* Replay::existing(int step) const {
 }
 
 void Replay::diverge(int step, const std::string& journaled, const std::string& asked) {
-  nondeterminism_.emplace(nondeterminism_message(workflow_id_, workflow_name_, step, journaled, asked), step, journaled,
-                          asked);
+  nondeterminism_.emplace(nondeterminism_message(workflow_id_.str(), workflow_name_, step, journaled, asked), step,
+                          journaled, asked);
   throw *nondeterminism_;
 }
 
@@ -89,8 +89,8 @@ void Replay::check_end(const char* how) {
   // The code ended the run before the calls it made when it ran before: it changed.
   const StepRecord& r = journal_.steps[static_cast<std::size_t>(next_step_)];
   const std::string held = describe(r.kind, r.name);
-  nondeterminism_.emplace(nondeterminism_message(workflow_id_, workflow_name_, next_step_, held, how), next_step_, held,
-                          how);
+  nondeterminism_.emplace(nondeterminism_message(workflow_id_.str(), workflow_name_, next_step_, held, how), next_step_,
+                          held, how);
 }
 
 const StepRecord* Replay::replayed(int step, StepKind kind, const std::string& name) {
@@ -289,7 +289,7 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
               fmt::format("one under id '{}'", child_id));
     }
     if (journaled->status == "taken") {
-      throw WorkflowAlreadyStarted(child_id, journaled->value.value("run_id", ""),
+      throw WorkflowAlreadyStarted(child_id, RunId{journaled->value.value("run_id", "")},
                                    journaled->value.value("status", ""));
     }
     if (!journaled->refused) return step;
@@ -330,7 +330,7 @@ int Replay::start_child(const std::string& name, const std::string& child_id, Js
     const journal::ChildStartFailed taken{child_id, holder->run_id, status};
     r.value = journal::encode(taken);
     add_event(step, name, taken);
-    throw WorkflowAlreadyStarted(child_id, holder->run_id, status);
+    throw WorkflowAlreadyStarted(child_id, RunId{holder->run_id}, status);
   }
   const std::string parent_close = options.parent_close == ParentClosePolicy::abandon ? "abandon" : "cancel";
   pg::NewChild child{step,  child_id,     time_ordered_uuid(), name,
@@ -415,7 +415,7 @@ class ReplayLogSink final : public spdlog::sinks::base_sink<std::mutex> {
 spdlog::logger& Replay::logger() {
   if (!logger_) {
     log_sink_ = std::make_shared<ReplayLogSink>(this);
-    logger_ = std::make_shared<spdlog::logger>(workflow_id_, log_sink_);
+    logger_ = std::make_shared<spdlog::logger>(workflow_id_.str(), log_sink_);
     logger_->set_level(spdlog::default_logger_raw()->level());  // what it would drop is not even formatted
   }
   return *logger_;

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "base/registry.hpp"
+#include "durable/ids.hpp"
 #include "durable/workflow.hpp"
 #include "journal/events.hpp"
 #include "pg/records.hpp"
@@ -41,7 +42,7 @@ class Replay {
   Replay(const Replay&) = delete;
   Replay& operator=(const Replay&) = delete;
 
-  const std::string& workflow_id() const { return workflow_id_; }
+  const WorkflowId& workflow_id() const { return workflow_id_; }
   const Json& schedule_context() const { return journal_.schedule; }
 
   int schedule_activity(const std::string& name, Json input, const ActivityOptions& options);
@@ -154,7 +155,8 @@ class Replay {
   // Takes that message at `step`: journaled as received, and marked so in the commit.
   Json take_message(const std::string& topic, const pg::InboxMessage& m, int step);
 
-  std::string workflow_id_, workflow_name_;
+  WorkflowId workflow_id_;
+  std::string workflow_name_;
   const JournalCache& journal_;
   std::int64_t now_us_;
   const Registry& registry_;

@@ -5,7 +5,7 @@
 
 namespace durable {
 
-const std::string& WorkflowContext::workflow_id() const { return replay_.workflow_id(); }
+const WorkflowId& WorkflowContext::workflow_id() const { return replay_.workflow_id(); }
 
 std::optional<ScheduleContext> WorkflowContext::schedule() const {
   const Json& s = replay_.schedule_context();
@@ -51,14 +51,14 @@ void WorkflowContext::set_event_payload(const std::string& key, Json value) {
   replay_.set_event(key, std::move(value));
 }
 
-std::string WorkflowContext::send_payload(const std::string& workflow_id, const std::string& topic, Json payload,
+std::string WorkflowContext::send_payload(const WorkflowId& workflow_id, const std::string& topic, Json payload,
                                           const SendOptions& options) {
-  return replay_.send(workflow_id, topic, std::move(payload), options);
+  return replay_.send(workflow_id.str(), topic, std::move(payload), options);
 }
 
-int WorkflowContext::start_child_step(const std::string& name, const std::string& child_id, Json input,
+int WorkflowContext::start_child_step(const std::string& name, const WorkflowId& child_id, Json input,
                                       const ChildOptions& options) {
-  return replay_.start_child(name, child_id, std::move(input), options);
+  return replay_.start_child(name, child_id.str(), std::move(input), options);
 }
 
 Json WorkflowContext::await_child(int step) { return replay_.await_child(step); }

@@ -55,7 +55,7 @@ ReplayResult replay(const Json& history, const Engine& engine) {
     for (const std::string& topic : d.wanted_topics) inbox.topics[topic].complete = true;
     for (const std::string& id : d.wanted_ids) ids.latest[id] = std::nullopt;
   }
-  ReplayResult result{h.workflow_id, h.run_id, h.workflow_name, std::nullopt};
+  ReplayResult result{h.workflow_id, RunId{h.run_id}, h.workflow_name, std::nullopt};
   if (d.blocked) {
     result.divergence = Divergence{d.blocked->step(), d.blocked->journaled(), d.blocked->asked(), d.blocked->what()};
     return result;
@@ -111,7 +111,7 @@ ReplayReport check_replay(const std::string& url, const std::string& schema, con
       ++listed;
       ReplayResult result;
       try {
-        result = replay(detail::export_history(db.runs(), run.run_id), engine);
+        result = replay(detail::export_history(db.runs(), run.run_id.str()), engine);
       } catch (const UnknownWorkflow&) {
         continue;  // another service's workflow
       } catch (const WorkflowNotFound&) {
@@ -129,7 +129,7 @@ ReplayReport check_replay(const std::string& url, const std::string& schema, con
     if (page.next_cursor.empty() || page.runs.empty()) break;
     cursor_us =
         std::chrono::duration_cast<std::chrono::microseconds>(page.runs.back().created_at.time_since_epoch()).count();
-    cursor_run = page.runs.back().run_id;
+    cursor_run = page.runs.back().run_id.str();
   }
   return report;
 }

@@ -102,7 +102,7 @@ TEST_CASE("the runs list filters failed runs, and a failed run shows its attempt
   b.click(b.find("table#runs tbody td.c-id a"));
   CHECK(b.wait_text("#run-title", "doomed-1") == "doomed-1");
   CHECK(b.text(b.find("#run-status")) == "failed");
-  CHECK(b.text(b.find("#run-id")) == doomed.run_id());
+  CHECK(b.text(b.find("#run-id")) == doomed.run_id().str());
   b.wait_text("#run-error", "ActivityFailed");
   // One bar per attempt, all failed, each with its error beside it; the database agrees.
   const auto history = engine.runs().history(doomed.run_id());
@@ -120,7 +120,7 @@ TEST_CASE("the runs list filters failed runs, and a failed run shows its attempt
 TEST_CASE("an operator cancels a waiting run from its page, with a reason the audit trail keeps", "[browser]") {
   ConsoleAndBrowser t("cancel");
   const auto run = t.env.engine.start_workflow<durable::test::ApprovalWorkflow>("order-77", 3'600'000);
-  t.open("#/run/" + run.run_id());
+  t.open("#/run/" + run.run_id().str());
   auto& b = t.browser;
   CHECK(b.wait_text("#run-status", "running") == "running");
 
@@ -139,8 +139,8 @@ TEST_CASE("an operator cancels a waiting run from its page, with a reason the au
   }));
   CHECK(t.env.db.count("SELECT count(*) FROM {s}.audit WHERE action = 'cancel' AND actor = 'console' AND "
                        "reason = 'customer called to stop it' AND run_id = '" +
-                       run.run_id() + "'") == 1);
-  b.go(t.base() + "/#/run/" + run.run_id());
+                       run.run_id().str() + "'") == 1);
+  b.go(t.base() + "/#/run/" + run.run_id().str());
   CHECK(b.wait_text("#run-status", "cancelled") == "cancelled");
 }
 
@@ -154,7 +154,7 @@ TEST_CASE("a workflow id full of markup renders as text and runs nothing", "[bro
   t.open("");
   auto& b = t.browser;
   CHECK(b.wait_text("table#runs tbody td.c-id", "alert") == id);
-  b.go(t.base() + "/#/run/" + run.run_id());
+  b.go(t.base() + "/#/run/" + run.run_id().str());
   CHECK(b.wait_text("#run-title", "alert") == id);
   b.wait_text("main", "hello, " + input);
   // No element was made from the strings, no script ran, no alert is open.
@@ -197,12 +197,12 @@ TEST_CASE(
   // A parent links to its children, and a child back to its parent.
   const auto parent = engine.start_workflow<durable::test::FanOutWorkflow>("fan", 2);
   REQUIRE(parent.result(10s) == 6);
-  b.go(t.base() + "/#/run/" + parent.run_id());
+  b.go(t.base() + "/#/run/" + parent.run_id().str());
   b.wait_count("#children a.run-link", 2);
   b.wait_text("#children", "fan/1");
   b.click(b.find("#children a.run-link"));
   b.wait_text("#run-title", "fan/");
-  CHECK(b.text(b.find("#run-facts a.run-link")) == parent.run_id());
+  CHECK(b.text(b.find("#run-facts a.run-link")) == parent.run_id().str());
 
   b.go(t.base() + "/#/schedules");
   b.wait_text("table#schedules tbody", "nightly-report");
@@ -226,11 +226,11 @@ TEST_CASE("a console with the services' codec shows a run's values and one witho
   auto& b = t.browser;
 
   // With the codec: the plaintext, and no marker anywhere.
-  t.open("#/run/" + greeted.run_id());
+  t.open("#/run/" + greeted.run_id().str());
   b.wait_text("#run-result", "hello, Zanzibar");
   b.wait_text("#run-input", "\"Zanzibar\"");
   CHECK(b.find_all(".encoded").empty());
-  b.go(t.base() + "/#/run/" + doomed.run_id());
+  b.go(t.base() + "/#/run/" + doomed.run_id().str());
   b.wait_text("#run-error", "boom: kettle melted");
   b.wait_text("#run-input", "kettle melted");
   b.wait_count("#timeline td.attempt-error", 3);
@@ -244,16 +244,16 @@ TEST_CASE("a console with the services' codec shows a run's values and one witho
   Console plain(reader, {.listen = "127.0.0.1:0"});
   plain.start();
   const auto visit = [&](const durable::UntypedWorkflowHandle& run) {
-    b.go("http://127.0.0.1:" + std::to_string(plain.port()) + "/#/run/" + run.run_id());
+    b.go("http://127.0.0.1:" + std::to_string(plain.port()) + "/#/run/" + run.run_id().str());
     b.find("main[data-loaded='run'], main[data-loaded='error']");
     REQUIRE(b.execute("return document.getElementById('error').textContent;") == "");  // the API read the run
-    b.wait_text("#run-title", run.id());
+    b.wait_text("#run-title", run.id().str());
     const auto html = b.execute("return document.documentElement.outerHTML;").get<std::string>();
     for (const auto& secret : secrets) CHECK_THAT(html, !Catch::Contains(secret));
     const auto stored = t.env.db.query(
         "SELECT x FROM {s}.workflows, LATERAL (VALUES (input->'$encoded'->>'data'), (result->'$encoded'->>'data'), "
         "(split_part(error_message, ':', 3))) v(x) WHERE run_id = '" +
-        run.run_id() + "' AND x <> ''");
+        run.run_id().str() + "' AND x <> ''");
     REQUIRE(stored.size() == 2);  // the input, and the result or the error message
     for (const auto& data : stored) CHECK_THAT(html, !Catch::Contains(data[0].as<std::string>()));
     CHECK(b.text(b.find("#run-input .encoded")) == "encoded · key k1");
@@ -284,7 +284,7 @@ struct Http {
     REQUIRE(std::regex_search(page->body, m, std::regex(R"re(name="durable-csrf" content="([0-9a-f]+)")re")));
     return m[1];
   }
-  httplib::Result cancel(const std::string& run_id, const httplib::Headers& headers,
+  httplib::Result cancel(const durable::RunId& run_id, const httplib::Headers& headers,
                          const std::string& reason = "test") {
     return client.Post("/api/actions/cancel", headers, Json{{"run_id", run_id}, {"reason", reason}}.dump(),
                        "application/json");
@@ -365,7 +365,7 @@ TEST_CASE("an action needs the token and the console's own page, and a read-only
     const Json fork{{"run_id", run.run_id()}, {"reason", "try again"}, {"from_step", 0}, {"workflow_id", "guarded-2"}};
     res = http.client.Post("/api/actions/fork", good, fork.dump(), "application/json");
     REQUIRE(res->status == 200);
-    const std::string forked = Json::parse(res->body).at("run_id");
+    const auto forked = Json::parse(res->body).at("run_id").get<durable::RunId>();
     CHECK(env.engine.runs().get(forked).forked_from_run == run.run_id());
     CHECK(env.db.count("SELECT count(*) FROM {s}.audit WHERE action = 'fork' AND reason = 'try again'") == 1);
     res = http.client.Post("/api/actions/resume", good, Json{{"run_id", run.run_id()}, {"reason", "go"}}.dump(),

@@ -499,7 +499,7 @@ void check_refused(const Outcome& o, const std::string& says) {
 }  // namespace
 
 TEST_CASE_METHOD(Fleet, "hostile input is refused in one line with exit 2, and writes nothing", "[pg][cli]") {
-  const std::string run = engine.runs().latest("hello-1").run_id;
+  const std::string run = engine.runs().latest("hello-1").run_id.str();
   const auto list = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"workflows", "list"});
     return cli(db, args);

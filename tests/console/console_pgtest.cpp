@@ -168,7 +168,7 @@ TEST_CASE(
     CHECK(is_json_error(a));
   }
   for (const std::string& body : {std::string("{\"run_id\": \"\xff\", \"reason\": \"x\"}"), std::string("\xff\xfe"),
-                                  "{\"run_id\": \"" + run.run_id() + "\", \"reason\": \"\xc3\"}"}) {
+                                  "{\"run_id\": \"" + run.run_id().str() + "\", \"reason\": \"\xc3\"}"}) {
     INFO(body);
     const Answer a = exchange(console.port(), action(console, "cancel", body));
     CHECK(a.status == 400);
@@ -277,9 +277,10 @@ TEST_CASE("console input out of range is a 400 with a one-line message and a tak
   Console console(env.engine, {.listen = "127.0.0.1:0", .token = "s3cret"});
   console.start();
   const auto fork = [&](const std::string& step, const std::string& id = "forked") {
-    return exchange(console.port(), action(console, "fork",
-                                           R"({"run_id": ")" + run.run_id() + R"(", "reason": "r", "from_step": )" +
-                                               step + R"(, "workflow_id": ")" + id + "\"}"));
+    return exchange(console.port(),
+                    action(console, "fork",
+                           R"({"run_id": ")" + run.run_id().str() + R"(", "reason": "r", "from_step": )" + step +
+                               R"(, "workflow_id": ")" + id + "\"}"));
   };
   for (const std::string step :
        {"4294967297", "-1", "18446744073709551615", "-9223372036854775808", "1e30", "1.5", "\"1\""}) {
@@ -293,7 +294,7 @@ TEST_CASE("console input out of range is a 400 with a one-line message and a tak
   CHECK(taken.status == 409);
   CHECK(is_json_error(taken));
   for (const std::string& target : {std::string("/api/runs?limit=99999999999"), std::string("/api/runs?limit=-5"),
-                                    "/api/history?id=" + run.run_id() + "&from_seq=99999999999999999999"}) {
+                                    "/api/history?id=" + run.run_id().str() + "&from_seq=99999999999999999999"}) {
     INFO(target);
     const Answer a = exchange(console.port(), get(console, target));
     CHECK(a.status == 400);
@@ -307,7 +308,7 @@ TEST_CASE("the token is compared whole: a prefix or a longer string is refused",
   const auto run = env.engine.start_workflow<durable::test::ApprovalWorkflow>("waiting", 3'600'000);
   Console console(env.engine, {.listen = "127.0.0.1:0", .token = "s3cret"});
   console.start();
-  const std::string body = R"({"run_id": ")" + run.run_id() + R"(", "reason": "r"})";
+  const std::string body = R"({"run_id": ")" + run.run_id().str() + R"(", "reason": "r"})";
   for (const std::string token : {"s3cre", "s3crets", "", "s3cret s3cret"}) {
     std::string request = action(console, "cancel", body);
     request.replace(request.find("Bearer s3cret"), 13, "Bearer " + token);
@@ -320,7 +321,7 @@ TEST_CASE("behind a TLS proxy an action from the console's public origin goes th
           "[pg][console]") {
   RunningEngine env;
   const auto run = env.engine.start_workflow<durable::test::ApprovalWorkflow>("waiting", 3'600'000);
-  const std::string body = R"({"run_id": ")" + run.run_id() + R"(", "reason": "from the proxy"})";
+  const std::string body = R"({"run_id": ")" + run.run_id().str() + R"(", "reason": "from the proxy"})";
   // What a proxy for https://ops.example.com passes on: the browser's Origin, and (nginx's
   // `proxy_set_header Host $host`) the public host name.
   const auto proxied = [&](const Console& console, const std::string& origin, const std::string& host_name) {

@@ -84,7 +84,8 @@ Json TxFaultStep::operator()(TransactionContext& ctx, const StepInput& in) const
 }
 
 int TxFaultFlow::operator()(WorkflowContext& ctx, const FlowInput& in) {
-  for (int step = 0; step < in.steps; ++step) ctx.call<TxFaultStep>(StepInput{ctx.workflow_id(), step, in.sleep_ms});
+  for (int step = 0; step < in.steps; ++step)
+    ctx.call<TxFaultStep>(StepInput{ctx.workflow_id().str(), step, in.sleep_ms});
   return in.steps;
 }
 
@@ -98,11 +99,12 @@ int CrashStep::operator()(ActivityContext& ctx, const StepInput& in) const {
 }
 
 int CrashFlow::operator()(WorkflowContext& ctx, const int&) {
-  return ctx.call<CrashStep>(StepInput{ctx.workflow_id(), 0, 0});
+  return ctx.call<CrashStep>(StepInput{ctx.workflow_id().str(), 0, 0});
 }
 
 int FaultFlow::operator()(WorkflowContext& ctx, const FlowInput& in) {
-  for (int step = 0; step < in.steps; ++step) ctx.call<FaultStep>(StepInput{ctx.workflow_id(), step, in.sleep_ms});
+  for (int step = 0; step < in.steps; ++step)
+    ctx.call<FaultStep>(StepInput{ctx.workflow_id().str(), step, in.sleep_ms});
   return in.steps;
 }
 

@@ -217,7 +217,7 @@ TEST_CASE("a run that a refused call failed resumes under a build that accepts t
           "[pg][bad-input]") {
   TestDb db;
   const OperatorAction ops{"oncall", "the late activity is deployed now"};
-  std::string run_id;
+  RunId run_id;
   {
     Engine old_build(db.options());
     old_build.add<NeedsLate>().add<EchoActivity>();

@@ -318,7 +318,7 @@ TEST_CASE("a run whose journal does not decode is blocked, not failed, naming th
 
 TEST_CASE("after a key rotation, old values stay readable while the codec knows the old key", "[pg][codec]") {
   TestDb db;
-  std::string run_id;
+  RunId run_id;
   {
     CodecEngine coded(with_codec(db));
     Engine& engine = coded.engine;
@@ -367,7 +367,7 @@ TEST_CASE("after a key rotation, old values stay readable while the codec knows 
 
 TEST_CASE("plaintext values written before a codec was set stay readable with it on", "[pg][codec]") {
   TestDb db;
-  std::string run_id;
+  RunId run_id;
   {
     Engine engine(db.options());
     register_codec(engine);
@@ -494,7 +494,7 @@ void add_second_try_flow(Engine& engine) {
 TEST_CASE("an engine whose codec lacks an activity input's key blocks the attempt and the run, never fails them",
           "[pg][codec][blocked]") {
   TestDb db;
-  std::string run_id;
+  RunId run_id;
   {
     // Attempt 1 runs and fails here; the task's input is stored under k1.
     Engine writer(with_codec(db));

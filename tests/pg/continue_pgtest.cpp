@@ -115,7 +115,7 @@ TEST_CASE_METHOD(RunningEngine, "the management API shows the chain of runs", "[
   History h = runs.history(a.run_id);
   REQUIRE_FALSE(h.events.empty());
   CHECK(h.events.back().kind == "workflow_continued");
-  CHECK(h.events.back().data.at("run_id") == b.run_id);
+  CHECK(h.events.back().data.at("run_id") == b.run_id.str());
 }
 
 TEST_CASE_METHOD(RunningEngine, "messages a run never received go to the next run, in send order",

@@ -48,7 +48,7 @@ TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's
   CHECK(db.count("SELECT count(DISTINCT run_id) FROM {journal} jw WHERE workflow_id = 'done' AND kind = "
                  "'workflow_completed'") == 2);
   CHECK(db.count("SELECT count(*) FROM {completed} c WHERE workflow_id = 'done'") == 2);
-  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE run_id = '" + first.run_id() + "'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {completed} c WHERE run_id = '" + first.run_id().str() + "'") == 1);
 
   auto running = engine.start_workflow<SleepWorkflow>("napping", 3600 * 1000);
   CHECK_THROWS_AS(engine.start_workflow<SleepWorkflow>("napping", 1, {.id_reuse = IdReusePolicy::allow_if_ended}),
@@ -68,10 +68,10 @@ TEST_CASE_METHOD(RunningEngine, "id reuse policies decide whether an ended run's
 }
 
 TEST_CASE_METHOD(RunningEngine, "a run id that names no run is WorkflowNotFound", "[pg][idempotency]") {
-  expect_throw<WorkflowNotFound>([&] { engine.workflow_run("not-a-uuid"); }, "no run with run id 'not-a-uuid'");
-  expect_throw<WorkflowNotFound>([&] { engine.workflow_run("00000000-0000-0000-0000-000000000000"); },
+  expect_throw<WorkflowNotFound>([&] { engine.workflow_run(RunId{"not-a-uuid"}); }, "no run with run id 'not-a-uuid'");
+  expect_throw<WorkflowNotFound>([&] { engine.workflow_run(RunId{"00000000-0000-0000-0000-000000000000"}); },
                                  "deleted and pruned runs are gone");
-  expect_throw<WorkflowNotFound>([&] { engine.workflow_run(""); }, "no run with run id ''");
+  expect_throw<WorkflowNotFound>([&] { engine.workflow_run(RunId{""}); }, "no run with run id ''");
 }
 
 namespace {

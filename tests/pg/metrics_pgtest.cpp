@@ -408,7 +408,7 @@ TEST_CASE("the engine's statements find rows by index, never by reading a whole 
     Engine engine(db.options());
     register_all(engine);
     engine.start();
-    const std::string old_run = engine.workflow("by-index-0").run_id();
+    const RunId old_run = engine.workflow("by-index-0").run_id();
     auto again = engine.start_workflow<ChainWorkflow>("by-index-0", 1, {.id_reuse = IdReusePolicy::allow_if_ended});
     CHECK(again.result(30s) == 6);
     CHECK(engine.workflow_run(old_run).status() == WorkflowStatus::completed);

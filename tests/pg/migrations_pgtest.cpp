@@ -162,14 +162,14 @@ TEST_CASE("a schema at version 8 with runs in flight upgrades to runs with their
   CHECK(engine.workflow<ParallelWorkflow>("v8-pending").result(30s) == 6);
   CHECK(engine.workflow<ChainWorkflow>("v8-done").result(1s) == 15);
   {  // its successful attempts, recorded as rows then and as events now, are listed once each
-    const std::string done = engine.workflow("v8-done").run_id();
+    const RunId done = engine.workflow("v8-done").run_id();
     CHECK(engine.runs().history(done).attempts.size() == 5);
     CHECK(engine.runs().get(done).attempts == 5);
   }
   CHECK(engine.workflow<HelloWorkflow>("v8-reused").result(1s) == "hello, two");
-  CHECK(engine.workflow("v8-reused").run_id() == reused_runs[1][0].as<std::string>());
+  CHECK(engine.workflow("v8-reused").run_id() == RunId{reused_runs[1][0].as<std::string>()});
   // The earlier run of a reused id is a run of its own now (its history was deleted by version 8).
-  CHECK(engine.workflow_run(reused_runs[0][0].as<std::string>()).status() == WorkflowStatus::completed);
+  CHECK(engine.workflow_run(RunId{reused_runs[0][0].as<std::string>()}).status() == WorkflowStatus::completed);
   CHECK_THROWS_AS(engine.workflow<FailingWorkflow>("v8-failed").result(1s), WorkflowFailed);
   CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'lease_expired'") == 1);
   // Every journal row and task belongs to its run, and a new run of an ended id keeps the old history.
@@ -190,7 +190,7 @@ TEST_CASE(
   build_schema_at(db, 9);
   // As version 9 wrote them: step 0 completed at its second attempt (its task row holds the input,
   // options and start; its scheduled event is empty), step 1 scheduled and pending.
-  const std::string run = "018f0000-0000-7000-8000-000000000009";
+  const RunId run{"018f0000-0000-7000-8000-000000000009"};
   db.query(R"(
 INSERT INTO {s}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable)
 VALUES ('v9-chain', '018f0000-0000-7000-8000-000000000009', 'chain', 'running', '10', 4, false);
@@ -245,7 +245,7 @@ TEST_CASE(
   // task row gone) and waits for step 1, pending. Run 'v10-holder' runs step 1 under an
   // idempotency key, leased for an hour by an engine still alive, and holds the key's lock; run
   // 'v10-waiter' has a pending task for the same activity and key.
-  const std::string chain = "018f0000-0000-7000-8000-00000000000a";
+  const RunId chain{"018f0000-0000-7000-8000-00000000000a"};
   const std::string holder = "018f0000-0000-7000-8000-00000000000b";
   const std::string waiter = "018f0000-0000-7000-8000-00000000000c";
   db.query(R"(
@@ -285,7 +285,7 @@ SELECT 'add', 'key', task_id, 77 FROM {s}.tasks WHERE run_id = '018f0000-0000-70
   CHECK(h.events[2].kind == "activity_completed");
   CHECK(h.events[11].kind == "workflow_completed");
   CHECK(engine.runs().get(chain).activities == 5);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + chain + "'") < 12);  // events share rows
+  CHECK(db.count("SELECT count(*) FROM {s}.journal WHERE run_id = '" + chain.str() + "'") < 12);  // events share rows
   // The waiter finds the lock held by the live holder (by its run and step now) and waits for its
   // lease, never running the body beside it.
   REQUIRE(wait_until([&] {
@@ -315,7 +315,7 @@ INSERT INTO {s}.journal (run_id, seq, kind, data) VALUES
   CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
   client.send("v11-inbox", "item", std::string("one"));
   client.send("v11-inbox", "item", std::string("two"));
-  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000b1").result_json(30s) == Json{"one", "two"});
+  CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-0000000000b1"}).result_json(30s) == Json{"one", "two"});
 }
 
 TEST_CASE("a schema at version 13 with runs in flight upgrades to continue-as-new, and its runs continue",
@@ -337,7 +337,7 @@ INSERT INTO {s}.messages (run_id, seq, topic, message_id, payload) VALUES
   engine.start();
   CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
   engine.send("v13-loop", "tick", std::string("after"));
-  const Json last = engine.workflow_run("018f0000-0000-7000-8000-0000000000c1").result_json(30s);
+  const Json last = engine.workflow_run(RunId{"018f0000-0000-7000-8000-0000000000c1"}).result_json(30s);
   CHECK(last.at("sum") == 15);
   CHECK(last.at("got") == Json{"before", "after"});
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'v13-loop' AND status = 'continued'") == 2);
@@ -355,8 +355,8 @@ TEST_CASE(
   register_all(engine);
   engine.start();
   CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
-  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000d1").result_json(30s) == 6);
-  const RunInfo run = engine.runs().get("018f0000-0000-7000-8000-0000000000d1");
+  CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-0000000000d1"}).result_json(30s) == 6);
+  const RunInfo run = engine.runs().get(RunId{"018f0000-0000-7000-8000-0000000000d1"});
   CHECK(run.app_version == "after-upgrade");
   CHECK_FALSE(run.blocked);
   CHECK(engine.metrics().workflows_blocked == 0);
@@ -374,7 +374,7 @@ TEST_CASE("a schema at version 15 with runs in flight upgrades to the list of en
   Engine engine(options);
   register_all(engine);
   engine.start();
-  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000e1").result_json(30s) == 6);
+  CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-0000000000e1"}).result_json(30s) == 6);
   CHECK(wait_until([&] {
     const Stats s = engine.runs().stats();
     return s.instances.size() == 1 && s.instances[0].instance == "after-16" && s.instances[0].alive;
@@ -396,7 +396,7 @@ TEST_CASE("a schema at version 16 with runs in flight upgrades to transactional 
   engine.add_workflow(counting, [count_runs](WorkflowContext& ctx, const int& n) { return ctx.call(count_runs, n); });
   engine.start();
   CHECK(db.count("SELECT max(version) FROM {s}.schema_version") == pg::latest_schema_version());
-  CHECK(engine.workflow_run("018f0000-0000-7000-8000-0000000000f1").result_json(30s) == 6);
+  CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-0000000000f1"}).result_json(30s) == 6);
   CHECK(engine.start_workflow(counting, "v17-transactional", 0).result(30s) > 0);
   CHECK(db.count("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + db.schema() +
                  "' AND column_name IN ('created_at', 'updated_at') AND table_name IN ('journal', 'tasks', "

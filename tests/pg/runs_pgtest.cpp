@@ -129,7 +129,7 @@ TEST_CASE_METHOD(RunsEngine, "runs are listed newest first, filtered, counted an
   expect_throw<InvalidArgument>([&] { runs().count_by_status({}, -1); }, "at_most = -1 is negative");
 
   // Pages of 3, with a run started between pages: each run once, the new one on none.
-  std::vector<std::string> seen;
+  std::vector<RunId> seen;
   RunPage page = runs().list({.limit = 3});
   for (const auto& r : page.runs) seen.push_back(r.run_id);
   engine.start_workflow<HelloWorkflow>("greet-late", "bob").result(30s);
@@ -138,7 +138,7 @@ TEST_CASE_METHOD(RunsEngine, "runs are listed newest first, filtered, counted an
     for (const auto& r : page.runs) seen.push_back(r.run_id);
   }
   CHECK(seen.size() == 7);
-  CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == 7);
+  CHECK(std::set<RunId>(seen.begin(), seen.end()).size() == 7);
   CHECK(runs().list().runs.size() == 8);
 
   // Time ranges: nothing was created before the first run or ended in the future.
@@ -204,9 +204,9 @@ TEST_CASE_METHOD(
   CHECK(run.status() == WorkflowStatus::completed);
   CHECK(flaky_bodies == 2);
   // The add step ran once; the journal shows the failure, the resume and what came after.
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run.run_id() +
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run.run_id().str() +
                  "' AND kind = 'activity_completed' AND name = 'add'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run.run_id() +
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run.run_id().str() +
                  "' AND kind = 'workflow_resumed'") == 1);
   auto audit = runs().audit();
   REQUIRE(audit.size() == 1);
@@ -267,9 +267,9 @@ TEST_CASE_METHOD(RunsEngine, "an ended run is deleted with its history, and prun
   auto second = engine.start_workflow<HelloWorkflow>("tidy", "two", {.id_reuse = IdReusePolicy::allow_if_ended});
   CHECK(second.result(30s) == "hello, two");
   runs().remove(second.run_id(), ops);
-  expect_throw<WorkflowNotFound>([&] { runs().get(second.run_id()); }, second.run_id());
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + second.run_id() + "'") == 0);
-  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE run_id = '" + second.run_id() + "'") == 0);
+  expect_throw<WorkflowNotFound>([&] { runs().get(second.run_id()); }, second.run_id().str());
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + second.run_id().str() + "'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE run_id = '" + second.run_id().str() + "'") == 0);
   CHECK(engine.workflow("tidy").run_id() == first.run_id());  // the newest run left is the latest again
 
   for (int i = 0; i < 5; ++i) engine.start_workflow<ChainWorkflow>("old-" + std::to_string(i), i).result(30s);
@@ -301,14 +301,14 @@ TEST_CASE_METHOD(RunsEngine, "a run that runs again while a prune waits for its 
                  "[pg][runs]") {
   for (const char* id : {"gone-1", "gone-2", "kept"})
     CHECK(engine.start_workflow<ChainWorkflow>(id, 1).result(30s) == 6);
-  const std::string kept = engine.workflow("kept").run_id();
+  const RunId kept = engine.workflow("kept").run_id();
   const long long events = db.count("SELECT next_seq FROM {s}.workflows WHERE workflow_id = 'kept'");
   const auto cutoff = std::chrono::system_clock::now() + 1s;
   // As a resume would: the run is running again.
   const PruneOutcome pruned =
       prune_beside("UPDATE {s}.workflows SET status = 'running', ended_at = NULL WHERE workflow_id = 'kept'", cutoff);
   CHECK(pruned.runs == 2);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + kept + "'") == events);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + kept.str() + "'") == events);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
 }
 
@@ -330,7 +330,7 @@ TEST_CASE_METHOD(RunsEngine, "a run resumed and ended again while a prune waits 
 TEST_CASE_METHOD(RunsEngine,
                  "deleting the latest run while another run of its id is deleted leaves the id a latest run",
                  "[pg][runs]") {
-  std::vector<std::string> ids;  // oldest first: the run that stays, the one deleted aside, the latest
+  std::vector<RunId> ids;  // oldest first: the run that stays, the one deleted aside, the latest
   for (const char* who : {"one", "two", "three"}) {
     auto run = engine.start_workflow<HelloWorkflow>("racy", who, {.id_reuse = IdReusePolicy::allow_if_ended});
     run.result(30s);
@@ -365,11 +365,12 @@ TEST_CASE_METHOD(RunsEngine, "bad management input gets a typed error that says 
   expect_throw<InvalidArgument>([&] { runs().count_by_status({.ended_from = now, .ended_until = now}); },
                                 "ended range");
   expect_throw<InvalidArgument>([&] { runs().list({.cursor = "not-a-cursor"}); }, "cursor 'not-a-cursor' is malformed");
-  expect_throw<InvalidArgument>([&] { runs().list({.filter = {.parent_run_id = "x"}}); }, "not a run id");
+  expect_throw<InvalidArgument>([&] { runs().list({.filter = {.parent_run_id = RunId{"x"}}}); }, "not a run id");
   expect_throw<InvalidArgument>([&] { runs().history(nap.run_id(), {.limit = 0}); }, "history limit 0");
-  expect_throw<WorkflowNotFound>([&] { runs().get("00000000-0000-0000-0000-000000000000"); }, "no run with run id");
+  expect_throw<WorkflowNotFound>([&] { runs().get(RunId{"00000000-0000-0000-0000-000000000000"}); },
+                                 "no run with run id");
   expect_throw<WorkflowNotFound>([&] { runs().latest("nobody"); }, "no workflow with id 'nobody'");
-  expect_throw<WorkflowNotFound>([&] { runs().history("bogus"); }, "no run with run id 'bogus'");
+  expect_throw<WorkflowNotFound>([&] { runs().history(RunId{"bogus"}); }, "no run with run id 'bogus'");
   expect_throw<InvalidArgument>([&] { runs().cancel(nap.run_id(), {"ops", ""}); }, "needs a reason");
   expect_throw<InvalidArgument>([&] { runs().cancel(nap.run_id(), {"ops", "  "}); }, "needs a reason");
   expect_throw<InvalidRunState>([&] { runs().remove(nap.run_id(), ops); }, "is running",
@@ -508,7 +509,7 @@ ANALYZE {s}.workflows, {s}.journal, {s}.tasks, {s}.attempts, {s}.audit)");
     CHECK(runs.list({.filter = {.id_prefix = "loaded-12"}, .limit = 1000}).runs.size() == 111);
     const auto cut = std::chrono::system_clock::now() - 72h + 99min + 30s;  // after run 99 ended, before run 100
     CHECK(runs.list({.filter = {.ended_until = cut}, .limit = 1000}).runs.size() == 99);
-    const std::string run = runs.latest("loaded-2007").run_id;
+    const RunId run = runs.latest("loaded-2007").run_id;
     CHECK(runs.get(run).activities == 1);
     CHECK(runs.history(run).events.size() == 4);
     const auto attempts = runs.history(run).attempts;  // the failed one's row, the successful one's event
@@ -601,9 +602,9 @@ TEST_CASE_METHOD(RunsEngine,
   expect_throw<InvalidArgument>([&] { runs().fork(done.run_id(), -beyond, ops); }, "step -4294967297");
   expect_throw<InvalidArgument>([&] { runs().history(done.run_id(), {.from_seq = beyond}); }, "from_seq 4294967297");
   // Cursors: more digits than a time in microseconds has, or a time PostgreSQL cannot hold.
-  const std::string run = done.run_id();
+  const RunId run = done.run_id();
   for (const std::string us : {"9999999999999999999", "9223372036854775807", "99999999999999999"}) {
-    expect_throw<InvalidArgument>([&] { runs().list({.cursor = us + "." + run}); }, "cursor '" + us, "malformed");
+    expect_throw<InvalidArgument>([&] { runs().list({.cursor = us + "." + run.str()}); }, "cursor '" + us, "malformed");
   }
   // Text PostgreSQL cannot store is refused by name, not by the database.
   expect_throw<InvalidWorkflowId>([&] { runs().latest("bad-\xff"); }, "not valid UTF-8");

@@ -54,7 +54,7 @@ std::vector<int> undone(const TestDb& db, const std::string& workflow_id) {
 // "scheduled 2", "completed 2", "failed 2" for undo 2's events, and "cancel" where a cancel was
 // seen. An outcome of a call the cancel dropped does not count: "completed 2, dropped" (one can be
 // journaled before the cancel, when it committed while the replay that saw the cancel ran).
-Events undo_events(Engine& engine, const std::string& run_id) {
+Events undo_events(Engine& engine, const RunId& run_id) {
   const History history = engine.runs().history(run_id);
   REQUIRE_FALSE(history.next_seq);  // one page: these runs have far fewer than 1,000 events
   std::set<int> dropped;
@@ -214,7 +214,7 @@ struct SagaInvalidWorkflow {
   std::string operator()(WorkflowContext& ctx, const SagaPlan& plan) {
     Saga saga(ctx);
     auto undo = [&](int n) {
-      return UndoInput{.log = plan.log, .schema = plan.schema, .workflow_id = ctx.workflow_id(), .n = n};
+      return UndoInput{.log = plan.log, .schema = plan.schema, .workflow_id = ctx.workflow_id().str(), .n = n};
     };
     std::string report;
     ctx.call<SagaStep>(SagaStepInput{.log = plan.log, .n = 1});

@@ -304,11 +304,11 @@ TEST_CASE("three engines firing one schedule start each of 50 ticks exactly once
   durable::testing::advance_clock(db.url(), db.schema(), 30min);
   for (int i = 0; i < 50; ++i, tick += 1h) {
     settle(db);  // every engine was woken by the clock; one of them fired the tick
-    expected.push_back(durable::scheduled_workflow_id("tick", "UTC", tick));
+    expected.push_back(durable::scheduled_workflow_id("tick", "UTC", tick).str());
     durable::testing::advance_clock(db.url(), db.schema(), 1h);
   }
   settle(db);
-  expected.push_back(durable::scheduled_workflow_id("tick", "UTC", tick));
+  expected.push_back(durable::scheduled_workflow_id("tick", "UTC", tick).str());
   std::sort(expected.begin(), expected.end());
   CHECK(runs_of(db, "tick") == expected);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE 'tick:%' AND started_by = 'schedule' AND "
@@ -330,7 +330,7 @@ TEST_CASE("a fire delivered twice starts one run", "[schedules]") {
   settle(db);
   const std::string id = "tick:2027-01-10T11:00:00+00:00";
   REQUIRE(runs_of(db, "tick") == std::vector<std::string>{id});
-  const std::string run_id = engine->workflow(id).run_id();
+  const durable::RunId run_id = engine->workflow(id).run_id();
 
   // As an engine with a stale view would: the schedule is set back to the tick it just fired.
   db.query("UPDATE {s}.schedules SET next_fire_at = '2027-01-10T11:00:00Z', prev_fire_at = '2027-01-10T10:00:00Z'");

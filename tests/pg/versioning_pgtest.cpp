@@ -59,11 +59,11 @@ EngineOptions versioned(const TestDb& db, std::string app_version, Duration poll
 
 // Starts runs `ids` under version 1 and stops that engine once they wait in their hour-long
 // sleep, then moves the clock past it: whichever engine comes next replays them.
-std::vector<std::string> start_under_v1(const TestDb& db, const std::vector<std::string>& ids) {
+std::vector<RunId> start_under_v1(const TestDb& db, const std::vector<std::string>& ids) {
   Engine v1(versioned(db, "v1"));
   add_version<OrderV1>(v1);
   v1.start();
-  std::vector<std::string> run_ids;
+  std::vector<RunId> run_ids;
   for (const auto& id : ids) run_ids.push_back(v1.start_workflow<OrderV1>(id, "x").run_id());
   REQUIRE(wait_until([&] {
     return db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'timer_started'") ==
@@ -73,7 +73,7 @@ std::vector<std::string> start_under_v1(const TestDb& db, const std::vector<std:
   testing::advance_clock(db.url(), db.schema(), 2h);
   return run_ids;
 }
-std::string start_under_v1(const TestDb& db, const std::string& id) { return start_under_v1(db, std::vector{id})[0]; }
+RunId start_under_v1(const TestDb& db, const std::string& id) { return start_under_v1(db, std::vector{id})[0]; }
 
 // Lines written to a logger while it lives, through an extra sink.
 struct Captured {
@@ -100,9 +100,9 @@ struct Captured {
   std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
 };
 
-int blocked_times(const TestDb& db, const std::string& run_id) {
-  return static_cast<int>(
-      db.count("SELECT coalesce((blocked->>'times')::int, 0) FROM {s}.workflows WHERE run_id = '" + run_id + "'"));
+int blocked_times(const TestDb& db, const RunId& run_id) {
+  return static_cast<int>(db.count("SELECT coalesce((blocked->>'times')::int, 0) FROM {s}.workflows WHERE run_id = '" +
+                                   run_id.str() + "'"));
 }
 
 }  // namespace
@@ -110,8 +110,8 @@ int blocked_times(const TestDb& db, const std::string& run_id) {
 TEST_CASE("changed code blocks the run instead of failing it, counted and logged once, and old code finishes it",
           "[pg][versioning][blocked]") {
   TestDb db;
-  const std::string run_id = start_under_v1(db, "order-1");
-  const long long journal_before = db.count("SELECT next_seq FROM {s}.workflows WHERE run_id = '" + run_id + "'");
+  const RunId run_id = start_under_v1(db, "order-1");
+  const long long journal_before = db.count("SELECT next_seq FROM {s}.workflows WHERE run_id = '" + run_id.str() + "'");
   {
     Captured log(spdlog::get("durable"));
     Engine v2(versioned(db, "v2", 300ms));
@@ -142,13 +142,13 @@ TEST_CASE("changed code blocks the run instead of failing it, counted and logged
     CHECK(times <= 4);  // 300 ms, then 600, 1200: a loop would be thousands
     CHECK(log.count("is blocked, not failed") == 1);
     // Nothing of the diverging replays went in: the journal is as v1 left it, and no 'add' task.
-    CHECK(db.count("SELECT next_seq FROM {s}.workflows WHERE run_id = '" + run_id + "'") == journal_before);
+    CHECK(db.count("SELECT next_seq FROM {s}.workflows WHERE run_id = '" + run_id.str() + "'") == journal_before);
     CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE name = 'add'") == 0);
     CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'failed'") == 0);
   }
   // Version 1 brought back: an engine of another app version takes the run on at once, through
   // its sweep (the next try by the clock is put an hour away) and finishes it.
-  db.query("UPDATE {s}.workflows SET wake_at = {s}.db_now() + interval '1 hour' WHERE run_id = '" + run_id + "'");
+  db.query("UPDATE {s}.workflows SET wake_at = {s}.db_now() + interval '1 hour' WHERE run_id = '" + run_id.str() + "'");
   Engine v1(versioned(db, "v1"));
   add_version<OrderV1>(v1);
   v1.start();
@@ -163,7 +163,7 @@ TEST_CASE("changed code blocks the run instead of failing it, counted and logged
 TEST_CASE("under on_nondeterminism = fail, changed workflow code fails the run and writes no task",
           "[pg][versioning][nondeterminism]") {
   TestDb db;
-  const std::string run_id = start_under_v1(db, "fails");
+  const RunId run_id = start_under_v1(db, "fails");
   EngineOptions fail = versioned(db, "v2");
   fail.on_nondeterminism = OnNondeterminism::fail;
   Engine v2(fail);
@@ -174,7 +174,7 @@ TEST_CASE("under on_nondeterminism = fail, changed workflow code fails the run a
                                     "journal holds activity 'echo'", "asked for activity 'add'");
   CHECK(run.status() == WorkflowStatus::failed);
   CHECK_FALSE(v2.runs().get(run_id).blocked);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run_id +
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + run_id.str() +
                  "' AND kind = 'activity_scheduled'") == 1);  // only v1's echo
   CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE status <> 'cancelled'") == 0);
 }
@@ -182,7 +182,7 @@ TEST_CASE("under on_nondeterminism = fail, changed workflow code fails the run a
 TEST_CASE("resuming a blocked run lets a fixed build of the same app version take it on now, audited",
           "[pg][versioning][blocked][runs]") {
   TestDb db;
-  const std::string run_id = start_under_v1(db, "order-2");
+  const RunId run_id = start_under_v1(db, "order-2");
   {
     Engine v2(versioned(db, "v2", 10s));  // its retries are 10 s apart and more
     add_version<OrderV2>(v2);
@@ -212,7 +212,7 @@ TEST_CASE("resuming a blocked run lets a fixed build of the same app version tak
 TEST_CASE("with the change patched, runs in flight keep their old path and new runs take the new one",
           "[pg][versioning][patched]") {
   TestDb db;
-  const std::string old_run = start_under_v1(db, "old");
+  const RunId old_run = start_under_v1(db, "old");
   Engine v2(versioned(db, "v2"));
   add_version<OrderV2Patched>(v2);
   v2.start();
@@ -228,7 +228,8 @@ TEST_CASE("with the change patched, runs in flight keep their old path and new r
   // The marker is the new run's step 0; the old run has none.
   CHECK(db.count("SELECT count(*) FROM {s}.journal_events j JOIN {s}.workflows w USING (run_id) "
                  "WHERE w.workflow_id = 'new' AND j.kind = 'patched' AND j.step = 0 AND j.name = 'add-first'") == 1);
-  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + old_run + "' AND kind = 'patched'") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE run_id = '" + old_run.str() +
+                 "' AND kind = 'patched'") == 0);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE status <> 'completed'") == 0);
 }
 
@@ -237,7 +238,7 @@ TEST_CASE("a run records the app version of the engine that started it, then of 
   TestDb db;
   Engine client(versioned(db, "release-7"));  // starts runs, runs none
   add_version<OrderV1>(client);
-  const std::string run_id = client.start_workflow<OrderV1>("versions", "x").run_id();
+  const RunId run_id = client.start_workflow<OrderV1>("versions", "x").run_id();
   CHECK(client.runs().get(run_id).app_version == "release-7");
   {
     Engine worker(versioned(db, "release-8"));
@@ -255,7 +256,7 @@ TEST_CASE("a run records the app version of the engine that started it, then of 
 TEST_CASE("an exported history replays against the code that made it and diverges against changed code",
           "[pg][versioning][replay_check]") {
   TestDb db;
-  const std::string run_id = start_under_v1(db, "exported");
+  const RunId run_id = start_under_v1(db, "exported");
   Engine reader(db.options());  // never started
   const Json history = reader.runs().export_history(run_id);
   CHECK(history.at("format") == "durable.history");

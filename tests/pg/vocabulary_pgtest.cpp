@@ -44,7 +44,7 @@ struct RefusedFlow {
       out = "activity refused";
     }
     try {
-      out += ", " + ctx.call_child(unregistered_workflow, ctx.workflow_id() + "/c", s);
+      out += ", " + ctx.call_child(unregistered_workflow, ctx.workflow_id().str() + "/c", s);
     } catch (const UnknownWorkflow&) {
       out += ", child refused";
     }

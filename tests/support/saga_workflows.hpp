@@ -94,7 +94,8 @@ struct SagaWorkflow {
         ctx.call<SagaStep>(SagaStepInput{plan.log, n, n == plan.fail_at, n == plan.stall_at});
         const bool fails =
             std::find(plan.failing_undos.begin(), plan.failing_undos.end(), n) != plan.failing_undos.end();
-        const UndoInput undo{plan.log, plan.schema, ctx.workflow_id(), n, fails, n == plan.hang_undo ? plan.hang : ""};
+        const UndoInput undo{plan.log, plan.schema, ctx.workflow_id().str(),
+                             n,        fails,       n == plan.hang_undo ? plan.hang : ""};
         // Its own retry policy: a lost lease counts as an attempt. Odd steps name it by type, even by reference.
         const ActivityOptions retried{.retry = RetryPolicy{.max_attempts = 3}};
         if (n % 2 == 1) {
@@ -140,7 +141,7 @@ struct SagaTwiceWorkflow {
     for (int n = 1; n <= 2; ++n) {
       ctx.call<SagaStep>(SagaStepInput{.log = plan.log, .n = n});
       saga.add_compensation<SagaUndo>(
-          UndoInput{.log = plan.log, .schema = plan.schema, .workflow_id = ctx.workflow_id(), .n = n});
+          UndoInput{.log = plan.log, .schema = plan.schema, .workflow_id = ctx.workflow_id().str(), .n = n});
     }
     sizes.push_back(saga.size());
     saga.compensate();

@@ -272,7 +272,7 @@ struct FanOutWorkflow {
   int operator()(WorkflowContext& ctx, const int& count) {
     std::vector<ChildFuture<int>> children;
     for (int i = 1; i <= count; ++i) {
-      children.push_back(ctx.start_child<DoubleWorkflow>(ctx.workflow_id() + "/" + std::to_string(i), i));
+      children.push_back(ctx.start_child<DoubleWorkflow>(ctx.workflow_id().str() + "/" + std::to_string(i), i));
     }
     int sum = 0;
     for (auto& child : children) sum += child.get();
@@ -324,8 +324,8 @@ struct NestWorkflow {
     if (in.depth == 0) return ctx.receive<std::string>("go");
     ChildOptions options;
     if (in.abandon) options.parent_close = ParentClosePolicy::abandon;
-    auto child =
-        ctx.start_child<NestWorkflow>(ctx.workflow_id() + "/c", NestInput{in.depth - 1, in.abandon, true}, options);
+    auto child = ctx.start_child<NestWorkflow>(ctx.workflow_id().str() + "/c",
+                                               NestInput{in.depth - 1, in.abandon, true}, options);
     if (!in.wait) return "left";
     return child.get();
   }
@@ -375,7 +375,7 @@ struct RefundingWorkflow {
 struct GuardianWorkflow {
   static constexpr auto name = "guardian";
   std::string operator()(WorkflowContext& ctx, const int&) {
-    auto child = ctx.start_child<NestWorkflow>(ctx.workflow_id() + "/c", NestInput{0});
+    auto child = ctx.start_child<NestWorkflow>(ctx.workflow_id().str() + "/c", NestInput{0});
     try {
       return child.get();
     } catch (const WorkflowCancelled&) {

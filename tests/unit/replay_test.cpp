@@ -332,7 +332,7 @@ TEST_CASE("a child under a free id is started and journaled, and one under a tak
   CHECK(free.workflow_id() == "free");
 
   auto busy = expect_throw<WorkflowAlreadyStarted>([&] { ctx.start_child<test::DoubleWorkflow>("busy", 1); });
-  CHECK(busy.existing_run_id() == "run-busy");
+  CHECK(busy.existing_run_id() == RunId{"run-busy"});
   CHECK(busy.existing_status() == "running");
   CHECK(replay.events.back().kind == journal::EventKind::child_start_failed);
   // Ended: taken under the default policy, room under allow_if_ended.
@@ -361,7 +361,7 @@ TEST_CASE("journaled children replay: their results, their failures, and a taken
   Replay replay("parent", "p", journal, 1000, registry);  // no ids read: none are needed
   WorkflowContext ctx = replay.context();
   auto taken = expect_throw<WorkflowAlreadyStarted>([&] { ctx.start_child<test::DoubleWorkflow>("x", 1); });
-  CHECK(taken.existing_run_id() == "r0");
+  CHECK(taken.existing_run_id() == RunId{"r0"});
   CHECK(ctx.call_child<test::DoubleWorkflow>("y", 7) == 14);
   auto failed = expect_throw<ChildWorkflowFailed>([&] { ctx.call_child<test::DoubleWorkflow>("z", 1); });
   CHECK(failed.workflow_id() == "z");

@@ -19,7 +19,7 @@ void show_stats(Tool& tool) {
   statuses.add({"blocked", std::to_string(s.blocked)});
   h += statuses.str();
   if (s.oldest_running) {
-    h += fmt::format("oldest running: '{}' ({}), for {}\n", escaped(s.oldest_running->workflow_id),
+    h += fmt::format("oldest running: '{}' ({}), for {}\n", escaped(s.oldest_running->workflow_id.str()),
                      escaped(s.oldest_running->workflow_name), span(s.at - s.oldest_running->created_at));
   }
   Table tasks({"ACTIVITY", "READY", "DELAYED", "RUNNING", "OLDEST READY"});
@@ -54,7 +54,7 @@ void show_audit(Tool& tool, int limit, std::int64_t before) {
     all.push_back(to_json(e));
     // What the action touched: a run's workflow id, a schedule, or "-" (a prune).
     const std::string schedule = e.details.is_object() ? e.details.value("schedule_id", "") : "";
-    const std::string on = schedule.empty() ? or_dash(e.workflow_id) : "schedule " + schedule;
+    const std::string on = schedule.empty() ? or_dash(e.workflow_id.str()) : "schedule " + schedule;
     table.add({std::to_string(e.id), iso_time(e.at), e.actor, e.action, on, e.reason});
   }
   tool.print({{"entries", all}}, all.empty() ? "no audit entries\n" : table.str());

@@ -34,7 +34,7 @@ void check_fork(Tool& tool, const RunInfo& r, const ActionArgs& a) {
                     "over) to {} (after its last step)",
                     r.run_id, a.from_step, steps - 1, steps));
   }
-  const std::string id = a.new_id.empty() ? r.workflow_id : a.new_id;
+  const WorkflowId id = a.new_id.empty() ? r.workflow_id : WorkflowId{a.new_id};
   try {
     const RunInfo latest = tool.runs().latest(id);
     if (!a.new_id.empty() || latest.status == WorkflowStatus::running) {
@@ -70,8 +70,8 @@ void act(Tool& tool, const std::string& verb, ActionArgs a) {
       done = verb == "cancel" ? tool.runs().cancel(r.run_id, action) : tool.runs().terminate(r.run_id, action);
     doc["changed"] = done;
     if (!done) {  // nothing to do is an answer, not an error
-      tool.print(doc, fmt::format("run {} of '{}' had ended ({}): nothing to {}\n", r.run_id, escaped(r.workflow_id),
-                                  to_string(r.status), verb));
+      tool.print(doc, fmt::format("run {} of '{}' had ended ({}): nothing to {}\n", r.run_id,
+                                  escaped(r.workflow_id.str()), to_string(r.status), verb));
       return;
     }
     what = verb == "cancel" ? fmt::format("asked run {} of '{}' to cancel", r.run_id, r.workflow_id)

@@ -37,8 +37,8 @@ Engine& Tool::engine() {
 }
 
 RunInfo Tool::run_of(const std::string& workflow_id, const std::string& run_id) {
-  if (run_id.empty()) return runs().latest(workflow_id);
-  RunInfo run = runs().get(run_id);
+  if (run_id.empty()) return runs().latest(WorkflowId{workflow_id});
+  RunInfo run = runs().get(RunId{run_id});
   if (run.workflow_id != workflow_id) {
     throw NotFound(
         fmt::format("run {} is not a run of workflow '{}' (it is of '{}')", run_id, workflow_id, run.workflow_id));

@@ -36,8 +36,8 @@ void list_runs(Tool& tool, const ListArgs& a) {
   Table table({"WORKFLOW ID", "NAME", "STATUS", "STARTED BY", "CREATED", "ENDED", "APP VERSION", "RUN ID"});
   for (const auto& r : page.runs) {
     runs.push_back(to_json(r));
-    table.add({r.workflow_id, r.workflow_name, status_text(r), std::string(to_string(r.started_by)),
-               iso_time(r.created_at), or_dash(iso_time(r.ended_at)), or_dash(r.app_version), r.run_id});
+    table.add({r.workflow_id.str(), r.workflow_name, status_text(r), std::string(to_string(r.started_by)),
+               iso_time(r.created_at), or_dash(iso_time(r.ended_at)), or_dash(r.app_version), r.run_id.str()});
   }
   std::string human = page.runs.empty() ? "no runs match\n" : table.str();
   if (!page.next_cursor.empty()) human += fmt::format("more: --cursor {}\n", page.next_cursor);
@@ -46,9 +46,9 @@ void list_runs(Tool& tool, const ListArgs& a) {
 
 void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
   const RunInfo r = tool.run_of(id, run_id);
-  std::string h =
-      fmt::format("workflow id   {}\nrun id        {}{}\nworkflow      {}\nstatus        {}\n", escaped(r.workflow_id),
-                  r.run_id, r.latest ? " (latest)" : "", escaped(r.workflow_name), status_text(r));
+  std::string h = fmt::format("workflow id   {}\nrun id        {}{}\nworkflow      {}\nstatus        {}\n",
+                              escaped(r.workflow_id.str()), r.run_id, r.latest ? " (latest)" : "",
+                              escaped(r.workflow_name), status_text(r));
   h += fmt::format("started by    {}{}\ncreated       {}\n", to_string(r.started_by),
                    r.origin.empty() ? "" : " " + escaped(r.origin), iso_time(r.created_at));
   if (r.ended_at)
@@ -59,11 +59,11 @@ void show_run(Tool& tool, const std::string& id, const std::string& run_id) {
   auto link = [&](const char* label, const std::string& value) {
     if (!value.empty()) h += fmt::format("{:<14}{}\n", label, escaped(value));
   };
-  link("parent run", r.parent_run_id);
+  link("parent run", r.parent_run_id.str());
   link("forked from",
        r.forked_from_run.empty() ? "" : fmt::format("{} at step {}", r.forked_from_run, r.forked_from_step));
-  link("continued from", r.continued_from_run);
-  link("continued as", r.continued_as_run);
+  link("continued from", r.continued_from_run.str());
+  link("continued as", r.continued_as_run.str());
   if (r.blocked_by) {
     h += fmt::format("blocked       since {} by app version {} ({}): {}\n", iso_time(r.blocked_at),
                      escaped(or_dash(r.blocked_by->app_version)), count_of(r.blocked_by->times, "time", "times"),
@@ -102,7 +102,7 @@ void show_history(Tool& tool, const std::string& id, const std::string& run_id) 
                a.outcome, a.error_type.empty() ? "" : a.error_type + ": " + shown_text(a.error_message)});
   }
   std::string h =
-      fmt::format("run {} of '{}' ({})\n\n", r.run_id, escaped(r.workflow_id), status_text(r)) + timeline.str();
+      fmt::format("run {} of '{}' ({})\n\n", r.run_id, escaped(r.workflow_id.str()), status_text(r)) + timeline.str();
   if (!all.attempts.empty()) h += "\nattempts\n" + tries.str();
   tool.print({{"run", to_json(static_cast<const RunSummary&>(r))}, {"events", events}, {"attempts", attempts}}, h);
 }

@@ -102,7 +102,7 @@ Json run_counts(Runs& runs, const Params& params) {
   return {{"counts", counts_json(runs.count_by_status(filter_of(params), exact_up_to))}, {"capped_at", exact_up_to}};
 }
 
-Json run(Runs& runs, const std::string& run_id) {
+Json run(Runs& runs, const RunId& run_id) {
   const RunInfo info = runs.get(run_id);
   Json out = summary(info);
   out.update({{"input", info.input},
@@ -135,7 +135,7 @@ Json run(Runs& runs, const std::string& run_id) {
 }
 
 Json history(Runs& runs, const Params& params) {
-  const History page = runs.history(param(params, "id"),
+  const History page = runs.history(RunId{param(params, "id")},
                                     {.from_seq = int_param(param(params, "from_seq"), "from_seq", 0), .limit = 500});
   Json events = Json::array();
   for (const auto& e : page.events) {
@@ -235,7 +235,7 @@ Json overview(Runs& runs, Schedules& schedules) {
 
 Json act(Runs& runs, const std::string& verb, const Json& body, const std::string& actor) {
   if (!body.is_object()) throw InvalidArgument("the request body must be a JSON object");
-  const std::string run_id = required_string(body, "run_id");
+  const RunId run_id{required_string(body, "run_id")};
   const OperatorAction action{actor, required_string(body, "reason")};
   if (std::all_of(action.reason.begin(), action.reason.end(), [](unsigned char c) { return std::isspace(c); })) {
     throw InvalidArgument("a reason is required: say why, it goes to the audit trail");
@@ -248,7 +248,8 @@ Json act(Runs& runs, const std::string& verb, const Json& body, const std::strin
   if (verb == "resume") return started(runs.resume(run_id, action));
   if (verb == "fork") {
     const auto id = body.find("workflow_id");
-    ForkOptions options{.workflow_id = id != body.end() && id->is_string() ? id->get<std::string>() : std::string{}};
+    const ForkOptions options{.workflow_id =
+                                  id != body.end() && id->is_string() ? id->get<WorkflowId>() : WorkflowId{}};
     return started(runs.fork(run_id, step_of(body), action, options));
   }
   throw InvalidArgument("unknown action '" + verb + "': cancel, resume, fork or terminate");

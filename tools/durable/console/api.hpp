@@ -19,7 +19,7 @@ Json runs_page(Runs& runs, const Params& params);
 // GET /api/counts: runs per status under the same filter (status ignored).
 Json run_counts(Runs& runs, const Params& params);
 // GET /api/run?id=RUN_ID: one run in full, with its children (the first 100).
-Json run(Runs& runs, const std::string& run_id);
+Json run(Runs& runs, const RunId& run_id);
 // GET /api/history?id=RUN_ID&from_seq=N: a page of its journal and the attempts of its activities.
 Json history(Runs& runs, const Params& params);
 // GET /api/schedules

@@ -249,7 +249,7 @@ struct Console::Impl {
       send_json(res, 200, detail::run_counts(*runs, req.params));
     });
     router.Get("/api/run", [runs](const httplib::Request& req, httplib::Response& res) {
-      send_json(res, 200, detail::run(*runs, req.get_param_value("id")));
+      send_json(res, 200, detail::run(*runs, RunId{req.get_param_value("id")}));
     });
     router.Get("/api/history", [runs](const httplib::Request& req, httplib::Response& res) {
       send_json(res, 200, detail::history(*runs, req.params));
