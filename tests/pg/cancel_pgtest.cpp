@@ -15,11 +15,6 @@ using namespace durable::test;
 
 namespace {
 
-long long events_of(const TestDb& db, const std::string& workflow_id, const std::string& kind) {
-  return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + workflow_id + "' AND kind = '" + kind +
-                  "'");
-}
-
 std::string unique_log_path() {
   const std::string name = "durable-refund-" + std::to_string(getpid()) + "-" + std::to_string(std::rand()) + ".log";
   return (std::filesystem::temp_directory_path() / name).string();

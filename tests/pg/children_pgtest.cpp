@@ -14,16 +14,6 @@ using namespace durable::test;
 
 namespace {
 
-// How many runs hold a workflow id (its latest and earlier ones).
-long long runs_of(const TestDb& db, const std::string& workflow_id) {
-  return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = '" + workflow_id + "'");
-}
-
-long long events_of(const TestDb& db, const std::string& workflow_id, const std::string& kind) {
-  return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + workflow_id + "' AND kind = '" + kind +
-                  "'");
-}
-
 std::string status_of(const TestDb& db, const std::string& workflow_id) {
   auto r = db.query("SELECT status FROM {s}.workflows WHERE workflow_id = '" + workflow_id + "' AND latest");
   return r.empty() ? "none" : r[0][0].as<std::string>();

@@ -15,27 +15,9 @@ using namespace durable::test;
 
 namespace {
 
-long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status = "") {
-  return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = '" + workflow_id + "'" +
-                  (status.empty() ? "" : " AND status = '" + status + "'"));
-}
-
-long long events_of(const TestDb& db, const std::string& workflow_id, const std::string& kind) {
-  return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + workflow_id + "' AND kind = '" + kind +
-                  "'");
-}
-
 bool receiving(const TestDb& db, const std::string& workflow_id) {
   return db.count("SELECT count(*) FROM {journal} jw JOIN {s}.workflows w USING (run_id) WHERE w.workflow_id = '" +
                   workflow_id + "' AND w.latest AND w.status = 'running' AND jw.kind = 'receive_started'") == 1;
-}
-
-LoopState loop_of(int total, int every, int ticks = 0) {
-  LoopState s;
-  s.total = total;
-  s.every = every;
-  s.ticks = ticks;
-  return s;
 }
 
 // A hop run that got its "go" while `failpoint` holds the replay that continues it (for a second).

@@ -63,7 +63,7 @@ ScheduleSpec hourly(MisfirePolicy policy = MisfirePolicy::skip) {
 }
 
 // The ids of the runs a schedule started, in order.
-std::vector<std::string> runs_of(const TestDb& db, const std::string& schedule_id) {
+std::vector<std::string> schedule_runs(const TestDb& db, const std::string& schedule_id) {
   std::vector<std::string> ids;
   for (const auto& r : db.query("SELECT workflow_id FROM {s}.workflows WHERE workflow_id LIKE '" + schedule_id +
                                 ":%' ORDER BY workflow_id")) {
@@ -208,7 +208,7 @@ TEST_CASE("an on-time schedule starts one run per tick, with its window and inpu
   settle(db);
   durable::testing::advance_clock(db.url(), db.schema(), 1h + 20s);  // 12:00, 20 s late: within the grace
   settle(db);
-  REQUIRE(runs_of(db, "hourly") ==
+  REQUIRE(schedule_runs(db, "hourly") ==
           std::vector<std::string>{"hourly:2027-01-10T11:00:00+00:00", "hourly:2027-01-10T12:00:00+00:00"});
   Json second = result_of(*engine, "hourly:2027-01-10T12:00:00+00:00");
   CHECK(second["id"] == "hourly");
@@ -228,10 +228,10 @@ TEST_CASE("an on-time schedule starts one run per tick, with its window and inpu
     engine->schedules().pause("hourly");
     durable::testing::advance_clock(db.url(), db.schema(), 3h + 2min);  // 13:00, 14:00, 15:00 pass while paused
     std::this_thread::sleep_for(300ms);
-    CHECK(runs_of(db, "hourly").size() == 2);
+    CHECK(schedule_runs(db, "hourly").size() == 2);
     engine->schedules().resume("hourly");
     settle(db);
-    CHECK(runs_of(db, "hourly").size() == 2);  // skip: dropped
+    CHECK(schedule_runs(db, "hourly").size() == 2);  // skip: dropped
     CHECK(engine->schedules().get("hourly").fires_dropped == 3);
   }
 }
@@ -264,7 +264,7 @@ TEST_CASE("misfires while every engine is down follow the schedule's policy", "[
   settle(db);
   std::vector<std::string> expected;
   for (const auto& h : hours) expected.push_back("tick:2027-01-10T" + h + ":00:00+00:00");
-  CHECK(runs_of(db, "tick") == expected);
+  CHECK(schedule_runs(db, "tick") == expected);
   auto info = engine->schedules().get("tick");
   CHECK(info.fires_dropped == dropped);
   CHECK(info.fires_started == static_cast<std::int64_t>(expected.size()));
@@ -310,7 +310,7 @@ TEST_CASE("three engines firing one schedule start each of 50 ticks exactly once
   settle(db);
   expected.push_back(durable::scheduled_workflow_id("tick", "UTC", tick).str());
   std::sort(expected.begin(), expected.end());
-  CHECK(runs_of(db, "tick") == expected);
+  CHECK(schedule_runs(db, "tick") == expected);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE 'tick:%' AND started_by = 'schedule' AND "
                  "origin = 'tick'") == 51);
   CHECK(db.count("SELECT count(*) FROM {s}.journal_events WHERE kind = 'workflow_started'") == 51);
@@ -329,14 +329,14 @@ TEST_CASE("a fire delivered twice starts one run", "[schedules]") {
   durable::testing::advance_clock(db.url(), db.schema(), 30min);
   settle(db);
   const std::string id = "tick:2027-01-10T11:00:00+00:00";
-  REQUIRE(runs_of(db, "tick") == std::vector<std::string>{id});
+  REQUIRE(schedule_runs(db, "tick") == std::vector<std::string>{id});
   const durable::RunId run_id = engine->workflow(id).run_id();
 
   // As an engine with a stale view would: the schedule is set back to the tick it just fired.
   db.query("UPDATE {s}.schedules SET next_fire_at = '2027-01-10T11:00:00Z', prev_fire_at = '2027-01-10T10:00:00Z'");
   durable::testing::advance_clock(db.url(), db.schema(), 1s);  // wakes the scheduler
   settle(db);
-  CHECK(runs_of(db, "tick") == std::vector<std::string>{id});
+  CHECK(schedule_runs(db, "tick") == std::vector<std::string>{id});
   CHECK(engine->workflow(id).run_id() == run_id);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
   CHECK(engine->schedules().get("tick").fires_started == 1);  // counts runs started, not attempts
@@ -376,7 +376,7 @@ TEST_CASE("daylight saving time: skipped local times fire at the first valid ins
     durable::testing::set_clock(db.url(), db.schema(), t);
     settle(db);
   }
-  CHECK(runs_of(db, "dst") == ids);
+  CHECK(schedule_runs(db, "dst") == ids);
   CHECK(engine->schedules().get("dst").fires_dropped == 0);
 }
 

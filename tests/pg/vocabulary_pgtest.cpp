@@ -62,22 +62,10 @@ void register_vocabulary(Engine& engine) {
   engine.add<PatchedFlow>().add<RefusedFlow>().add<BoomFlow>().add_trigger<HelloWorkflow>("vocab_signup");
 }
 
-const OperatorAction ops{"ops@example", "the vocabulary test"};
-
-long long events_of(const TestDb& db, const std::string& workflow_id, const std::string& kind) {
-  return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + workflow_id + "' AND kind = '" + kind +
-                  "'");
-}
+const OperatorAction vocabulary_ops{"ops@example", "the vocabulary test"};
 
 bool waits_in_receive(const TestDb& db, const std::string& workflow_id) {
   return wait_until([&] { return events_of(db, workflow_id, "receive_started") >= 1; });
-}
-
-LoopState loop_of(int total, int every) {
-  LoopState s;
-  s.total = total;
-  s.every = every;
-  return s;
 }
 
 }  // namespace
@@ -174,16 +162,16 @@ TEST_CASE(
   CHECK(guardian.cancel("the vocabulary test cancels it"));
   CHECK_THAT(guardian.result(30s), Catch::StartsWith("child cancelled"));
   REQUIRE(waits_in_receive(db, "vocab-terminated/c"));
-  CHECK(runs.terminate(terminated.run_id(), ops));
+  CHECK(runs.terminate(terminated.run_id(), vocabulary_ops));
   CHECK_THROWS_AS(engine.workflow<NestWorkflow>("vocab-terminated/c").result(30s), WorkflowCancelled);
 
   // Operators' resumes of the failed runs (run_store.cpp): workflow_resumed, of no step (the code
   // failed) and of the failed activity's (its new attempt fails again: activity_failed once more).
-  CHECK_THROWS_AS(runs.resume(failing.run_id(), ops).result_json(30s), WorkflowFailed);
-  CHECK_THROWS_AS(runs.resume(boom.run_id(), ops).result_json(30s), WorkflowFailed);
+  CHECK_THROWS_AS(runs.resume(failing.run_id(), vocabulary_ops).result_json(30s), WorkflowFailed);
+  CHECK_THROWS_AS(runs.resume(boom.run_id(), vocabulary_ops).result_json(30s), WorkflowFailed);
   CHECK(events_of(db, "vocab-boom", "activity_failed") == 2);
   // A fork copies events (copy_fork_journal.sql) and goes on from them.
-  auto forked = runs.fork(hello.run_id(), 1, ops, {.workflow_id = "vocab-hello-fork"});
+  auto forked = runs.fork(hello.run_id(), 1, vocabulary_ops, {.workflow_id = "vocab-hello-fork"});
   CHECK(forked.result_json(30s) == "hello, world");
 
   REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE status = 'running'") == 0; }));

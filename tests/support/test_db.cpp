@@ -34,6 +34,16 @@ pqxx::result TestDb::query(const std::string& sql) const {
 
 long long TestDb::count(const std::string& sql) const { return query(sql)[0][0].as<long long>(); }
 
+long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status) {
+  return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = '" + workflow_id + "'" +
+                  (status.empty() ? "" : " AND status = '" + status + "'"));
+}
+
+long long events_of(const TestDb& db, const std::string& workflow_id, const std::string& kind) {
+  return db.count("SELECT count(*) FROM {journal} jw WHERE workflow_id = '" + workflow_id + "' AND kind = '" + kind +
+                  "'");
+}
+
 bool TestDb::schema_exists() const {
   pqxx::connection conn(url_);
   pqxx::nontransaction tx(conn);

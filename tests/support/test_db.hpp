@@ -34,6 +34,12 @@ class TestDb {
   std::string schema_;
 };
 
+// How many runs workflow id `workflow_id` has had (those with `status`, when one is given).
+long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status = "");
+
+// How many journal events of `kind` ("timer_started", ...) the runs of `workflow_id` wrote.
+long long events_of(const TestDb& db, const std::string& workflow_id, const std::string& kind);
+
 // A started engine with every test definition registered, on a fresh schema.
 // Use as a Catch2 fixture (TEST_CASE_METHOD) or construct one with adjusted options and more
 // definitions (`register_more`, called before start(): registering after it throws).

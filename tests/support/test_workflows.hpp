@@ -400,6 +400,14 @@ struct LoopState {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LoopState, done, total, every, ticks, sum, got)
 
+inline LoopState loop_of(int total, int every, int ticks = 0) {
+  LoopState s;
+  s.total = total;
+  s.every = every;
+  s.ticks = ticks;
+  return s;
+}
+
 struct LoopWorkflow {
   static constexpr auto name = "loop";
   LoopState operator()(WorkflowContext& ctx, LoopState s) {

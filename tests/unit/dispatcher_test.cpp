@@ -40,7 +40,7 @@ ResolvedActivityOptions attempts(int max_attempts, Duration timeout = default_ac
 }
 
 // A dispatcher over fakes, its claim loop on a thread of its own until the rig goes.
-struct Rig {
+struct DispatcherRig {
   Registry registry;
   test::FakeTaskStore store;
   test::FakeOutcomes outcomes;
@@ -50,7 +50,7 @@ struct Rig {
   std::optional<Dispatcher> dispatcher;
   std::thread loop;
 
-  Rig() {
+  DispatcherRig() {
     registry.activities.emplace("echo", make_activity<std::string>("echo", {}, test::EchoActivity{}));
     registry.activities.emplace("boom", make_activity<std::string>("boom", {}, test::BoomActivity{}));
     registry.activities.emplace("slow", make_activity<int>("slow", {}, test::SlowActivity{}));
@@ -69,13 +69,13 @@ struct Rig {
     if (dispatcher) dispatcher->drain(5s);
     dispatcher.reset();
   }
-  ~Rig() { stop(); }
+  ~DispatcherRig() { stop(); }
 };
 
 }  // namespace
 
 TEST_CASE("the dispatcher runs a claimed task's body and hands its result to the committer", "[unit][dispatcher]") {
-  Rig rig;
+  DispatcherRig rig;
   rig.store.add(task(1, "echo", "hi"));
   rig.start(2);
   REQUIRE(rig.outcomes.wait_for_count(1));
@@ -92,7 +92,7 @@ TEST_CASE("the dispatcher runs a claimed task's body and hands its result to the
 
 TEST_CASE("a failed attempt is retried through the store while its policy allows, then the failure is committed",
           "[unit][dispatcher]") {
-  Rig rig;
+  DispatcherRig rig;
   rig.store.add(task(1, "boom", "first", attempts(2)));
   pg::ClaimedTask last = task(2, "boom", "second", attempts(2));
   last.attempt = 2;  // its policy's last attempt
@@ -112,7 +112,7 @@ TEST_CASE("a failed attempt is retried through the store while its policy allows
 
 TEST_CASE("an attempt past its timeout is failed while its body runs on, and its late result is discarded",
           "[unit][dispatcher]") {
-  Rig rig;
+  DispatcherRig rig;
   rig.store.add(task(1, "slow", 600, attempts(1, 50ms)));
   rig.start(1);
   REQUIRE(rig.outcomes.wait_for_count(1));
@@ -127,7 +127,7 @@ TEST_CASE("an attempt past its timeout is failed while its body runs on, and its
 
 TEST_CASE("the dispatcher never runs more bodies than its slots, and claims no more than it has free",
           "[unit][dispatcher]") {
-  Rig rig;
+  DispatcherRig rig;
   std::atomic<int> running{0}, most{0};
   rig.registry.activities.emplace("count", make_activity<int>("count", {}, [&](ActivityContext&, const int& ms) {
                                     const int now = ++running;

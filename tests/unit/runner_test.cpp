@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // A runner over fakes, with no activity slots (nothing leased at once).
-struct Rig {
+struct RunnerRig {
   Registry registry;
   test::FakeReplayStore store;
   JournalCaches caches{store, registry};
@@ -42,7 +42,7 @@ struct Rig {
                 signals.workflow_work,
                 stopping};
 
-  Rig() {
+  RunnerRig() {
     registry.activities.emplace("echo", make_activity<std::string>("echo", {}, test::EchoActivity{}));
     registry.workflows.emplace("hello", make_workflow<std::string>("hello", [] { return test::HelloWorkflow{}; }));
     store.name = "hello";
@@ -79,7 +79,7 @@ pg::ClaimedTask echo_task() {
 
 TEST_CASE("a claimed fresh run is replayed and its first activity committed under the claim's lease",
           "[unit][runner]") {
-  Rig rig;
+  RunnerRig rig;
   rig.runner.process(fresh_claim(rig.store));
   REQUIRE(rig.store.commits.size() == 1);
   const pg::ReplayCommit& commit = rig.store.commits[0];
@@ -98,7 +98,7 @@ TEST_CASE("a claimed fresh run is replayed and its first activity committed unde
 }
 
 TEST_CASE("a run whose code no longer replays its journal is blocked, not committed", "[unit][runner]") {
-  Rig rig;
+  RunnerRig rig;
   pg::ClaimedWorkflow claim = fresh_claim(rig.store);
   rig.store.journal("run-1").push_back(
       {1, journal::EventKind::activity_scheduled, 0, "add", Json::object()});  // the code calls echo
@@ -112,7 +112,7 @@ TEST_CASE("a run whose code no longer replays its journal is blocked, not commit
 }
 
 TEST_CASE("a replay commit refused because what it read changed is decided again and then goes in", "[unit][runner]") {
-  Rig rig;
+  RunnerRig rig;
   rig.store.refuse_next = 1;
   rig.runner.process(fresh_claim(rig.store));
   CHECK(rig.store.commits.size() == 1);
@@ -121,7 +121,7 @@ TEST_CASE("a replay commit refused because what it read changed is decided again
 
 TEST_CASE("a finished step continues its workflow in place in one commit when this engine holds its journal",
           "[unit][runner]") {
-  Rig rig;
+  RunnerRig rig;
   rig.runner.process(fresh_claim(rig.store));  // the journal is now this engine's copy
   std::vector<pg::StepCommit> batches;
   std::vector<pg::ReplayCommit> replays;  // what went in with each step (read while the statement runs)
@@ -155,7 +155,7 @@ TEST_CASE("a finished step continues its workflow in place in one commit when th
 }
 
 TEST_CASE("a finished step of a run this engine does not replay commits alone", "[unit][runner]") {
-  Rig rig;
+  RunnerRig rig;
   std::vector<const pg::ReplayCommit*> replays;
   StepCommitter steps([&](const std::vector<const pg::StepCommit*>& batch) {
     for (const auto* s : batch) replays.push_back(s->replay);

@@ -21,10 +21,10 @@ using durable::test::event;
 
 namespace {
 Registry echo_registry() { return test::echo_and_add(); }
-void start(JournalCache& journal) { journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}})); }
+void start_with_input(JournalCache& journal) { journal.apply(event(0, "workflow_started", -1, "", {{"input", "x"}})); }
 // Started, then an echo scheduled and completed with `result` (steps 0, events 0 to 2).
 void one_echo_done(JournalCache& journal, const std::string& result) {
-  start(journal);
+  start_with_input(journal);
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "activity_completed", 0, "echo", {{"result", result}}));
 }
@@ -39,7 +39,7 @@ TEST_CASE("patched on new ground takes the new path and journals a marker that r
           "[unit][versioning]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   {
     Replay replay("wf", "w", journal, 1000, registry);
     WorkflowContext ctx = replay.context();
@@ -92,7 +92,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
   Registry registry = echo_registry();
   {
     JournalCache journal;  // a run of the patched code: marker at step 0
-    start(journal);
+    start_with_input(journal);
     journal.apply(event(1, "patched", 0, "add-first"));
     journal.apply(event(2, "activity_scheduled", 1, "add"));
     Replay replay("wf", "w", journal, 1000, registry);
@@ -104,7 +104,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
   }
   {
     JournalCache journal;  // a new run: no marker is written
-    start(journal);
+    start_with_input(journal);
     Replay replay("wf", "w", journal, 1000, registry);
     WorkflowContext ctx = replay.context();
     ctx.deprecate_patch("add-first");
@@ -115,7 +115,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
   {
     // The call removed while a run still holds the marker: a non-determinism error that says so.
     JournalCache journal;
-    start(journal);
+    start_with_input(journal);
     journal.apply(event(1, "patched", 0, "add-first"));
     Replay replay("wf", "w", journal, 1000, registry);
     WorkflowContext ctx = replay.context();
@@ -130,7 +130,7 @@ TEST_CASE("deprecate_patch takes the new path, passes over an old marker and wri
 TEST_CASE("a bad patch id is a typed error and journals nothing", "[unit][versioning][bad_input]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   Replay replay("wf", "w", journal, 1000, registry);
   WorkflowContext ctx = replay.context();
   expect_throw<InvalidPatchId>([&] { ctx.patched(""); }, "patch id is empty");
@@ -152,7 +152,7 @@ TEST_CASE("is_replaying is true while the code re-runs what the last replay ran,
   ctx.call<test::EchoActivity>("x");
   CHECK_FALSE(ctx.is_replaying());
   JournalCache fresh;  // no replay committed yet: everything is news
-  start(fresh);
+  start_with_input(fresh);
   Replay first("wf", "w", fresh, 1000, registry);
   CHECK_FALSE(first.context().is_replaying());
 }
@@ -161,7 +161,7 @@ TEST_CASE("an outcome journaled since the last committed replay read the journal
           "[unit][versioning][logging]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "activity_scheduled", 1, "echo"));
   journal.apply(event(3, "activity_completed", 0, "echo", {{"result", "a"}}));
@@ -213,7 +213,7 @@ TEST_CASE("under the block policy a divergence decides nothing but the block", "
                                };
                              }));
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   journal.name = "w";
   journal.apply(event(1, "timer_started", 0, "", {{"fire_at_us", 500}}));
   journal.apply(event(2, "activity_scheduled", 1, "echo"));
@@ -236,7 +236,7 @@ TEST_CASE("a wait_any that chooses now ends the replaying part, so what the code
           "[unit][versioning][logging]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   journal.apply(event(1, "timer_started", 0, "", {{"fire_at_us", 500}}));
   journal.apply(event(2, "receive_started", 1, "reply", {{"fire_at_us", -1}}));
   journal.replayed_seq = 3;  // the last replay started both and waited
@@ -255,7 +255,7 @@ TEST_CASE("patched where a cancel was delivered keeps the old path, so the cance
           "[unit][versioning]") {
   Registry registry = echo_registry();
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "cancel_requested", -1, "", {{"reason", "stop"}}));
   journal.apply(event(3, "cancel_delivered", -1, "", {{"at_step", 1}, {"awaited", 0}, {"dropped", {0}}}));
@@ -275,7 +275,7 @@ TEST_CASE("code that ends the run before calls its journal holds diverges", "[un
                                };
                              }));
   JournalCache journal;
-  start(journal);
+  start_with_input(journal);
   journal.name = "short";
   journal.apply(event(1, "activity_scheduled", 0, "echo"));
   journal.apply(event(2, "activity_completed", 0, "echo", {{"result", "a"}}));
