@@ -4,6 +4,7 @@
 #include <durable/durable.hpp>
 #include <durable/pqxx.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -75,6 +76,7 @@ struct NoopFanOut {
   static constexpr auto name = "noop_fan_out";
   int operator()(durable::WorkflowContext& ctx, const int& count) {
     std::vector<durable::ChildFuture<int>> children;
+    children.reserve(static_cast<std::size_t>(std::max(count, 0)));
     for (int i = 0; i < count; ++i) {
       children.push_back(ctx.start_child<NoopChain>(ctx.workflow_id().str() + "/" + std::to_string(i), 1));
     }

@@ -160,7 +160,7 @@ class WorkflowNotFound : public Error {
   struct Message {
     std::string text;
   };
-  explicit WorkflowNotFound(Message message);
+  explicit WorkflowNotFound(const Message& message);
 };
 
 // The workflow's latest run has ended, so it takes no more messages.

@@ -17,7 +17,7 @@ WorkflowAlreadyStarted::WorkflowAlreadyStarted(WorkflowId workflow_id, RunId run
 WorkflowNotFound::WorkflowNotFound(const WorkflowId& workflow_id)
     : Error(fmt::format("no workflow with id '{}'", detail::printable(workflow_id.str()))) {}
 
-WorkflowNotFound::WorkflowNotFound(Message message) : Error(std::move(message.text)) {}
+WorkflowNotFound::WorkflowNotFound(const Message& message) : Error(message.text) {}
 
 WorkflowNotFound WorkflowNotFound::run(const RunId& run_id) {
   return WorkflowNotFound(Message{fmt::format(
