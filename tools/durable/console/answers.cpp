@@ -57,17 +57,16 @@ void set_security_headers(httplib::Response& res) {
   res.set_header("Cache-Control", "no-store");
 }
 
-bool write_answer(httplib::Stream& stream, const httplib::Response& res, std::string_view reason) {
+void write_answer(httplib::Stream& stream, const httplib::Response& res, std::string_view reason) {
   std::string out = fmt::format("HTTP/1.1 {} {}\r\n", res.status, reason);
   for (const auto& [name, value] : res.headers) out += fmt::format("{}: {}\r\n", name, value);
   out += fmt::format("Content-Length: {}\r\n\r\n", res.body.size());
   out += res.body;
   for (std::size_t at = 0; at < out.size();) {  // a socket takes what fits at each write
     const ssize_t n = stream.write(out.data() + at, out.size() - at);
-    if (n <= 0) return false;
+    if (n <= 0) return;
     at += static_cast<std::size_t>(n);
   }
-  return true;
 }
 
 }  // namespace durable::console::detail

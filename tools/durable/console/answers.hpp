@@ -29,7 +29,7 @@ std::pair<int, std::string> status_of(const std::exception_ptr& error) noexcept;
 void set_security_headers(httplib::Response& res);
 
 // Writes `res` whole to `stream` as HTTP/1.1, for an answer given before httplib parses the
-// request (its own writer is private). Returns false when the stream refused some of it.
-bool write_answer(httplib::Stream& stream, const httplib::Response& res, std::string_view reason);
+// request (its own writer is private). A client that stops reading gets what was written.
+void write_answer(httplib::Stream& stream, const httplib::Response& res, std::string_view reason);
 
 }  // namespace durable::console::detail
