@@ -46,9 +46,9 @@ ALLOWED = {
     "testing": {"base", "journal", "pg", "replay", "engine", "testing"},
 }
 VALUES = {"audit.hpp", "codec.hpp", "cron.hpp", "engine_options.hpp", "errors.hpp", "ids.hpp", "messages.hpp", "metrics.hpp",
-          "options.hpp", "run_records.hpp", "schedule_records.hpp", "start_options.hpp", "stats.hpp", "status.hpp",
+          "options.hpp", "queue_records.hpp", "run_records.hpp", "schedule_records.hpp", "start_options.hpp", "stats.hpp", "status.hpp",
           "versioning.hpp"}
-FACADES = {"activity.hpp", "engine.hpp", "handle.hpp", "pqxx.hpp", "runs.hpp", "saga.hpp", "schedule.hpp",
+FACADES = {"activity.hpp", "engine.hpp", "handle.hpp", "pqxx.hpp", "queues.hpp", "runs.hpp", "saga.hpp", "schedule.hpp",
            "testing.hpp", "workflow.hpp"}
 OTHER = {"durable.hpp", "schema.hpp", "codec_plugin.hpp", "detail/payload.hpp"}  # umbrella, free functions, detail
 THIRD_PARTY = ("nlohmann/", "fmt/", "spdlog/")

@@ -23,7 +23,8 @@ struct AuditEntry {
   std::int64_t id = 0;
   std::chrono::system_clock::time_point at{};
   // `action`: resume, fork, cancel, terminate, delete, prune, expire_idempotency_results,
-  // schedule_pause, schedule_resume or schedule_delete (details: the schedule_id).
+  // schedule_pause, schedule_resume or schedule_delete (details: the schedule_id), queue_pause or
+  // queue_resume (details: the queue).
   std::string actor, action, reason;
   WorkflowId workflow_id;
   RunId run_id;

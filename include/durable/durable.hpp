@@ -13,6 +13,8 @@
 #include "durable/messages.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
+#include "durable/queue_records.hpp"
+#include "durable/queues.hpp"
 #include "durable/run_records.hpp"
 #include "durable/runs.hpp"
 #include "durable/saga.hpp"

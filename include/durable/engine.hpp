@@ -15,6 +15,7 @@
 #include "durable/messages.hpp"
 #include "durable/metrics.hpp"
 #include "durable/options.hpp"
+#include "durable/queues.hpp"
 #include "durable/runs.hpp"
 #include "durable/schedule.hpp"
 #include "durable/start_options.hpp"
@@ -108,6 +109,11 @@ class Engine {
   }
   Engine& add_trigger(const std::string& trigger, const std::string& workflow_name);
 
+  // Defines a named queue (its limits stored as start() begins, replacing what was stored) and
+  // serves it: this engine admits and runs its runs. Before start(). Throws InvalidQueue, and
+  // RegistrationError for a queue added twice or after start().
+  Engine& add_queue(const QueueSpec& spec);
+
   // Starts the trigger's workflow for this event, once per event id: a redelivery returns the
   // existing run with started = false. Throws InvalidEvent (nothing written) when the event id
   // is missing or empty, UnknownTrigger for an unregistered trigger.
@@ -157,6 +163,8 @@ class Engine {
   Schedules& schedules();
   // Find and fix runs: list, read, resume, fork, cancel, delete, prune, audit (durable/runs.hpp).
   Runs& runs();
+  // The named queues: define, list, pause and resume them (durable/queues.hpp).
+  Queues& queues();
 
   const EngineOptions& options() const;
   // A snapshot of this instance's gauges, counters and latency histograms; reads the queue age
@@ -172,6 +180,7 @@ class Engine {
   std::shared_ptr<detail::EngineCore> core_;
   Schedules schedules_;
   Runs runs_;
+  Queues queues_;
 };
 
 }  // namespace durable

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "durable/codec.hpp"
 #include "durable/detail/payload.hpp"
@@ -24,7 +25,10 @@ struct EngineOptions {
   // Activity slots per named instance, overriding activity_max_concurrency for that name; one
   // options value can so configure every instance of a process.
   std::map<std::string, int> instance_activity_concurrency{};
-  int workflow_max_concurrency = 4;                    // workflow replays at once in this engine
+  int workflow_max_concurrency = 4;  // workflow replays at once in this engine
+  // The queues whose runs this engine admits and runs (durable/queues.hpp), besides those it adds
+  // with Engine::add_queue. Leave "default" out for a dedicated pool that runs only named queues.
+  std::vector<std::string> queues{"default"};
   int connection_pool_size = 8;                        // Postgres connections shared by runners, claims and completions
   Duration poll_interval = std::chrono::seconds{1};    // fallback when no NOTIFY arrives
   Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow

@@ -132,6 +132,17 @@ class InvalidSchedule : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+// A queue name, spec, concurrency key or priority that cannot be used (durable/queues.hpp).
+class InvalidQueue : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+// A queue no engine defined (Engine::add_queue, Queues::define).
+class UnknownQueue : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 class ChildDepthExceeded : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;

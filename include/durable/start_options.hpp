@@ -2,6 +2,8 @@
 // child (ChildOptions), and what an id that already has a run means for the new one.
 #pragma once
 
+#include <string>
+
 namespace durable {
 
 // What starting a workflow under an id that already has a run does.
@@ -13,6 +15,15 @@ enum class IdReusePolicy {
 
 struct StartOptions {
   IdReusePolicy id_reuse = IdReusePolicy::reject_duplicate;
+  // Flow control (durable/queues.hpp, docs/flow-control.md). Empty or "default": the default
+  // queue, which has no limits and runs the run at once. A named queue must be defined; the run
+  // waits there, queued, until the queue's limits admit it.
+  std::string queue{};
+  // On a named queue: whose run this is (a tenant, a customer), at most 255 bytes of UTF-8. The
+  // queue's key_concurrency limits the admitted runs per key, and keys take turns. Empty: no key.
+  std::string concurrency_key{};
+  // On a named queue: higher is admitted first; the same priority goes oldest first.
+  int priority = 0;
 };
 
 // What happens to a child that is still running when its parent run ends (completed, failed or

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "base/printable.hpp"
@@ -111,6 +113,58 @@ void check_action(const OperatorAction& action) {
   }
   check_text(action.actor, "the operator action's actor");
   check_text(action.reason, "the operator action's reason");
+}
+
+void check_queue_name(const std::string& name, const char* what) {
+  const bool valid = !name.empty() && name.size() <= 63 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-';
+  });
+  if (!valid) {
+    throw InvalidQueue(fmt::format("{} '{}' is not a queue name: use 1 to 63 characters of [A-Za-z0-9_.:-]", what,
+                                   printable(name, 60)));
+  }
+}
+
+void check_served_queues(const std::vector<std::string>& queues) {
+  for (const auto& name : queues) {
+    try {
+      check_queue_name(name, "EngineOptions::queues: the entry");
+    } catch (const InvalidQueue& e) {
+      throw InvalidOptions(e.what());
+    }
+  }
+}
+
+void check_queue_spec(const QueueSpec& spec) {
+  check_queue_name(spec.name, "QueueSpec::name");
+  if (spec.name == default_queue) {
+    throw InvalidQueue(
+        "the default queue has no limits: define a named queue (say \"tenants\") and start the runs to limit on it "
+        "with StartOptions::queue");
+  }
+  auto check_limit = [&](const std::optional<int>& limit, const char* field) {
+    if (limit && *limit < 1) {
+      throw InvalidQueue(fmt::format("queue '{}': QueueSpec::{} is {}: a limit is at least 1 (leave it unset for none)",
+                                     spec.name, field, *limit));
+    }
+  };
+  check_limit(spec.concurrency, "concurrency");
+  check_limit(spec.key_concurrency, "key_concurrency");
+}
+
+std::string queue_of_start(const StartOptions& options) {
+  const std::string queue = options.queue.empty() ? std::string(default_queue) : options.queue;
+  check_queue_name(queue, "StartOptions::queue");
+  if (auto problem = text_problem(options.concurrency_key, max_concurrency_key_bytes); !problem.empty()) {
+    throw InvalidQueue(
+        fmt::format("StartOptions::concurrency_key '{}' {}", printable(options.concurrency_key, 60), problem));
+  }
+  if (queue == default_queue && (!options.concurrency_key.empty() || options.priority != 0)) {
+    throw InvalidQueue(
+        "StartOptions::concurrency_key and priority apply on a named queue only (the default queue admits every run at "
+        "once): set StartOptions::queue to a queue defined with limits");
+  }
+  return queue;
 }
 
 }  // namespace durable::detail

@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "durable/audit.hpp"
+#include "durable/queue_records.hpp"
+#include "durable/start_options.hpp"
 
 namespace durable::detail {
 
@@ -43,5 +46,17 @@ void check_patch_id(const std::string& change_id);
 // or invalid UTF-8.
 void check_action(const OperatorAction& action);
 inline constexpr std::size_t max_patch_id_bytes = 255;
+
+// Throws InvalidQueue unless `name` is 1 to 63 characters of [A-Za-z0-9_.:-]; `what` says
+// where it came from.
+void check_queue_name(const std::string& name, const char* what);
+// Throws InvalidOptions for a name in EngineOptions::queues that is not a queue name.
+void check_served_queues(const std::vector<std::string>& queues);
+// Throws InvalidQueue for a bad name, the default queue, or a limit below 1.
+void check_queue_spec(const QueueSpec& spec);
+// The queue a start goes to ("default" for none); throws InvalidQueue for a bad queue name, a
+// concurrency key over max_concurrency_key_bytes or not UTF-8, and a key or priority given for
+// the default queue (which has neither).
+std::string queue_of_start(const StartOptions& options);
 
 }  // namespace durable::detail

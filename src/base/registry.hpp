@@ -5,6 +5,7 @@
 #include <string>
 
 #include "durable/activity.hpp"
+#include "durable/queue_records.hpp"
 #include "durable/workflow.hpp"
 
 namespace durable::detail {
@@ -16,6 +17,7 @@ struct Registry {
   std::map<std::string, ActivityDefinition> activities;
   std::map<std::string, WorkflowDefinition> workflows;
   std::map<std::string, std::string> triggers;  // trigger name -> workflow name
+  std::map<std::string, QueueSpec> queues;      // added by Engine::add_queue, defined at start()
 
   // Throw UnknownActivity / UnknownWorkflow naming what is registered.
   const ActivityDefinition& activity(const std::string& name) const;

@@ -65,6 +65,7 @@ struct EngineSignals {
   WakeSignal ended;          // a workflow run ended: wakes result() waiters
   WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
   WakeSignal events;         // a run published an event: wakes get_event() waiters
+  WakeSignal queue_work;     // a run was started or ended: wakes the admission of named queues
   // A run ended: its result() waiters, and its get_event() waiters (no event comes any more).
   void run_ended() {
     ended.notify();

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "background/admission.hpp"
 #include "background/presence.hpp"
 #include "background/retention.hpp"
 #include "background/scheduler.hpp"
@@ -73,6 +74,7 @@ EngineOptions checked(EngineOptions o) {
   }
   check_instance_name(o.instance);
   detail::check_app_version(o.app_version);
+  detail::check_served_queues(o.queues);
   return o;
 }
 
@@ -120,10 +122,10 @@ void EngineCore::start_runner() {
       ReplaySettings{owner_, options_.on_nondeterminism, options_.codec != nullptr, options_.lease_margin}, registry_,
       store(), *caches_, dispatcher_ ? &dispatcher_->slots() : nullptr, metrics_, signals_, stopping_);
   finisher_.continue_in_place_with(*replayer_, *caches_);
-  runner_ =
-      std::make_unique<Runner>(RunnerSettings{owner_, options_.workflow_max_concurrency, options_.workflow_lease,
-                                              options_.poll_interval, options_.app_version},
-                               registry_, store(), *replayer_, *caches_, metrics_, signals_.workflow_work, stopping_);
+  runner_ = std::make_unique<Runner>(
+      RunnerSettings{owner_, options_.workflow_max_concurrency, options_.workflow_lease, options_.poll_interval,
+                     options_.app_version, Json(served_queues()).dump()},
+      registry_, store(), *replayer_, *caches_, metrics_, signals_.workflow_work, stopping_);
 }
 
 int EngineCore::activity_capacity() const {
@@ -147,7 +149,9 @@ EngineMetrics EngineCore::snapshot() {
   try {  // the second read is skipped when the first failed: the database is likely out of reach
     m.queue_age_seconds = registry_.activities.empty() ? 0.0 : store().queue_age(registry_.activity_names_json());
     m.workflow_queue_age_seconds =
-        registry_.workflows.empty() ? 0.0 : store().workflow_queue_age(registry_.workflow_names_json());
+        registry_.workflows.empty()
+            ? 0.0
+            : store().workflow_queue_age(registry_.workflow_names_json(), Json(served_queues()).dump());
     m.workflows_blocked = registry_.workflows.empty() ? 0 : store().blocked_count(registry_.workflow_names_json());
   } catch (const std::exception& e) {
     logger().debug("metrics: reading the queue ages failed: {}", e.what());
@@ -197,6 +201,7 @@ void EngineCore::add_builtin_activities() {
 void EngineCore::start() {
   if (started_.exchange(true)) return;
   database_.ensure_schema();  // the one place: a failure here fails start(), not a first claim
+  define_queues();
   add_builtin_activities();
   // Both made before any thread starts: each may hand work straight to the other.
   if (!registry_.activities.empty()) start_dispatcher();
@@ -207,6 +212,7 @@ void EngineCore::start() {
     sweeps_ = std::make_unique<Sweeps>(store(), registry_.workflow_names_json(), 5 * options_.poll_interval, signals_,
                                        stopping_);
     threads_.emplace_back([this] { sweeps_->loop(); });
+    start_admission();
   }
   if (dispatcher_) {
     threads_.emplace_back([this] { dispatcher_->loop(); });
@@ -255,6 +261,7 @@ void EngineCore::stop() {
   signals_.workflow_work.notify();
   signals_.task_work.notify();
   signals_.schedule_work.notify();
+  signals_.queue_work.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
   if (listener_.joinable()) listener_.join();  // not when start() failed before it
@@ -269,6 +276,7 @@ void EngineCore::stop() {
   scheduler_.reset();
   retention_.reset();
   sweeps_.reset();
+  admission_.reset();
   detail::logger().info("engine '{}' stopped", owner_);
 }
 
@@ -278,9 +286,13 @@ void EngineCore::listen() {
         switch (kind) {
           case pg::Wake::workflows:  // it passes the wake-up on when it found work
             signals_.workflow_work.notify_one();
+            signals_.queue_work.notify();
             break;
           case pg::Wake::tasks: signals_.task_work.notify(); break;
-          case pg::Wake::ended: signals_.run_ended(); break;
+          case pg::Wake::ended:
+            signals_.run_ended();
+            signals_.queue_work.notify();
+            break;
           case pg::Wake::schedules: signals_.schedule_work.notify(); break;
           case pg::Wake::events: signals_.events.notify(); break;
         }
@@ -291,10 +303,14 @@ void EngineCore::listen() {
 }  // namespace detail
 
 Engine::Engine(EngineOptions options)
-    : core_(std::make_shared<detail::EngineCore>(std::move(options))), schedules_(*core_), runs_(core_) {}
+    : core_(std::make_shared<detail::EngineCore>(std::move(options))),
+      schedules_(*core_),
+      runs_(core_),
+      queues_(core_) {}
 
 Schedules& Engine::schedules() { return schedules_; }
 Runs& Engine::runs() { return runs_; }
+Queues& Engine::queues() { return queues_; }
 
 Engine::~Engine() { stop(); }
 
@@ -302,20 +318,8 @@ const EngineOptions& Engine::options() const { return core_->options(); }
 
 EngineMetrics Engine::metrics() const { return core_->snapshot(); }
 
-namespace {
-// The registry is read by the engine's threads once it runs: it is frozen at start().
-void check_not_started(const detail::EngineCore& core, const std::string& what) {
-  if (core.started()) {
-    throw RegistrationError(
-        fmt::format("cannot register {} after Engine::start(): register every workflow, activity "
-                    "and trigger first, then start the engine",
-                    what));
-  }
-}
-}  // namespace
-
 Engine& Engine::add_definition(detail::ActivityDefinition definition) {
-  check_not_started(*core_, fmt::format("activity '{}'", detail::printable(definition.name)));
+  core_->check_not_started(fmt::format("activity '{}'", detail::printable(definition.name)));
   detail::validate(detail::resolve({}, definition.options),
                    definition.name);  // a bad declared policy fails registration
   if (core_->registry().activities.count(definition.name) || core_->registry().workflows.count(definition.name)) {
@@ -327,7 +331,7 @@ Engine& Engine::add_definition(detail::ActivityDefinition definition) {
 }
 
 Engine& Engine::add_definition(detail::WorkflowDefinition definition) {
-  check_not_started(*core_, fmt::format("workflow '{}'", detail::printable(definition.name)));
+  core_->check_not_started(fmt::format("workflow '{}'", detail::printable(definition.name)));
   if (core_->registry().activities.count(definition.name) || core_->registry().workflows.count(definition.name)) {
     throw RegistrationError(fmt::format("'{}' is registered twice: names must be unique per engine", definition.name));
   }
@@ -377,15 +381,17 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
   detail::check_workflow_id(workflow_id);
   detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
   core->registry().workflow(workflow_name).check_input(input);
+  const pg::RunOrigin placed = core->placed(origin, options);
   const std::string run_id = detail::time_ordered_uuid();
   // A running engine that runs this workflow leases the new run to itself and replays it at
-  // once, without a claim (another engine takes it over if this one dies before).
-  detail::Runner* runner = core->local_runner();
+  // once, without a claim (another engine takes it over if this one dies before). A run on a
+  // named queue waits for its admission instead.
+  detail::Runner* runner = core->runs_default_queue() && placed.queue == default_queue ? core->local_runner() : nullptr;
   const std::string owner = runner ? core->owner() : std::string();
-  auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, origin, owner,
+  auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, placed, owner,
                                             core->options().workflow_lease);
   if (!fresh.inserted && options.id_reuse != IdReusePolicy::reject_duplicate) {
-    fresh = core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input, origin,
+    fresh = core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input, placed,
                                             replaceable(options.id_reuse), owner, core->options().workflow_lease);
   }
   if (!fresh.inserted) {
@@ -401,6 +407,7 @@ StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const st
     runner->offer(std::move(*fresh.leased));
   } else {
     core->signals().workflow_work.notify_one();
+    core->signals().queue_work.notify();
   }
   detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
   return {detail::EngineAccess::handle(core, workflow_id, run_id), true, {}};
@@ -422,7 +429,7 @@ StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const
 }
 
 Engine& Engine::add_trigger(const std::string& trigger, const std::string& workflow_name) {
-  check_not_started(*core_, fmt::format("trigger '{}'", detail::printable(trigger)));
+  core_->check_not_started(fmt::format("trigger '{}'", detail::printable(trigger)));
   core_->registry().workflow(workflow_name);  // throws UnknownWorkflow
   if (trigger.empty() || trigger.find(':') != std::string::npos || trigger.find('\0') != std::string::npos) {
     throw RegistrationError(
@@ -450,8 +457,10 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& even
                     "every redelivery), so that a redelivered event starts nothing new",
                     trigger));
   }
-  auto attempt = try_start(core_, it->second, trigger + ":" + event.event_id, event.payload, {},
-                           pg::RunOrigin{"trigger", trigger});
+  pg::RunOrigin origin;
+  origin.started_by = "trigger";
+  origin.origin = trigger;
+  auto attempt = try_start(core_, it->second, trigger + ":" + event.event_id, event.payload, {}, origin);
   if (!attempt.started) {
     detail::logger().info("event '{}' for trigger '{}' was delivered before: run {} already exists", event.event_id,
                           trigger, attempt.run.run_id());

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +30,7 @@ class Scheduler;
 class Retention;
 class Sweeps;
 class Presence;
+class Admission;
 
 class EngineCore {
  public:
@@ -43,6 +45,14 @@ class EngineCore {
   // Lease owner name: "<instance>@<host>:<pid>".
   const std::string& owner() const { return owner_; }
   bool started() const { return started_.load(); }  // start() was called (even if it failed or stopped since)
+  // Throws RegistrationError naming `what` once started: the registry is frozen at start(), as
+  // the engine's threads read it from then on.
+  void check_not_started(const std::string& what) const {
+    if (!started()) return;
+    throw RegistrationError("cannot register " + what +
+                            " after Engine::start(): register every workflow, activity, trigger and queue first, "
+                            "then start the engine");
+  }
   EngineMetrics snapshot();
   // The runner while the engine runs (null before start() and once stop() began), for any thread:
   // a run started here is leased to this engine and offered to it.
@@ -54,12 +64,22 @@ class EngineCore {
   pg::Store& store() { return database_.store(); }
   pg::ScheduleStore& schedule_store() { return database_.schedules(); }
   pg::RunStore& run_store() { return database_.runs(); }
+  pg::QueueStore& queue_store() { return database_.queues(); }
   EngineSignals& signals() { return signals_; }
 
   // After this process cancelled a run: wakes whoever waits for results here, and cancels the
   // run's children under the cancel policy, down the tree (best effort: the orphan sweep of any
   // engine finishes what this could not).
   void run_cancelled(const std::string& run_id);
+
+  // The queues this engine admits and runs: EngineOptions::queues and those it added.
+  std::vector<std::string> served_queues() const;
+  bool runs_default_queue() const;  // it serves the default queue and runs workflows
+  // Throws UnknownQueue unless `name` is the default queue or defined in the schema (a name once
+  // found is remembered: a queue is never removed).
+  void check_queue_defined(const std::string& name);
+  // `origin` with the queue, key and priority of a start; throws InvalidQueue or UnknownQueue.
+  pg::RunOrigin placed(pg::RunOrigin origin, const StartOptions& options);
 
   // Engine::send: checks the input, then puts the message in the inbox of the id's latest run.
   // Returns its message id (the first message's, for a key used before).
@@ -75,6 +95,10 @@ class EngineCore {
   void start_runner();
   // Registers the activity behind WorkflowContext::send when this engine runs workflows.
   void add_builtin_activities();
+  // At start(): stores the queues it adds and checks that the ones it serves are defined.
+  void define_queues();
+  // At start(), when it runs workflows: admits the queued runs of the named queues it serves.
+  void start_admission();
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
   int activity_capacity() const;
 
@@ -99,6 +123,9 @@ class EngineCore {
   std::unique_ptr<Retention> retention_;  // when EngineOptions::retention is on
   std::unique_ptr<Sweeps> sweeps_;        // when it runs workflows
   std::unique_ptr<Presence> presence_;    // its row in the list of engines, while started
+  std::unique_ptr<Admission> admission_;  // when it serves named queues and runs workflows
+  std::mutex queues_mutex_;
+  std::set<std::string> defined_queues_;  // found defined by check_queue_defined
   std::vector<std::thread> threads_;
   std::once_flag listener_once_;
   std::thread listener_;

@@ -12,6 +12,7 @@ Database::Database(const std::string& url, const std::string& schema, int pool_s
       store_(std::make_unique<Store>(*pool_, app_version, detail::Sealer(codec))),
       schedules_(std::make_unique<ScheduleStore>(*pool_, app_version, detail::Sealer(codec))),
       runs_(std::make_unique<RunStore>(*pool_, detail::Sealer(codec, true))),
+      queues_(std::make_unique<QueueStore>(*pool_, detail::Sealer(codec, true))),
       transactions_(std::make_unique<TransactionConnections>(*pool_)) {}
 
 Database::~Database() = default;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pg/activity_transaction.hpp"
+#include "pg/queue_store.hpp"
 #include "pg/run_store.hpp"
 #include "pg/schedule_store.hpp"
 #include "pg/session_policy.hpp"
@@ -42,6 +43,7 @@ class Database {
   Store& store() { return *store_; }
   ScheduleStore& schedules() { return *schedules_; }
   RunStore& runs() { return *runs_; }
+  QueueStore& queues() { return *queues_; }
   TransactionConnections& transactions() { return *transactions_; }
   // Calls `heard(kind)` for each notification, on a connection of its own, until `stopping()`;
   // and once for every kind at each (re)connect, since anything may have happened unheard.
@@ -52,6 +54,7 @@ class Database {
   std::unique_ptr<Store> store_;
   std::unique_ptr<ScheduleStore> schedules_;
   std::unique_ptr<RunStore> runs_;
+  std::unique_ptr<QueueStore> queues_;
   std::unique_ptr<TransactionConnections> transactions_;
 };
 

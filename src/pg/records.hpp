@@ -230,6 +230,10 @@ struct StepCommit {
 struct RunOrigin {
   std::string started_by = "call";
   std::string origin;
+  // Where it waits for its turn (durable/queues.hpp): on a named queue it starts queued.
+  std::string queue = "default";
+  std::string concurrency_key;
+  int priority = 0;
 };
 
 struct WorkflowRow {

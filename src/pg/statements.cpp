@@ -91,6 +91,11 @@ Names names_for(const std::string& s, const std::string& now) {
       {"more_of_steps", fragment("more_events", {{"events", "w.events"}, {"skip", "0"}})},
       {"cancel_one",
        fragment("cancel_runs", {{"from", "r"}, {"data", "jsonb_build_object('terminated', true)"}, {"channel", "$2"}})},
+      {"cancel_queued", fragment("cancel_runs", {{"from", "r"},
+                                                 {"data",
+                                                  "jsonb_build_object('error_type', 'durable::WorkflowCancelled', "
+                                                  "'error_message', 'cancelled while queued: its code never ran')"},
+                                                 {"channel", "$4"}})},
       {"request_one", request_cancel("r", "$2::text", "$3")},
       {"request_children", request_cancel("r", orphans_reason, "$2")},
       {"request_orphans", request_cancel("r", orphans_reason, "$1")},

@@ -69,6 +69,14 @@ inline constexpr const char* next_schedule_in = "next_schedule_in";
 inline constexpr const char* advance_clock = "advance_clock";  // the test kit's
 inline constexpr const char* set_clock = "set_clock";
 
+// Flow control's (src/pg/sql/queues/).
+inline constexpr const char* lock_queue = "queues/lock_queue";
+inline constexpr const char* admit_queued = "queues/admit_queued";
+inline constexpr const char* define_queue = "queues/define_queue";
+inline constexpr const char* pause_queue = "queues/pause_queue";
+inline constexpr const char* read_queues = "queues/read_queues";
+inline constexpr const char* queue_keys = "queues/queue_keys";
+inline constexpr const char* defined_queues = "queues/defined_queues";
 // The management API's (src/pg/sql/runs/).
 inline constexpr const char* any_due_run = "runs/any_due_run";
 inline constexpr const char* audit_page = "runs/audit_page";

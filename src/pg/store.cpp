@@ -13,11 +13,12 @@ namespace durable::pg {
 
 namespace {
 
-double read_age(ConnectionPool& pool, const char* statement, const std::string& names_json) {
+template <typename... Params>
+double read_age(ConnectionPool& pool, const char* statement, const Params&... params) {
   double age = 0;
   pool.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    age = tx.exec_prepared1(statement, names_json)["age"].as<double>();
+    age = tx.exec_prepared1(statement, params...)["age"].template as<double>();
   });
   return age;
 }
@@ -67,7 +68,8 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
     started = {};
     auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, stored_input, workflows_channel_, "{}", owner,
-                                 lease.count(), token, origin.started_by, origin.origin, app_version_);
+                                 lease.count(), token, origin.started_by, origin.origin, app_version_, origin.queue,
+                                 origin.concurrency_key, origin.priority);
     started.inserted = row["inserted"].as<int>() == 1;
     if (started.inserted) {
       if (!row["lease_token"].is_null())
@@ -267,8 +269,8 @@ std::int64_t Store::blocked_count(const std::string& names_json) {
 
 double Store::queue_age(const std::string& names_json) { return read_age(pool_, stmt::queue_age, names_json); }
 
-double Store::workflow_queue_age(const std::string& names_json) {
-  return read_age(pool_, stmt::workflow_queue_age, names_json);
+double Store::workflow_queue_age(const std::string& names_json, const std::string& queues_json) {
+  return read_age(pool_, stmt::workflow_queue_age, names_json, queues_json);
 }
 
 }  // namespace durable::pg

@@ -73,8 +73,8 @@ class Store final : public TaskStore, public ReplayStore {
 
   EventRead read_event(const std::string& run_id, const std::string& key);
 
-  std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, int limit, const std::string& owner,
-                                               Duration lease) override;
+  std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, const std::string& queues_json, int limit,
+                                               const std::string& owner, Duration lease) override;
   JournalRead read_journal(const std::string& run_id, int from_seq) override;
   ReplayOutcome commit_replay(const ReplayCommit& commit) override;
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
@@ -129,8 +129,9 @@ class Store final : public TaskStore, public ReplayStore {
   std::int64_t blocked_count(const std::string& names_json);
   // Seconds since the oldest task of these activities (json array of names) became claimable; 0 if none.
   double queue_age(const std::string& names_json);
-  // Seconds since the oldest runnable workflow of these names (json array) became claimable; 0 if none.
-  double workflow_queue_age(const std::string& names_json);
+  // Seconds since the oldest runnable workflow of these names on these queues (json arrays) became
+  // claimable; 0 if none.
+  double workflow_queue_age(const std::string& names_json, const std::string& queues_json);
 
   // This engine is alive for `alive_for` more (`starting`: it just started), with its capacities,
   // in the schema's list of engines; and, as it stops, no longer.

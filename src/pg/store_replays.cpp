@@ -39,14 +39,14 @@ constexpr const char* refused_commit_state = "DUR01";
 
 }  // namespace
 
-std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, int limit, const std::string& owner,
-                                                    Duration lease) {
+std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_json, const std::string& queues_json,
+                                                    int limit, const std::string& owner, Duration lease) {
   std::vector<ClaimedWorkflow> claimed;
   const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_workflows, token)
                            : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token,
-                                              first_token);
+                                              first_token, queues_json);
     claimed.clear();
     for (const auto& row : rows) {
       claimed.push_back(rows::claimed_workflow(row));

@@ -48,7 +48,7 @@ std::optional<pg::ClaimedWorkflow> Runner::claim() {
   const int limit = std::max(1, settings_.concurrency - offered_count());
   try {
     const auto started = std::chrono::steady_clock::now();
-    auto claimed = store_.claim_workflows(names_json_, limit, settings_.owner, settings_.lease);
+    auto claimed = store_.claim_workflows(names_json_, settings_.queues_json, limit, settings_.owner, settings_.lease);
     if (claimed.empty()) return std::nullopt;
     metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
     for (std::size_t i = 1; i < claimed.size(); ++i) offer(std::move(claimed[i]));

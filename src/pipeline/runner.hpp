@@ -19,11 +19,12 @@ namespace durable::detail {
 
 // What the runner needs of the engine's options.
 struct RunnerSettings {
-  std::string owner;         // takes the workflow leases
-  int concurrency = 1;       // replays at once: a claim takes up to this many runs
-  Duration lease{};          // how long one replay may hold a run
-  Duration poll_interval{};  // the wait between claims when no NOTIFY comes; a block's first retry
-  std::string app_version;   // named when a run is blocked
+  std::string owner;                           // takes the workflow leases
+  int concurrency = 1;                         // replays at once: a claim takes up to this many runs
+  Duration lease{};                            // how long one replay may hold a run
+  Duration poll_interval{};                    // the wait between claims when no NOTIFY comes; a block's first retry
+  std::string app_version;                     // named when a run is blocked
+  std::string queues_json = R"(["default"])";  // the queues whose runs it claims (json array)
 };
 
 class Runner {

@@ -273,6 +273,40 @@ TEST_CASE_METHOD(Fleet, "schedules list, show, pause, resume and delete", "[pg][
   CHECK(missing.err.find("nightly") != std::string::npos);
 }
 
+TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", "[pg][cli][queues]") {
+  CHECK(cli(db, {"queues", "list"}).out == "no named queues\n");
+  REQUIRE(cli(db, {"queues", "define", "tenants", "--concurrency", "3", "--key-concurrency", "1"}).code == 0);
+  StartOptions options;
+  options.queue = "tenants";
+  options.concurrency_key = "acme";
+  engine.start_workflow<HelloWorkflow>("queued-1", "q", options);  // this engine does not serve it: it waits
+  auto list = cli(db, {"queues", "list", "--json"});
+  REQUIRE(list.json()["queues"].size() == 1);
+  const Json q = list.json()["queues"][0];
+  CHECK(q["name"] == "tenants");
+  CHECK(q["concurrency"] == 3);
+  CHECK(q["key_concurrency"] == 1);
+  CHECK(q["queued"] == 1);
+  CHECK(q["running"] == 0);
+  auto show = cli(db, {"queues", "show", "tenants"});
+  CHECK(show.out.find("concurrency    3\nper key        1\npaused         no\nqueued         1\n") !=
+        std::string::npos);
+  CHECK(show.out.find("acme  1       0") != std::string::npos);
+  CHECK(cli(db, {"queues", "define", "tenants", "--concurrency", "0"}).code == 2);  // a limit is at least 1
+  CHECK(engine.queues().get("tenants").spec.concurrency == 3);
+  CHECK(cli(db, {"queues", "pause", "tenants"}).code == 2);  // no reason
+  CHECK(cli(db, {"queues", "pause", "tenants", "--reason", "provider down"}).code == 0);
+  CHECK(engine.queues().get("tenants").paused);
+  CHECK(cli(db, {"queues", "show", "tenants", "--json"}).json()["paused_reason"] == "provider down");
+  CHECK(cli(db, {"queues", "resume", "tenants", "--reason", "provider back"}).code == 0);
+  CHECK_FALSE(engine.queues().get("tenants").paused);
+  CHECK(cli(db, {"audit"}).out.find("queue_resume  queue tenants  provider back") != std::string::npos);
+  auto missing = cli(db, {"queues", "show", "nowhere"});
+  CHECK(missing.code == 1);
+  CHECK(missing.err.find("nowhere") != std::string::npos);
+  CHECK(cli(db, {"queues", "pause", "no such queue", "--reason", "r"}).code == 2);
+}
+
 TEST_CASE_METHOD(Fleet, "stats and prune read across the schema", "[pg][cli]") {
   auto stats = cli(db, {"stats", "--json"});
   REQUIRE(stats.code == 0);

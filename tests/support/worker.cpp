@@ -7,6 +7,7 @@
 // The database is $DURABLE_DATABASE_URL.
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   options.schema = argv[1];
   options.poll_interval = std::chrono::milliseconds{200};
   options.instance = std::string("worker-") + argv[2];
+  // A named queue to serve besides the default one (the queue tests' processes).
+  if (const char* queue = std::getenv("DURABLE_TEST_QUEUES"); queue && *queue) options.queues = {"default", queue};
   const bool migrate = std::strcmp(argv[2], "migrate") == 0;
   if (!migrate && std::strcmp(argv[2], "race") != 0) {
     auto register_definitions = [](durable::Engine& engine) {

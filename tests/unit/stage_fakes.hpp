@@ -128,7 +128,8 @@ class FakeReplayStore final : public pg::ReplayStore {
   std::vector<Json> blocks;
   int refuse_next = 0;  // commits refused (an id taken since it was read) before one goes in
 
-  std::vector<pg::ClaimedWorkflow> claim_workflows(const std::string&, int, const std::string&, Duration) override {
+  std::vector<pg::ClaimedWorkflow> claim_workflows(const std::string&, const std::string&, int, const std::string&,
+                                                   Duration) override {
     return {};
   }
   pg::JournalRead read_journal(const std::string& run_id, int from_seq) override {

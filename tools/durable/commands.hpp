@@ -33,6 +33,7 @@ void example(CLI::App* sub, const std::string& text);
 void add_schema_commands(CLI::App& app, Cli& cli);     // migrate (schema_commands.cpp)
 void add_workflow_commands(CLI::App& app, Cli& cli);   // workflows list, show, ..., send (workflow_commands.cpp)
 void add_schedule_commands(CLI::App& app, Cli& cli);   // schedules ... (schedule_commands.cpp)
+void add_queue_commands(CLI::App& app, Cli& cli);      // queues ... (queue_commands.cpp)
 void add_stats_command(CLI::App& app, Cli& cli);       // stats (report_commands.cpp)
 void add_retention_commands(CLI::App& app, Cli& cli);  // prune, expire-idempotency-results (retention_commands.cpp)
 void add_audit_command(CLI::App& app, Cli& cli);       // audit (report_commands.cpp)

@@ -18,6 +18,8 @@ Exit exit_of(const std::exception_ptr& error) {
     return not_found;
   } catch (const NotFound&) {
     return not_found;
+  } catch (const UnknownQueue&) {
+    return not_found;
   } catch (const InvalidArgument&) {
     return usage;
   } catch (const WorkflowAlreadyStarted&) {  // input the database's state refuses, like InvalidRunState

@@ -74,6 +74,7 @@ int run(int argc, char** argv) {
   add_schema_commands(app, cli);
   add_workflow_commands(app, cli);
   add_schedule_commands(app, cli);
+  add_queue_commands(app, cli);
   add_stats_command(app, cli);
   add_retention_commands(app, cli);
   add_audit_command(app, cli);

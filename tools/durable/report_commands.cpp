@@ -52,9 +52,12 @@ void show_audit(Tool& tool, int limit, std::int64_t before) {
   Table table({"ID", "AT", "ACTOR", "ACTION", "ON", "REASON"});
   for (const auto& e : tool.runs().audit(q)) {
     all.push_back(to_json(e));
-    // What the action touched: a run's workflow id, a schedule, or "-" (a prune).
+    // What the action touched: a run's workflow id, a schedule, a queue, or "-" (a prune).
     const std::string schedule = e.details.is_object() ? e.details.value("schedule_id", "") : "";
-    const std::string on = schedule.empty() ? or_dash(e.workflow_id.str()) : "schedule " + schedule;
+    const std::string queue = e.details.is_object() ? e.details.value("queue", "") : "";
+    const std::string on = !schedule.empty() ? "schedule " + schedule
+                           : !queue.empty()  ? "queue " + queue
+                                             : or_dash(e.workflow_id.str());
     table.add({std::to_string(e.id), iso_time(e.at), e.actor, e.action, on, e.reason});
   }
   tool.print({{"entries", all}}, all.empty() ? "no audit entries\n" : table.str());

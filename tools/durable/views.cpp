@@ -83,6 +83,25 @@ Json to_json(const ScheduleInfo& s) {
           {"fires_dropped", s.fires_dropped}};
 }
 
+Json to_json(const QueueInfo& q) {
+  return {{"name", q.spec.name},
+          {"concurrency", q.spec.concurrency ? Json(*q.spec.concurrency) : Json()},
+          {"key_concurrency", q.spec.key_concurrency ? Json(*q.spec.key_concurrency) : Json()},
+          {"paused", q.paused},
+          {"paused_at", q.paused_at ? Json(iso_time(q.paused_at)) : Json()},
+          {"paused_by", q.paused_by},
+          {"paused_reason", q.paused_reason},
+          {"queued", q.queued},
+          {"running", q.running},
+          {"throttled", q.throttled},
+          {"oldest_queued_seconds", q.oldest_queued_seconds}};
+}
+
+Json to_json(const QueueKeyInfo& k) {
+  return {
+      {"key", k.key}, {"queued", k.queued}, {"running", k.running}, {"oldest_queued_seconds", k.oldest_queued_seconds}};
+}
+
 Json to_json(const Stats& s) {
   Json activities = Json::array(), workflows = Json::array(), instances = Json::array();
   for (const auto& q : s.activity_queues) {

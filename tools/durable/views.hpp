@@ -12,6 +12,8 @@ Json to_json(const RunInfo& run);
 Json to_json(const HistoryEvent& event);
 Json to_json(const ActivityAttempt& attempt);
 Json to_json(const ScheduleInfo& schedule);
+Json to_json(const QueueInfo& queue);
+Json to_json(const QueueKeyInfo& key);
 Json to_json(const Stats& stats);
 Json to_json(const AuditEntry& entry);
 

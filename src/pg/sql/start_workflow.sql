@@ -2,13 +2,16 @@
 -- $1 id, $2 run id, $3 name, $4 input, $5 channel, $6 more data for the started event,
 -- $7 owner to lease the new run to at once ('' for none: any runner claims it), $8 lease ms,
 -- $9 its lease token, $10 started by (call, schedule, trigger), $11 the schedule or trigger ('' none),
--- $12 the starting engine's app version ('' none)
+-- $12 the starting engine's app version ('' none), $13 its queue, $14 its concurrency key ('' none),
+-- $15 its priority. A run on a named queue starts queued (never leased: the owner must be ''), and
+-- waits for its admission (admit_queued.sql).
 WITH w AS (
   INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, lease_token, lease_owner,
-                             lease_until, started_by, origin, app_version)
+                             lease_until, started_by, origin, app_version, queue, concurrency_key, priority,
+                             queued)
   VALUES ($1, $2::uuid, $3, 'running', $4::jsonb, 1, true, CASE WHEN $7 <> '' THEN $9::bigint END,
           nullif($7, ''), CASE WHEN $7 <> '' THEN {{now}} + $8::bigint * interval '1 millisecond' END, $10,
-          nullif($11, ''), nullif($12, ''))
+          nullif($11, ''), nullif($12, ''), $13, $14, $15::int, $13 <> 'default')
   ON CONFLICT (workflow_id) WHERE latest DO NOTHING
   RETURNING workflow_id, run_id, lease_token),
 e AS (

@@ -1,0 +1,43 @@
+// The values of flow control (durable/queues.hpp): a named queue's limits and what it holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "durable/run_records.hpp"
+
+namespace durable {
+
+// A queue's name: 1 to 63 characters of [A-Za-z0-9_.:-]. "default" is the default queue.
+inline constexpr const char* default_queue = "default";
+inline constexpr std::size_t max_concurrency_key_bytes = 255;
+
+// A named queue's limits. Unset: no limit of that kind; a limit must be at least 1.
+struct QueueSpec {
+  std::string name;
+  std::optional<int> concurrency{};      // admitted runs of the queue at once, all engines together
+  std::optional<int> key_concurrency{};  // admitted runs at once per concurrency key
+};
+
+// A queue as the database shows it now.
+struct QueueInfo {
+  QueueSpec spec;
+  bool paused = false;
+  std::optional<TimePoint> paused_at{};
+  std::string paused_by, paused_reason;
+  std::int64_t queued = 0;     // waiting for admission
+  std::int64_t running = 0;    // admitted and not ended
+  std::int64_t throttled = 0;  // queued behind a limit: the queue's when it is full, else their key's
+  double oldest_queued_seconds = 0;  // how long the oldest queued run has waited (0: none)
+};
+
+// One concurrency key of a queue ("" for the runs started without one).
+struct QueueKeyInfo {
+  std::string key;
+  std::int64_t queued = 0, running = 0;
+  double oldest_queued_seconds = 0;
+};
+
+}  // namespace durable

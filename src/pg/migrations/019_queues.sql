@@ -1,0 +1,39 @@
+-- Flow control (docs/flow-control.md). Named queues keep their limits here, so every engine obeys
+-- the same ones. A run started on a named queue waits `queued` (its code has not run) until an
+-- engine admits it under the queue's advisory lock; an admitted run holds its place in the
+-- queue's and its key's concurrency until it ends: the place is the run's own row (running, not
+-- queued), so no grant can leak when an engine dies, and no counter row is written per run.
+-- Runs in flight are on the default queue, which has no limits: they upgrade in place.
+
+CREATE TABLE {{s}}.queues (
+  name            text PRIMARY KEY,
+  concurrency     integer CHECK (concurrency > 0),      -- admitted runs of the queue, all engines together
+  key_concurrency integer CHECK (key_concurrency > 0),  -- admitted runs per concurrency key
+  paused          boolean NOT NULL DEFAULT false,       -- admits nothing; admitted runs go on
+  paused_at       timestamptz,
+  paused_by       text,
+  paused_reason   text,
+  created_at      timestamptz NOT NULL DEFAULT now(),
+  updated_at      timestamptz NOT NULL DEFAULT now()
+);
+
+ALTER TABLE {{s}}.workflows
+  ADD COLUMN queue text NOT NULL DEFAULT 'default',
+  ADD COLUMN concurrency_key text NOT NULL DEFAULT '',
+  ADD COLUMN priority integer NOT NULL DEFAULT 0,
+  ADD COLUMN queued boolean NOT NULL DEFAULT false;
+
+-- Claims search per queue and workflow name; a queued run is never claimable.
+DROP INDEX {{s}}.workflows_runnable_by_name;
+DROP INDEX {{s}}.workflows_waking_by_name;
+CREATE INDEX workflows_runnable_by_queue ON {{s}}.workflows (queue, name, runnable_since)
+  WHERE status = 'running' AND runnable AND NOT queued;
+CREATE INDEX workflows_waking_by_queue ON {{s}}.workflows (queue, name, wake_at)
+  WHERE status = 'running' AND wake_at IS NOT NULL AND NOT queued;
+-- Admission: the keys with queued runs, each key's next runs, and the admitted runs per key.
+CREATE INDEX workflows_queued ON {{s}}.workflows (queue, concurrency_key, priority DESC, created_at)
+  WHERE status = 'running' AND queued;
+CREATE INDEX workflows_admitted ON {{s}}.workflows (queue, concurrency_key)
+  WHERE status = 'running' AND NOT queued AND queue <> 'default';
+CREATE INDEX workflows_cancelled_in_queue ON {{s}}.workflows (queue)
+  WHERE status = 'running' AND queued AND cancel_requested_at IS NOT NULL;

@@ -1,0 +1,116 @@
+#include "pg/queue_store.hpp"
+
+#include "base/uuid.hpp"
+#include "pg/audit.hpp"
+#include "pg/connection_pool.hpp"
+#include "pg/statements.hpp"
+
+namespace durable::pg {
+
+namespace {
+std::optional<std::int64_t> optional_us(const pqxx::field& field) {
+  if (field.is_null()) return std::nullopt;
+  return field.as<std::int64_t>();
+}
+}  // namespace
+
+QueueStore::QueueStore(ConnectionPool& pool, detail::Sealer sealer)
+    : pool_(pool),
+      seal_(std::move(sealer)),
+      workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
+      ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
+
+bool QueueStore::define(const std::string& name, int concurrency, int key_concurrency) {
+  bool changed = false;
+  pool_.write(stmt::define_queue, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
+    pqxx::work tx(conn);
+    tx.exec_prepared(stmt::lock_queue, name);
+    changed = tx.exec_prepared1(stmt::define_queue, name, concurrency, key_concurrency, workflows_channel_)["changed"]
+                  .as<int>() == 1;
+    tx.commit();
+  });
+  return changed;
+}
+
+bool QueueStore::set_paused(const std::string& name, bool paused, const OperatorAction& action) {
+  bool found = false;
+  const std::string action_id = detail::random_uuid();
+  pool_.write(stmt::pause_queue, [&](pqxx::connection& conn, bool maybe_committed) {  // a repeat sets the same
+    pqxx::work tx(conn);
+    if (maybe_committed && audited(tx, action_id)) {
+      found = true;  // the earlier try committed, its entry with it
+      return;
+    }
+    found = tx.exec_prepared1(stmt::pause_queue, name, paused, action.actor, seal_.seal_text(action.reason),
+                              workflows_channel_)["found"]
+                .as<int>() == 1;
+    if (found) insert_audit(tx, seal_, action, action_id, paused ? "queue_pause" : "queue_resume", "", "", {{"queue", name}});
+    tx.commit();
+  });
+  return found;
+}
+
+std::vector<QueueRow> QueueStore::read(const std::string& name) {
+  std::vector<QueueRow> rows;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    rows.clear();
+    for (const auto& r : tx.exec_prepared(stmt::read_queues, name)) {
+      QueueRow row;
+      row.name = r["name"].as<std::string>();
+      row.concurrency = r["concurrency"].as<int>();
+      row.key_concurrency = r["key_concurrency"].as<int>();
+      row.paused = r["paused"].as<bool>();
+      row.paused_at_us = optional_us(r["paused_at_us"]);
+      row.paused_by = r["paused_by"].as<std::string>();
+      row.paused_reason = seal_.open_text(r["paused_reason"].as<std::string>(), "a queue's pause reason");
+      row.queued = r["queued"].as<std::int64_t>();
+      row.running = r["running"].as<std::int64_t>();
+      row.key_throttled = r["key_throttled"].as<std::int64_t>();
+      row.oldest_queued_us = optional_us(r["oldest_queued_us"]);
+      row.now_us = r["now_us"].as<std::int64_t>();
+      rows.push_back(std::move(row));
+    }
+  });
+  return rows;
+}
+
+std::vector<QueueKeyRow> QueueStore::keys(const std::string& name, int limit) {
+  std::vector<QueueKeyRow> rows;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    rows.clear();
+    for (const auto& r : tx.exec_prepared(stmt::queue_keys, name, limit)) {
+      rows.push_back({r["key"].as<std::string>(), r["queued"].as<std::int64_t>(), r["running"].as<std::int64_t>(),
+                      optional_us(r["oldest_queued_us"])});
+    }
+  });
+  return rows;
+}
+
+std::vector<std::string> QueueStore::names_of_defined(const std::vector<std::string>& names) {
+  std::vector<std::string> defined;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    defined.clear();
+    for (const auto& r : tx.exec_prepared(stmt::defined_queues, Json(names).dump())) {
+      defined.push_back(r["name"].as<std::string>());
+    }
+  });
+  return defined;
+}
+
+QueueStore::Admission QueueStore::admit(const std::string& name, const std::string& names_json, int limit) {
+  Admission admission;
+  // Safe to repeat after a lost answer: what the earlier try admitted counts as admitted now.
+  pool_.write(stmt::admit_queued, [&](pqxx::connection& conn, bool) {
+    pqxx::work tx(conn);
+    tx.exec_prepared(stmt::lock_queue, name);
+    auto row = tx.exec_prepared1(stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
+    tx.commit();
+    admission = {row["admitted"].as<int>(), row["cancelled"].as<int>()};
+  });
+  return admission;
+}
+
+}  // namespace durable::pg

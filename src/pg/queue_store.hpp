@@ -1,0 +1,63 @@
+// The queues table, and the admission that moves queued runs of a queue into its limits
+// (docs/flow-control.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/sealer.hpp"
+#include "durable/audit.hpp"
+
+namespace durable::pg {
+
+class ConnectionPool;
+
+struct QueueRow {
+  std::string name;
+  int concurrency = 0, key_concurrency = 0;  // 0: none
+  bool paused = false;
+  std::optional<std::int64_t> paused_at_us;
+  std::string paused_by, paused_reason;
+  std::int64_t queued = 0, running = 0, key_throttled = 0;
+  std::optional<std::int64_t> oldest_queued_us;
+  std::int64_t now_us = 0;
+};
+
+struct QueueKeyRow {
+  std::string key;
+  std::int64_t queued = 0, running = 0;
+  std::optional<std::int64_t> oldest_queued_us;
+};
+
+class QueueStore {
+ public:
+  // `sealer` encodes the operators' reasons it writes (EngineOptions::codec).
+  QueueStore(ConnectionPool& pool, detail::Sealer sealer);
+
+  // Creates queue `name` or sets its limits (0: none), under its admission lock. True when that
+  // changed anything.
+  bool define(const std::string& name, int concurrency, int key_concurrency);
+  // false: no such queue. The action's audit entry goes in the same transaction.
+  bool set_paused(const std::string& name, bool paused, const OperatorAction& action);
+  std::vector<QueueRow> read(const std::string& name = {});  // '': all of them
+  std::vector<QueueKeyRow> keys(const std::string& name, int limit);
+  std::vector<std::string> names_of_defined(const std::vector<std::string>& names);
+
+  struct Admission {
+    int admitted = 0;   // queued runs now admitted
+    int cancelled = 0;  // queued runs asked to cancel, now ended
+  };
+  // Admits up to `limit` queued runs of queue `name` and of these workflow names (json array)
+  // within its limits, in one transaction under its admission lock (which waits for another
+  // engine's admission of the same queue).
+  Admission admit(const std::string& name, const std::string& names_json, int limit);
+
+ private:
+  ConnectionPool& pool_;
+  detail::Sealer seal_;
+  const std::string workflows_channel_, ended_channel_;
+};
+
+}  // namespace durable::pg

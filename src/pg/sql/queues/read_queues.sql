@@ -1,0 +1,16 @@
+-- The queues (all, or only $1 when it is not ''), by name, with what each holds now: its queued
+-- runs, its admitted runs (running, not queued), the queued runs held back by their key's limit
+-- (`key_throttled`), and when its oldest queued run was started.
+SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurrency, 0) AS key_concurrency, q.paused,
+       {{s}}.epoch_us(q.paused_at) AS paused_at_us, coalesce(q.paused_by, '') AS paused_by,
+       coalesce(q.paused_reason, '') AS paused_reason,
+       coalesce(sum(k.queued), 0) AS queued, coalesce(sum(k.running), 0) AS running,
+       coalesce(sum(k.queued) FILTER (WHERE k.key <> '' AND k.running >= q.key_concurrency), 0) AS key_throttled,
+       {{s}}.epoch_us(min(k.oldest)) AS oldest_queued_us, {{s}}.epoch_us(statement_timestamp()) AS now_us
+FROM {{s}}.queues q
+LEFT JOIN LATERAL (
+  SELECT concurrency_key AS key, count(*) FILTER (WHERE queued) AS queued, count(*) FILTER (WHERE NOT queued) AS running,
+         min(created_at) FILTER (WHERE queued) AS oldest
+  FROM {{s}}.workflows WHERE queue = q.name AND status = 'running' GROUP BY concurrency_key) k ON true
+WHERE $1 = '' OR q.name = $1
+GROUP BY q.name ORDER BY q.name

@@ -1,0 +1,333 @@
+// Flow control (durable/queues.hpp): named queues whose limits hold across engines and crashes,
+// keys that take turns, priorities, pause and resume, cancels of queued runs, and bad input.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+#include "support/workers.hpp"
+
+using namespace durable;
+using namespace durable::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const OperatorAction queue_operator{"oncall@example.com", "the downstream API is down"};
+
+StartOptions on_queue(const std::string& queue, const std::string& key = {}, int priority = 0) {
+  StartOptions options;
+  options.queue = queue;
+  options.concurrency_key = key;
+  options.priority = priority;
+  return options;
+}
+
+// Reads the admitted runs of a queue (running, not queued) every couple of milliseconds on a
+// connection of its own, and keeps the most it ever saw, in total and per key.
+class AdmittedSampler {
+ public:
+  AdmittedSampler(const TestDb& db, std::string queue) : db_(db), queue_(std::move(queue)) {
+    thread_ = std::thread([this] { sample(); });
+  }
+  ~AdmittedSampler() { stop(); }
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  long long most_in_total() const { return most_total_.load(); }
+  long long most_per_key() const { return most_key_.load(); }
+  long long samples() const { return samples_.load(); }
+
+ private:
+  void sample() {
+    pqxx::connection conn(db_.url());
+    const std::string sql = "SELECT concurrency_key, count(*) FROM \"" + db_.schema() +
+                            "\".workflows WHERE queue = " + conn.quote(queue_) +
+                            " AND status = 'running' AND NOT queued GROUP BY concurrency_key";
+    while (!stopping_) {
+      pqxx::nontransaction tx(conn);
+      long long total = 0;
+      for (const auto& row : tx.exec(sql)) {
+        const auto n = row[1].as<long long>();
+        total += n;
+        if (!row[0].as<std::string>().empty()) most_key_ = std::max(most_key_.load(), n);
+      }
+      most_total_ = std::max(most_total_.load(), total);
+      ++samples_;
+      std::this_thread::sleep_for(2ms);
+    }
+  }
+  const TestDb& db_;
+  const std::string queue_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<long long> most_total_{0}, most_key_{0}, samples_{0};
+  std::thread thread_;
+};
+
+// The workflow ids of a queue's runs, in the order they ended.
+std::vector<std::string> ended_in_order(const TestDb& db, const std::string& queue) {
+  std::vector<std::string> ids;
+  for (const auto& row : db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = '" + queue +
+                                  "' AND status <> 'running' ORDER BY ended_at, workflow_id")) {
+    ids.push_back(row[0].as<std::string>());
+  }
+  return ids;
+}
+
+long long queued_runs(const TestDb& db, const std::string& queue) {
+  return db.count("SELECT count(*) FROM {s}.workflows WHERE queue = '" + queue + "' AND status = 'running' AND queued");
+}
+
+// An engine on the test's schema that serves `queue` (defined with `spec` unless it is empty).
+std::unique_ptr<Engine> serving(const TestDb& db, const std::string& queue, const QueueSpec* spec = nullptr,
+                                Duration poll_interval = Duration{0}) {
+  EngineOptions options = db.options();
+  if (poll_interval > Duration{0}) options.poll_interval = poll_interval;
+  options.queues = {"default", queue};
+  auto engine = std::make_unique<Engine>(options);
+  register_all(*engine);
+  if (spec) engine->add_queue(*spec);
+  engine->start();
+  return engine;
+}
+
+}  // namespace
+
+TEST_CASE("a named queue admits no more runs than its concurrency, and runs them all", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"narrow", 2, std::nullopt};
+  auto engine = serving(db, "narrow", &spec);
+  AdmittedSampler sampler(db, "narrow");
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 8; ++i) {
+    runs.push_back(engine->start_workflow<SlowWorkflow>(fmt::format("narrow-{}", i), 150, on_queue("narrow")));
+  }
+  for (auto& run : runs) CHECK(run.result(20s) == 150);
+  sampler.stop();
+  CHECK(sampler.samples() > 50);
+  CHECK(sampler.most_in_total() == 2);  // never more, and the limit was used
+  CHECK(queued_runs(db, "narrow") == 0);
+}
+
+TEST_CASE("keys take turns: a key with a backlog does not hold back a key with a few runs", "[queues]") {
+  TestDb db;
+  Engine client(db.options());  // a thin client starts every run before any engine admits one
+  register_all(client);
+  client.queues().define({"shared", 2, std::nullopt});
+  for (int i = 0; i < 24; ++i) {
+    client.start_workflow<SlowWorkflow>(fmt::format("a-{:02}", i), 50, on_queue("shared", "tenant-a"));
+  }
+  for (int i = 0; i < 3; ++i) {
+    client.start_workflow<SlowWorkflow>(fmt::format("b-{:02}", i), 50, on_queue("shared", "tenant-b"));
+  }
+  CHECK(client.queues().get("shared").queued == 27);
+  auto engine = serving(db, "shared");
+  REQUIRE(wait_until([&] { return ended_in_order(db, "shared").size() == 27; }, 30s));
+  const auto order = ended_in_order(db, "shared");
+  // Oldest first would end every a-run before b-00. Turns end the b-runs among the first eight.
+  const auto last_b = std::find(order.begin(), order.end(), "b-02");
+  CHECK(last_b - order.begin() < 8);
+}
+
+TEST_CASE("a key's concurrency holds per key while other keys use the rest of the queue", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"per-key", 4, 1};
+  auto engine = serving(db, "per-key", &spec);
+  AdmittedSampler sampler(db, "per-key");
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 12; ++i) {
+    const std::string key = i < 8 ? "big" : fmt::format("small-{}", i);
+    runs.push_back(engine->start_workflow<SlowWorkflow>(fmt::format("pk-{}", i), 100, on_queue("per-key", key)));
+  }
+  for (auto& run : runs) CHECK(run.result(30s) == 100);
+  sampler.stop();
+  CHECK(sampler.most_per_key() == 1);
+  CHECK(sampler.most_in_total() >= 2);  // the small keys ran beside the big one
+  CHECK(sampler.most_in_total() <= 4);
+}
+
+TEST_CASE("higher priority is admitted first, the same priority oldest first", "[queues]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"ordered", 1, std::nullopt});
+  for (int i = 0; i < 3; ++i) client.start_workflow<SlowWorkflow>(fmt::format("low-{}", i), 10, on_queue("ordered"));
+  for (int i = 0; i < 2; ++i) {
+    client.start_workflow<SlowWorkflow>(fmt::format("high-{}", i), 10, on_queue("ordered", "", 5));
+  }
+  auto engine = serving(db, "ordered");
+  REQUIRE(wait_until([&] { return ended_in_order(db, "ordered").size() == 5; }, 20s));
+  const std::vector<std::string> expected{"high-0", "high-1", "low-0", "low-1", "low-2"};
+  CHECK(ended_in_order(db, "ordered") == expected);
+}
+
+TEST_CASE("a paused queue admits nothing, lets admitted runs finish, and is audited", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"pausable", 1, std::nullopt};
+  auto engine = serving(db, "pausable", &spec);
+  auto first = engine->start_workflow<SlowWorkflow>("pause-0", 400, on_queue("pausable"));
+  REQUIRE(wait_until([&] { return queued_runs(db, "pausable") == 0; }));
+  engine->queues().pause("pausable", queue_operator);
+  auto second = engine->start_workflow<SlowWorkflow>("pause-1", 10, on_queue("pausable"));
+  CHECK(first.result(10s) == 400);  // admitted before the pause: it finishes
+  std::this_thread::sleep_for(600ms);  // three poll intervals and more
+  CHECK(second.status() == WorkflowStatus::running);
+  const auto paused = engine->queues().get("pausable");
+  CHECK(paused.paused);
+  CHECK(paused.paused_by == queue_operator.actor);
+  CHECK(paused.paused_reason == queue_operator.reason);
+  CHECK(paused.queued == 1);
+  CHECK(paused.running == 0);
+  engine->queues().resume("pausable", {"oncall@example.com", "the API is back"});
+  CHECK(second.result(10s) == 10);
+  const auto audit = engine->runs().audit();
+  REQUIRE(audit.size() == 2);
+  CHECK(audit[0].action == "queue_resume");
+  CHECK(audit[1].action == "queue_pause");
+  CHECK(audit[1].details.at("queue") == "pausable");
+}
+
+TEST_CASE("a queued run asked to cancel ends at once, even on a paused queue", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"held", 1, std::nullopt};
+  auto engine = serving(db, "held", &spec);
+  engine->queues().pause("held", queue_operator);
+  auto run = engine->start_workflow<SlowWorkflow>("held-0", 10, on_queue("held"));
+  CHECK(run.cancel("not needed any more"));
+  CHECK_THROWS_AS(run.result(10s), WorkflowCancelled);
+  CHECK(events_of(db, "held-0", "workflow_cancelled") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts") == 0);  // its code never ran
+}
+
+TEST_CASE("a lower concurrency admits nothing more until the admitted runs are under it", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"shrinking", 3, std::nullopt};
+  auto engine = serving(db, "shrinking", &spec);
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 9; ++i) {
+    runs.push_back(engine->start_workflow<SlowWorkflow>(fmt::format("shrink-{}", i), 300, on_queue("shrinking")));
+  }
+  REQUIRE(wait_until([&] { return engine->queues().get("shrinking").running == 3; }));
+  engine->queues().define({"shrinking", 1, std::nullopt});
+  // From the first moment one or none is admitted, no more than one ever is again.
+  REQUIRE(wait_until([&] { return engine->queues().get("shrinking").running <= 1; }, 10s));
+  AdmittedSampler sampler(db, "shrinking");
+  for (auto& run : runs) CHECK(run.result(30s) == 300);
+  sampler.stop();
+  CHECK(sampler.most_in_total() == 1);
+}
+
+TEST_CASE("bad queue input is a typed error and writes nothing", "[queues][bad_input]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  CHECK_THROWS_AS(client.queues().define({"zero", 0, std::nullopt}), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define({"negative", std::nullopt, -1}), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define({"default", 1, std::nullopt}), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define({"bad name", 1, std::nullopt}), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define({std::string(64, 'q'), 1, std::nullopt}), InvalidQueue);
+  CHECK(client.queues().list().empty());
+
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-1", 1, on_queue("nowhere")), UnknownQueue);
+  client.queues().define({"known", 1, std::nullopt});
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-2", 1, on_queue("known", std::string(256, 'k'))),
+                  InvalidQueue);
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-3", 1, on_queue("known", "\xff\xfe")), InvalidQueue);
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-4", 1, on_queue("", "tenant")), InvalidQueue);
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-5", 1, on_queue("default", "", 3)), InvalidQueue);
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-6", 1, on_queue("no/slash")), InvalidQueue);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+  try {
+    client.start_workflow<SlowWorkflow>("bad-1", 1, on_queue("nowhere"));
+  } catch (const UnknownQueue& e) {
+    CHECK_THAT(e.what(), Catch::Contains("nowhere") && Catch::Contains("define it"));
+  }
+
+  CHECK_THROWS_AS(client.queues().pause("known", {"me", " "}), InvalidArgument);
+  CHECK_THROWS_AS(client.queues().pause("unknown", queue_operator), UnknownQueue);
+  CHECK_THROWS_AS(client.queues().get("unknown"), UnknownQueue);
+  CHECK_THROWS_AS(client.queues().keys("known", 0), InvalidArgument);
+  CHECK_FALSE(client.queues().get("known").paused);
+  CHECK(client.runs().audit().empty());
+
+  EngineOptions options = db.options();
+  options.queues = {"default", "undefined"};
+  Engine server(options);
+  register_all(server);
+  CHECK_THROWS_AS(server.start(), UnknownQueue);
+  Engine adds(db.options());
+  CHECK_THROWS_AS(adds.add_queue({"zero", 0, std::nullopt}), InvalidQueue);
+}
+
+TEST_CASE("queue limits hold exactly across three engine processes, one of them killed", "[queues][process]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"tenants", 4, 2});
+  const auto worker = [&] {
+    return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_TEST_QUEUES=tenants"});
+  };
+  AdmittedSampler sampler(db, "tenants");
+  std::vector<pid_t> workers{worker(), worker(), worker()};
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 48; ++i) {
+    runs.push_back(client.start_workflow<SlowWorkflow>(fmt::format("t-{:02}", i), 60,
+                                                       on_queue("tenants", fmt::format("tenant-{}", i % 4))));
+  }
+  REQUIRE(wait_until([&] { return ended_in_order(db, "tenants").size() >= 8; }, 30s));
+  kill(workers[0], SIGKILL);  // mid-flight: what it had admitted stays admitted until taken over
+  wait_for(workers[0]);
+  // Its leases end now, as they would have run out: the others take its runs over.
+  db.query("UPDATE {s}.tasks SET lease_until = {s}.db_now() WHERE status = 'running' AND lease_owner LIKE '%:" +
+           std::to_string(workers[0]) + "'");
+  db.query("UPDATE {s}.workflows SET lease_until = {s}.db_now() WHERE status = 'running' AND lease_owner LIKE '%:" +
+           std::to_string(workers[0]) + "'");
+  workers[0] = worker();
+  for (auto& run : runs) CHECK(run.result(60s) == 60);
+  sampler.stop();
+  for (pid_t pid : workers) {
+    kill(pid, SIGTERM);
+    wait_for(pid);
+  }
+  INFO("samples: " << sampler.samples());
+  CHECK(sampler.samples() > 100);
+  CHECK(sampler.most_in_total() <= 4);
+  CHECK(sampler.most_per_key() <= 2);
+  CHECK(sampler.most_in_total() >= 3);  // the engines together used the queue
+}
+
+TEST_CASE("admission waits for the queue's lock, which a limit change holds too", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"locked", 2, std::nullopt};
+  auto engine = serving(db, "locked", &spec);
+  // What Queues::define holds while it changes the limits: no admission counts meanwhile.
+  pqxx::connection conn(db.url());
+  pqxx::work holder(conn);
+  holder.exec("SELECT pg_advisory_xact_lock(hashtext('durable queues'), hashtext('\"" + db.schema() + "\".locked'))");
+  auto run = engine->start_workflow<SlowWorkflow>("locked-0", 10, on_queue("locked"));
+  std::this_thread::sleep_for(600ms);  // three poll intervals and more
+  CHECK(queued_runs(db, "locked") == 1);
+  holder.commit();
+  CHECK(run.result(10s) == 10);
+}
+
+TEST_CASE("a run's end admits the next queued run at once, not at the next poll", "[queues]") {
+  TestDb db;
+  const QueueSpec spec{"prompt", 1, std::nullopt};
+  auto engine = serving(db, "prompt", &spec, std::chrono::seconds{5});
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 5; ++i) {
+    runs.push_back(engine->start_workflow<SlowWorkflow>(fmt::format("prompt-{}", i), 10, on_queue("prompt")));
+  }
+  for (auto& run : runs) CHECK(run.result(60s) == 10);
+  // One at a time, each admitted as the one before ended: well within one 5 s poll interval.
+  CHECK(std::chrono::steady_clock::now() - began < 4s);
+}

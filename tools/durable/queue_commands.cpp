@@ -1,0 +1,108 @@
+// `durable queues`: list and show the named queues (with their busiest keys), define one, pause
+// and resume one, audited.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "text.hpp"
+#include "views.hpp"
+
+namespace durable::cli {
+namespace {
+
+std::string limit_text(const std::optional<int>& limit) { return limit ? std::to_string(*limit) : "none"; }
+
+void list_queues(Tool& tool) {
+  Json all = Json::array();
+  Table table({"QUEUE", "CONCURRENCY", "PER KEY", "PAUSED", "QUEUED", "RUNNING", "THROTTLED", "OLDEST QUEUED"});
+  for (const auto& q : tool.engine().queues().list()) {
+    all.push_back(to_json(q));
+    table.add({q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency), q.paused ? "yes" : "no",
+               std::to_string(q.queued), std::to_string(q.running), std::to_string(q.throttled),
+               fmt::format("{:.1f}s", q.oldest_queued_seconds)});
+  }
+  tool.print({{"queues", all}}, all.empty() ? "no named queues\n" : table.str());
+}
+
+void show_queue(Tool& tool, const std::string& name, int keys) {
+  const QueueInfo q = tool.engine().queues().get(name);
+  Json doc = to_json(q);
+  doc["keys"] = Json::array();
+  Table table({"KEY", "QUEUED", "RUNNING", "OLDEST QUEUED"});
+  for (const auto& k : tool.engine().queues().keys(name, keys)) {
+    doc["keys"].push_back(to_json(k));
+    table.add({k.key.empty() ? "(none)" : escaped(k.key), std::to_string(k.queued), std::to_string(k.running),
+               fmt::format("{:.1f}s", k.oldest_queued_seconds)});
+  }
+  std::string text = fmt::format(
+      "queue          {}\nconcurrency    {}\nper key        {}\npaused         {}\nqueued         {}\nrunning        "
+      "{}\nthrottled      {}\noldest queued  {:.1f}s\n",
+      q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency),
+      q.paused ? fmt::format("yes, since {} by {}: {}", iso_time(q.paused_at), escaped(q.paused_by),
+                             shown_text(q.paused_reason))
+               : "no",
+      q.queued, q.running, q.throttled, q.oldest_queued_seconds);
+  if (!doc["keys"].empty()) text += "\n" + table.str();
+  tool.print(doc, text);
+}
+
+struct QueueArgs {
+  std::string name, reason;
+  int concurrency = 0, key_concurrency = 0, keys = 20;
+  const CLI::Option* concurrency_given = nullptr;  // a limit left out is none: given, it must be >= 1
+  const CLI::Option* key_concurrency_given = nullptr;
+};
+
+void define_queue(Tool& tool, const QueueArgs& a) {
+  QueueSpec spec{a.name, std::nullopt, std::nullopt};
+  if (a.concurrency_given->count() > 0) spec.concurrency = a.concurrency;
+  if (a.key_concurrency_given->count() > 0) spec.key_concurrency = a.key_concurrency;
+  tool.engine().queues().define(spec);
+  tool.print(to_json(tool.engine().queues().get(a.name)),
+             fmt::format("queue '{}': concurrency {}, per key {}\n", a.name, limit_text(spec.concurrency),
+                         limit_text(spec.key_concurrency)));
+}
+
+void pause_or_resume(Tool& tool, const std::string& verb, const QueueArgs& a) {
+  Queues& queues = tool.engine().queues();
+  queues.get(a.name);  // UnknownQueue before anything
+  const OperatorAction action = tool.action(a.reason);
+  if (verb == "pause") queues.pause(a.name, action);
+  if (verb == "resume") queues.resume(a.name, action);
+  tool.print({{"queue", a.name}, {"action", verb}},
+             fmt::format("{} queue '{}'\n", verb == "pause" ? "paused" : "resumed", a.name));
+}
+
+}  // namespace
+
+void add_queue_commands(CLI::App& app, Cli& cli) {
+  auto* queues = app.add_subcommand("queues", "list, read, define, pause and resume named queues")->require_subcommand(1);
+  queues->fallthrough();
+  auto a = std::make_shared<QueueArgs>();
+  auto* qlist = queues->add_subcommand("list", "every named queue, by name, with what it holds now");
+  example(qlist, "durable queues list");
+  cli.verb(qlist, [&cli] { list_queues(cli.tool); });
+  auto* qshow = queues->add_subcommand("show", "one queue and its keys with the most queued runs");
+  qshow->add_option("name", a->name, "queue name")->required();
+  qshow->add_option("--keys", a->keys, "how many keys to show (1 to 1000)")->capture_default_str();
+  example(qshow, "durable queues show tenants --keys 5");
+  cli.verb(qshow, [&cli, a] { show_queue(cli.tool, a->name, a->keys); });
+  auto* qdefine = queues->add_subcommand("define", "create a queue or change its limits (unset: no limit)");
+  qdefine->add_option("name", a->name, "queue name")->required();
+  a->concurrency_given =
+      qdefine->add_option("--concurrency", a->concurrency, "admitted runs at once, all engines together (unset: none)");
+  a->key_concurrency_given = qdefine->add_option("--key-concurrency", a->key_concurrency,
+                                                 "admitted runs at once per concurrency key (unset: none)");
+  example(qdefine, "durable queues define tenants --concurrency 20 --key-concurrency 2");
+  cli.verb(qdefine, [&cli, a] { define_queue(cli.tool, *a); });
+  for (const std::string verb : {"pause", "resume"}) {
+    auto* sub = queues->add_subcommand(
+        verb, verb == "pause" ? "admit nothing more (admitted runs go on)" : "admit again, at once");
+    sub->add_option("name", a->name, "queue name")->required();
+    sub->add_option("--reason", a->reason, "why, for the audit trail")->required();
+    example(sub, fmt::format("durable queues {} tenants --reason \"{}\"", verb,
+                             verb == "pause" ? "payment provider down" : "provider back"));
+    cli.verb(sub, [&cli, a, verb] { pause_or_resume(cli.tool, verb, *a); });
+  }
+}
+
+}  // namespace durable::cli
