@@ -123,6 +123,19 @@ struct RunsScale {
 // the same run alone just before. Reports one result per figure as soon as it is measured.
 void measure_runs(const std::string& url, const RunsScale& scale, const std::function<void(Result)>& report);
 
+// ---- flow.cpp: flow control (issue 37) ------------------------------------------------------
+
+inline constexpr double aim_flow_neighbour_ratio = 2.0;  // tenant b's time behind a's backlog, to alone
+inline constexpr double aim_flow_claim_ratio = 0.8;      // steps/s over many keys of a queue, to the default queue
+
+// One engine serving a queue without limits. Tenant b's `small` one-step runs, start to last
+// result, alone; then again just after tenant a started `backlog` runs on the same queue.
+Result measure_flow_neighbour(const std::string& url, int backlog, int small);
+
+// `runs` one-step runs queued first, then drained by one engine: on the default queue, and on a
+// queue spread over `keys` keys, in turns (ABBA); the ratio of their steps/s.
+Result measure_flow_claim(const std::string& url, int runs, int keys);
+
 // ---- messages.cpp: talking to a running workflow (issue 17) ---------------------------------
 
 inline constexpr double aim_send_to_receive_p50_ms = 5.0;  // idle

@@ -174,6 +174,13 @@ void print_aims(const std::vector<Result>& results) {
     } else if (bench == "continue") {
       lines.push_back({"per-step time, 10,000 vs 1,000 steps continuing as new every 100", ratio_text(r, "ratio"),
                        fmt::format("<= {:.1f}x", aim_continue_ratio)});
+    } else if (bench == "flow_noisy_neighbour") {
+      lines.push_back({fmt::format("{} runs of a tenant behind another's {} on a queue, to alone",
+                                   r["small_runs"].get<int>(), r["backlog_runs"].get<int>()),
+                       ratio_text(r, "ratio"), fmt::format("<= {:.1f}x", aim_flow_neighbour_ratio)});
+    } else if (bench == "flow_claim_cost") {
+      lines.push_back({fmt::format("steps/s, 1-step runs over {} keys of a queue vs default queue", r["keys"].get<int>()),
+                       ratio_text(r, "ratio"), fmt::format(">= {:.1f}x", aim_flow_claim_ratio)});
     } else if (bench == "send_to_receive") {
       lines.push_back({"idle send-to-receive p50, receiver in another process",
                        fmt::format("{:.1f} ms", r["p50_ms"].get<double>()),

@@ -27,6 +27,9 @@ constexpr int queued_tasks = 100'000;
 constexpr int completed_workflows = 1'000'000;
 constexpr int ended_runs = 1'000'000;
 constexpr int running_runs = 100'000;
+constexpr int flow_backlog_runs = 100'000;  // one tenant's backlog; and the runs spread over keys
+constexpr int flow_small_runs = 100;        // the other tenant's runs (not scaled)
+constexpr int flow_keys = 1'000;            // not scaled
 
 std::vector<TableState> scaling_states(const Config& config) {
   const int queued = config.scaled(queued_tasks), completed = config.scaled(completed_workflows);
@@ -110,6 +113,10 @@ std::vector<Result> run_measurements(const Config& config) {
 #else
     progress("codec: not measured, this build did not find libsodium (Debian 12: libsodium-dev)");
 #endif
+  }
+  if (config.wants("flow")) {
+    report(measure_flow_neighbour(url, config.scaled(flow_backlog_runs), flow_small_runs));
+    report(measure_flow_claim(url, config.scaled(flow_backlog_runs), flow_keys));
   }
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},

@@ -39,6 +39,7 @@ class ScratchSchema {
   ScratchSchema(const ScratchSchema&) = delete;
   ScratchSchema& operator=(const ScratchSchema&) = delete;
   const std::string& name() const { return name_; }
+  const std::string& url() const { return url_; }
 
  private:
   std::string url_, name_;
