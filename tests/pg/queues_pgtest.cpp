@@ -278,8 +278,8 @@ TEST_CASE("queue limits hold exactly across three engine processes, one of them 
   std::vector<pid_t> workers{worker(), worker(), worker()};
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 48; ++i) {
-    runs.push_back(client.start_workflow<SlowWorkflow>(fmt::format("t-{:02}", i), 60,
-                                                       on_queue("tenants", fmt::format("tenant-{}", i % 4))));
+    runs.push_back(client.start_workflow<SparedSlowWorkflow>(fmt::format("t-{:02}", i), 60,
+                                                             on_queue("tenants", fmt::format("tenant-{}", i % 4))));
   }
   REQUIRE(wait_until([&] { return ended_in_order(db, "tenants").size() >= 8; }, 30s));
   kill(workers[0], SIGKILL);  // mid-flight: what it had admitted stays admitted until taken over
