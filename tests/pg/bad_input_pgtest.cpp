@@ -149,7 +149,7 @@ TEST_CASE("registering after start() throws RegistrationError and changes nothin
   engine.start();
   expect_throw<RegistrationError>([&] { engine.add<HelloWorkflow>(); },
                                   "cannot register workflow 'hello' after Engine::start()",
-                                  "register every workflow, activity and trigger first");
+                                  "register every workflow, activity, trigger and queue first");
   expect_throw<RegistrationError>([&] { engine.add<AddActivity>(); }, "cannot register activity 'add'");
   expect_throw<RegistrationError>([&] { engine.add_trigger<HelloWorkflow>("signup"); },
                                   "cannot register trigger 'signup'");

@@ -78,6 +78,14 @@ struct SlowWorkflow {
   int operator()(WorkflowContext& ctx, const int& ms) { return ctx.call<SlowActivity>(ms); }
 };
 
+// SlowWorkflow with attempts to spare: the multi-process tests kill workers with a body in flight.
+struct SparedSlowWorkflow {
+  static constexpr auto name = "slow_spared";
+  int operator()(WorkflowContext& ctx, const int& ms) {
+    return ctx.call<SlowActivity>(ms, ActivityOptions{.retry = RetryPolicy{.max_attempts = 3}});
+  }
+};
+
 // Sleeps durably and reports how long the database clock says it slept, and a journaled uuid.
 struct SleepWorkflow {
   static constexpr auto name = "sleeper";
@@ -449,6 +457,7 @@ inline void register_all(Engine& engine) {
       .add<ParallelWorkflow>()
       .add<ParallelSlowWorkflow>()
       .add<SlowWorkflow>()
+      .add<SparedSlowWorkflow>()
       .add<SleepWorkflow>()
       .add<CatchFailureWorkflow>()
       .add<FailingWorkflow>()
