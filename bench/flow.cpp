@@ -91,7 +91,8 @@ double small_tenant_seconds(const std::string& url, int backlog, int small, long
 double drained_steps_per_s(const std::string& url, int runs, int keys) {
   FlowEngines flow(url);
   start_many(flow.client, runs, [keys](int i) {
-    return std::pair{fmt::format("r-{}", i), keys > 0 ? on_flow_queue(fmt::format("k{}", i % keys)) : durable::StartOptions{}};
+    return std::pair{fmt::format("r-{}", i),
+                     keys > 0 ? on_flow_queue(fmt::format("k{}", i % keys)) : durable::StartOptions{}};
   });
   const auto started = Clock::now();
   flow.start_engine();

@@ -24,8 +24,7 @@ double parse_scale(const std::string& text) {
 
 const std::vector<std::string> measurement_names = {"raw_queue", "throughput",    "latency",  "scaling",
                                                     "replay",    "runs",          "messages", "children",
-                                                    "continue",  "transactional", "codec",
-                                                    "flow"};
+                                                    "continue",  "transactional", "codec",    "flow"};
 
 int Config::scaled(int count) const { return std::max(1, static_cast<int>(std::lround(count * scale))); }
 

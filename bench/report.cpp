@@ -179,8 +179,9 @@ void print_aims(const std::vector<Result>& results) {
                                    r["small_runs"].get<int>(), r["backlog_runs"].get<int>()),
                        ratio_text(r, "ratio"), fmt::format("<= {:.1f}x", aim_flow_neighbour_ratio)});
     } else if (bench == "flow_claim_cost") {
-      lines.push_back({fmt::format("steps/s, 1-step runs over {} keys of a queue vs default queue", r["keys"].get<int>()),
-                       ratio_text(r, "ratio"), fmt::format(">= {:.1f}x", aim_flow_claim_ratio)});
+      lines.push_back(
+          {fmt::format("steps/s, 1-step runs over {} keys of a queue vs default queue", r["keys"].get<int>()),
+           ratio_text(r, "ratio"), fmt::format(">= {:.1f}x", aim_flow_claim_ratio)});
     } else if (bench == "send_to_receive") {
       lines.push_back({"idle send-to-receive p50, receiver in another process",
                        fmt::format("{:.1f} ms", r["p50_ms"].get<double>()),

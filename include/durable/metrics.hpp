@@ -20,6 +20,14 @@ struct Histogram {
   std::optional<double> quantile_bound(double q) const;
 };
 
+// A named queue an instance serves (durable/queues.hpp), read from the database with its snapshot.
+struct QueueGauges {
+  std::string queue{};
+  std::int64_t queued = 0, running = 0, throttled = 0;
+  double oldest_queued_seconds = 0;
+  bool paused = false;
+};
+
 // A snapshot of one engine instance. Counters count since the Engine object was made.
 struct EngineMetrics {
   std::string instance{};  // EngineOptions::instance
@@ -40,6 +48,9 @@ struct EngineMetrics {
   // Running runs of this instance's workflows that are blocked by a non-determinism error
   // (EngineOptions::on_nondeterminism), read from the database. Empty when the read failed.
   std::optional<std::int64_t> workflows_blocked{};
+  // The named queues it serves, by name (labelled `queue`: a bounded set, never per key or run).
+  // Empty when it serves none or the read failed.
+  std::vector<QueueGauges> queues{};
 
   // Activity tasks.
   std::uint64_t claims = 0;           // tasks this instance took to run (claimed or run at once)

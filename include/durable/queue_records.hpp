@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "durable/options.hpp"
 #include "durable/run_records.hpp"
 
 namespace durable {
@@ -14,11 +15,20 @@ namespace durable {
 inline constexpr const char* default_queue = "default";
 inline constexpr std::size_t max_concurrency_key_bytes = 255;
 
+// At most `count` admissions in any `period`: a sliding window on the database clock. Runs over
+// the rate wait, queued, until the window has room again.
+struct RateLimit {
+  int count = 0;      // at least 1
+  Duration period{};  // more than 0, at most a year
+};
+
 // A named queue's limits. Unset: no limit of that kind; a limit must be at least 1.
 struct QueueSpec {
   std::string name;
   std::optional<int> concurrency{};      // admitted runs of the queue at once, all engines together
   std::optional<int> key_concurrency{};  // admitted runs at once per concurrency key
+  std::optional<RateLimit> rate{};       // admissions of the queue, all engines together
+  std::optional<RateLimit> key_rate{};   // admissions per concurrency key
 };
 
 // A queue as the database shows it now.
@@ -27,9 +37,9 @@ struct QueueInfo {
   bool paused = false;
   std::optional<TimePoint> paused_at{};
   std::string paused_by, paused_reason;
-  std::int64_t queued = 0;     // waiting for admission
-  std::int64_t running = 0;    // admitted and not ended
-  std::int64_t throttled = 0;  // queued behind a limit: the queue's when it is full, else their key's
+  std::int64_t queued = 0;           // waiting for admission
+  std::int64_t running = 0;          // admitted and not ended
+  std::int64_t throttled = 0;        // queued behind a concurrency limit: the queue's when full, else their key's
   double oldest_queued_seconds = 0;  // how long the oldest queued run has waited (0: none)
 };
 

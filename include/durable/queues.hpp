@@ -28,7 +28,7 @@ class Queues {
   // interval): a lower limit admits nothing more until the admitted runs are under it. Throws
   // InvalidQueue for a bad name or a limit below 1, and for "default" (it has no limits).
   void define(const QueueSpec& spec);
-  std::vector<QueueInfo> list() const;  // by name
+  std::vector<QueueInfo> list() const;           // by name
   QueueInfo get(const std::string& name) const;  // throws UnknownQueue
   // The `limit` keys of the queue with the most queued runs (1 to 1000).
   std::vector<QueueKeyInfo> keys(const std::string& name, int limit = 20) const;
@@ -40,6 +40,7 @@ class Queues {
 
  private:
   friend class Engine;  // Engine::queues()
+  friend class Runs;    // Runs::stats()
   explicit Queues(std::shared_ptr<detail::EngineCore> core);
   std::shared_ptr<detail::EngineCore> core_;
 };

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "durable/queue_records.hpp"
 #include "durable/run_records.hpp"
 #include "durable/status.hpp"
 
@@ -53,6 +54,7 @@ struct Stats {
   std::optional<RunSummary> oldest_running;         // the running run created first
   std::vector<ActivityQueueStats> activity_queues;  // by activity name
   std::vector<WorkflowQueueStats> workflow_queues;  // by workflow name; names with none waiting are left out
+  std::vector<QueueInfo> queues;                    // the named queues (durable/queues.hpp), by name
   std::vector<InstanceStats> instances;             // by owner
 };
 

@@ -1,10 +1,13 @@
 #include "background/admission.hpp"
 
+#include <algorithm>
+
 #include "base/log.hpp"
 
 namespace durable::detail {
 
-void Admission::admit(const std::string& queue) {
+std::optional<Duration> Admission::admit(const std::string& queue) {
+  std::optional<Duration> retry_in;
   try {
     // A full batch may leave more to admit: go on until a turn admits less.
     for (int turn = 0; turn < 100 && !stopping_.load(); ++turn) {
@@ -17,19 +20,25 @@ void Admission::admit(const std::string& queue) {
         logger().debug("queue '{}': admitted {} run(s)", queue, done.admitted);
         signals_.workflow_work.notify_one();  // this engine's runners first: they pass the wake-up on
       }
+      retry_in = done.retry_in;
       if (done.admitted < batch_ && done.cancelled < batch_) break;
     }
   } catch (const std::exception& e) {
     logger().warn("admitting the queued runs of queue '{}' failed (tried again soon): {}", queue, e.what());
   }
+  return retry_in;
 }
 
 void Admission::loop() {
-  // At once on every ring (a run started or ended, a queue resumed), else every poll interval.
+  // At once on every ring (a run started or ended, a queue resumed), as a full rate window frees
+  // a place, else every poll interval.
   while (!stopping_.load()) {
     const auto seen = signals_.queue_work.generation();
-    for (const auto& queue : queues_) admit(queue);
-    signals_.queue_work.wait_for(seen, poll_interval_);
+    Duration wait = poll_interval_;
+    for (const auto& queue : queues_) {
+      if (auto retry_in = admit(queue)) wait = std::min(wait, *retry_in);
+    }
+    signals_.queue_work.wait_for(seen, wait);
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ class Admission {
   void loop();  // until `stopping`
 
  private:
-  void admit(const std::string& queue);
+  // Admits what the queue's limits allow now; returns when a full rate window frees a place.
+  std::optional<Duration> admit(const std::string& queue);
   pg::QueueStore& store_;
   const std::vector<std::string> queues_;
   const std::string names_json_;

@@ -150,6 +150,20 @@ void check_queue_spec(const QueueSpec& spec) {
   };
   check_limit(spec.concurrency, "concurrency");
   check_limit(spec.key_concurrency, "key_concurrency");
+  auto check_rate = [&](const std::optional<RateLimit>& rate, const char* field) {
+    if (!rate) return;
+    if (rate->count < 1) {
+      throw InvalidQueue(fmt::format("queue '{}': QueueSpec::{}.count is {}: a rate admits at least 1 run a period",
+                                     spec.name, field, rate->count));
+    }
+    if (rate->period <= Duration{0} || rate->period > std::chrono::hours{24 * 366}) {
+      throw InvalidQueue(
+          fmt::format("queue '{}': QueueSpec::{}.period is {}ms: give a period over 0 and at most a year", spec.name,
+                      field, rate->period.count()));
+    }
+  };
+  check_rate(spec.rate, "rate");
+  check_rate(spec.key_rate, "key_rate");
 }
 
 std::string queue_of_start(const StartOptions& options) {

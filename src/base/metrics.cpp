@@ -93,6 +93,26 @@ const Gauge gauges[] = {
      }},
 };
 
+// Per named queue: the instance's labels and `queue`.
+struct QueueGauge {
+  const char* name;
+  const char* help;
+  std::string (*value)(const QueueGauges&);
+};
+
+const QueueGauge queue_gauges[] = {
+    {"durable_queue_runs_queued", "Runs waiting for admission on a named queue this instance serves",
+     [](const QueueGauges& q) { return fmt::format("{}", q.queued); }},
+    {"durable_queue_runs_running", "Admitted runs of a named queue that have not ended",
+     [](const QueueGauges& q) { return fmt::format("{}", q.running); }},
+    {"durable_queue_runs_throttled", "Queued runs of a named queue held back by a concurrency limit",
+     [](const QueueGauges& q) { return fmt::format("{}", q.throttled); }},
+    {"durable_queue_oldest_queued_seconds", "Age of the oldest run waiting for admission on a named queue (0: none)",
+     [](const QueueGauges& q) { return number(q.oldest_queued_seconds); }},
+    {"durable_queue_paused", "1 when a named queue is paused (it admits nothing), else 0",
+     [](const QueueGauges& q) { return std::string(q.paused ? "1" : "0"); }},
+};
+
 struct Counter {
   const char* name;
   const char* help;
@@ -159,6 +179,13 @@ std::string prometheus_text(const std::vector<EngineMetrics>& instances) {
     header(out, g.name, g.help, "gauge");
     for (const auto& m : instances) {
       if (auto v = g.value(m)) line(g.name, "", labels_of(m), *v);
+    }
+  }
+  for (const auto& g : queue_gauges) {
+    header(out, g.name, g.help, "gauge");
+    for (const auto& m : instances) {
+      for (const auto& q : m.queues)
+        line(g.name, "", labels_of(m) + ",queue=\"" + label_value(q.queue) + "\"", g.value(q));
     }
   }
   for (const auto& c : counters) {

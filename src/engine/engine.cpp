@@ -153,6 +153,7 @@ EngineMetrics EngineCore::snapshot() {
             ? 0.0
             : store().workflow_queue_age(registry_.workflow_names_json(), Json(served_queues()).dump());
     m.workflows_blocked = registry_.workflows.empty() ? 0 : store().blocked_count(registry_.workflow_names_json());
+    m.queues = queue_gauges();
   } catch (const std::exception& e) {
     logger().debug("metrics: reading the queue ages failed: {}", e.what());
   }

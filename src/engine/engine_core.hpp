@@ -74,7 +74,8 @@ class EngineCore {
 
   // The queues this engine admits and runs: EngineOptions::queues and those it added.
   std::vector<std::string> served_queues() const;
-  bool runs_default_queue() const;  // it serves the default queue and runs workflows
+  bool runs_default_queue() const;          // it serves the default queue and runs workflows
+  std::vector<QueueGauges> queue_gauges();  // of the named queues it serves, read now
   // Throws UnknownQueue unless `name` is the default queue or defined in the schema (a name once
   // found is remembered: a queue is never removed).
   void check_queue_defined(const std::string& name);

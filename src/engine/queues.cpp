@@ -7,8 +7,8 @@
 
 #include "background/admission.hpp"
 #include "base/checks.hpp"
-#include "base/printable.hpp"
 #include "base/log.hpp"
+#include "base/printable.hpp"
 #include "engine/engine_core.hpp"
 #include "pg/queue_store.hpp"
 
@@ -24,9 +24,7 @@ double seconds_since(const std::optional<std::int64_t>& us, std::int64_t now_us)
 
 QueueInfo info_of(pg::QueueRow row) {
   QueueInfo info;
-  info.spec.name = std::move(row.name);
-  if (row.concurrency > 0) info.spec.concurrency = row.concurrency;
-  if (row.key_concurrency > 0) info.spec.key_concurrency = row.key_concurrency;
+  info.spec = std::move(row.spec);
   info.paused = row.paused;
   if (row.paused_at_us) info.paused_at = time_of(*row.paused_at_us);
   info.paused_by = std::move(row.paused_by);
@@ -34,7 +32,7 @@ QueueInfo info_of(pg::QueueRow row) {
   info.queued = row.queued;
   info.running = row.running;
   // A full queue holds back every queued run; else those whose key is at its limit wait.
-  const bool full = row.concurrency > 0 && row.running >= row.concurrency;
+  const bool full = info.spec.concurrency && row.running >= *info.spec.concurrency;
   info.throttled = full ? row.queued : row.key_throttled;
   info.oldest_queued_seconds = seconds_since(row.oldest_queued_us, row.now_us);
   return info;
@@ -53,7 +51,7 @@ Queues::Queues(std::shared_ptr<detail::EngineCore> core) : core_(std::move(core)
 
 void Queues::define(const QueueSpec& spec) {
   detail::check_queue_spec(spec);
-  core_->queue_store().define(spec.name, spec.concurrency.value_or(0), spec.key_concurrency.value_or(0));
+  core_->queue_store().define(spec);
 }
 
 std::vector<QueueInfo> Queues::list() const {
@@ -65,7 +63,8 @@ std::vector<QueueInfo> Queues::list() const {
 QueueInfo Queues::get(const std::string& name) const {
   check_defined_name(name);
   auto rows = core_->queue_store().read(name);
-  if (rows.empty()) throw UnknownQueue(fmt::format("queue '{}' is not defined (Queues::list shows those that are)", name));
+  if (rows.empty())
+    throw UnknownQueue(fmt::format("queue '{}' is not defined (Queues::list shows those that are)", name));
   return info_of(std::move(rows.front()));
 }
 
@@ -118,9 +117,10 @@ void EngineCore::check_queue_defined(const std::string& name) {
     if (defined_queues_.count(name)) return;
   }
   if (queue_store().names_of_defined({name}).empty()) {
-    throw UnknownQueue(fmt::format("queue '{}' is not defined: define it with Engine::add_queue or "
-                                   "Engine::queues().define (or `durable queues define`) before starting runs on it",
-                                   name));
+    throw UnknownQueue(
+        fmt::format("queue '{}' is not defined: define it with Engine::add_queue or "
+                    "Engine::queues().define (or `durable queues define`) before starting runs on it",
+                    name));
   }
   std::lock_guard lock(queues_mutex_);
   defined_queues_.insert(name);
@@ -130,10 +130,8 @@ void EngineCore::check_queue_defined(const std::string& name) {
 // defined by now (by this engine or another).
 void EngineCore::define_queues() {
   for (const auto& [name, spec] : registry_.queues) {
-    if (queue_store().define(name, spec.concurrency.value_or(0), spec.key_concurrency.value_or(0))) {
-      logger().info("queue '{}' defined: concurrency {}, key concurrency {}", name,
-                    spec.concurrency ? std::to_string(*spec.concurrency) : "none",
-                    spec.key_concurrency ? std::to_string(*spec.key_concurrency) : "none");
+    if (queue_store().define(spec)) {
+      logger().info("queue '{}' stored with the limits this engine adds it with", name);
     }
   }
   if (!registry_.workflows.empty() && served_queues().empty()) {
@@ -142,6 +140,18 @@ void EngineCore::define_queues() {
         "list \"default\" or the queues it serves");
   }
   for (const auto& name : served_queues()) check_queue_defined(name);
+}
+
+std::vector<QueueGauges> EngineCore::queue_gauges() {
+  const auto served = served_queues();
+  std::vector<QueueGauges> gauges;
+  for (auto& row : queue_store().read()) {
+    if (std::find(served.begin(), served.end(), row.spec.name) == served.end()) continue;
+    const QueueInfo info = info_of(std::move(row));
+    gauges.push_back(
+        {info.spec.name, info.queued, info.running, info.throttled, info.oldest_queued_seconds, info.paused});
+  }
+  return gauges;
 }
 
 bool EngineCore::runs_default_queue() const {

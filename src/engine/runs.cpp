@@ -1,6 +1,8 @@
 // Runs: the management API. Checks every input before the store writes anything; works out from
 // a run's journal what a resume retries and what a fork copies.
 #include "durable/runs.hpp"
+
+#include "durable/queues.hpp"
 #include "durable/stats.hpp"
 
 #include <fmt/format.h>
@@ -254,7 +256,11 @@ std::int64_t Runs::expire_idempotency_results(TimePoint created_before, const Op
   return core_->run_store().expire_idempotency_results(us_of(created_before), action);
 }
 
-Stats Runs::stats() const { return core_->run_store().stats(); }
+Stats Runs::stats() const {
+  Stats stats = core_->run_store().stats();
+  stats.queues = Queues(core_).list();
+  return stats;
+}
 
 std::vector<AuditEntry> Runs::audit(const AuditQuery& query) const {
   check_limit(query.limit, "audit");

@@ -1,5 +1,7 @@
 #include "pg/queue_store.hpp"
 
+#include <algorithm>
+
 #include "base/uuid.hpp"
 #include "pg/audit.hpp"
 #include "pg/connection_pool.hpp"
@@ -12,6 +14,17 @@ std::optional<std::int64_t> optional_us(const pqxx::field& field) {
   if (field.is_null()) return std::nullopt;
   return field.as<std::int64_t>();
 }
+
+// A stored limit: 0 is none.
+std::optional<int> limit_of(const pqxx::field& field) {
+  const int value = field.as<int>();
+  return value > 0 ? std::optional<int>(value) : std::nullopt;
+}
+
+std::optional<RateLimit> rate_of(const pqxx::field& count, const pqxx::field& period_ms) {
+  const int n = count.as<int>();
+  return n > 0 ? std::optional<RateLimit>(RateLimit{n, Duration{period_ms.as<std::int64_t>()}}) : std::nullopt;
+}
 }  // namespace
 
 QueueStore::QueueStore(ConnectionPool& pool, detail::Sealer sealer)
@@ -20,12 +33,17 @@ QueueStore::QueueStore(ConnectionPool& pool, detail::Sealer sealer)
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       ended_channel_(wake_channel(pool.schema(), Wake::ended)) {}
 
-bool QueueStore::define(const std::string& name, int concurrency, int key_concurrency) {
+bool QueueStore::define(const QueueSpec& spec) {
   bool changed = false;
+  const RateLimit none{};
+  const RateLimit& rate = spec.rate ? *spec.rate : none;
+  const RateLimit& key_rate = spec.key_rate ? *spec.key_rate : none;
   pool_.write(stmt::define_queue, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
     pqxx::work tx(conn);
-    tx.exec_prepared(stmt::lock_queue, name);
-    changed = tx.exec_prepared1(stmt::define_queue, name, concurrency, key_concurrency, workflows_channel_)["changed"]
+    tx.exec_prepared(stmt::lock_queue, spec.name);
+    changed = tx.exec_prepared1(stmt::define_queue, spec.name, spec.concurrency.value_or(0),
+                                spec.key_concurrency.value_or(0), rate.count, rate.period.count(), key_rate.count,
+                                key_rate.period.count(), workflows_channel_)["changed"]
                   .as<int>() == 1;
     tx.commit();
   });
@@ -44,7 +62,8 @@ bool QueueStore::set_paused(const std::string& name, bool paused, const Operator
     found = tx.exec_prepared1(stmt::pause_queue, name, paused, action.actor, seal_.seal_text(action.reason),
                               workflows_channel_)["found"]
                 .as<int>() == 1;
-    if (found) insert_audit(tx, seal_, action, action_id, paused ? "queue_pause" : "queue_resume", "", "", {{"queue", name}});
+    if (found)
+      insert_audit(tx, seal_, action, action_id, paused ? "queue_pause" : "queue_resume", "", "", {{"queue", name}});
     tx.commit();
   });
   return found;
@@ -57,9 +76,11 @@ std::vector<QueueRow> QueueStore::read(const std::string& name) {
     rows.clear();
     for (const auto& r : tx.exec_prepared(stmt::read_queues, name)) {
       QueueRow row;
-      row.name = r["name"].as<std::string>();
-      row.concurrency = r["concurrency"].as<int>();
-      row.key_concurrency = r["key_concurrency"].as<int>();
+      row.spec.name = r["name"].as<std::string>();
+      row.spec.concurrency = limit_of(r["concurrency"]);
+      row.spec.key_concurrency = limit_of(r["key_concurrency"]);
+      row.spec.rate = rate_of(r["rate_count"], r["rate_period_ms"]);
+      row.spec.key_rate = rate_of(r["key_rate_count"], r["key_rate_period_ms"]);
       row.paused = r["paused"].as<bool>();
       row.paused_at_us = optional_us(r["paused_at_us"]);
       row.paused_by = r["paused_by"].as<std::string>();
@@ -108,7 +129,9 @@ QueueStore::Admission QueueStore::admit(const std::string& name, const std::stri
     tx.exec_prepared(stmt::lock_queue, name);
     auto row = tx.exec_prepared1(stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
     tx.commit();
-    admission = {row["admitted"].as<int>(), row["cancelled"].as<int>()};
+    admission = {row["admitted"].as<int>(), row["cancelled"].as<int>(), std::nullopt};
+    if (!row["retry_in_ms"].is_null())
+      admission.retry_in = Duration{std::max<std::int64_t>(1, row["retry_in_ms"].as<std::int64_t>())};
   });
   return admission;
 }

@@ -9,14 +9,14 @@
 
 #include "base/sealer.hpp"
 #include "durable/audit.hpp"
+#include "durable/queue_records.hpp"
 
 namespace durable::pg {
 
 class ConnectionPool;
 
 struct QueueRow {
-  std::string name;
-  int concurrency = 0, key_concurrency = 0;  // 0: none
+  QueueSpec spec;
   bool paused = false;
   std::optional<std::int64_t> paused_at_us;
   std::string paused_by, paused_reason;
@@ -36,9 +36,8 @@ class QueueStore {
   // `sealer` encodes the operators' reasons it writes (EngineOptions::codec).
   QueueStore(ConnectionPool& pool, detail::Sealer sealer);
 
-  // Creates queue `name` or sets its limits (0: none), under its admission lock. True when that
-  // changed anything.
-  bool define(const std::string& name, int concurrency, int key_concurrency);
+  // Creates the queue or sets its limits, under its admission lock. True when that changed anything.
+  bool define(const QueueSpec& spec);
   // false: no such queue. The action's audit entry goes in the same transaction.
   bool set_paused(const std::string& name, bool paused, const OperatorAction& action);
   std::vector<QueueRow> read(const std::string& name = {});  // '': all of them
@@ -46,8 +45,9 @@ class QueueStore {
   std::vector<std::string> names_of_defined(const std::vector<std::string>& names);
 
   struct Admission {
-    int admitted = 0;   // queued runs now admitted
-    int cancelled = 0;  // queued runs asked to cancel, now ended
+    int admitted = 0;                  // queued runs now admitted
+    int cancelled = 0;                 // queued runs asked to cancel, now ended
+    std::optional<Duration> retry_in;  // when a full rate window frees a place
   };
   // Admits up to `limit` queued runs of queue `name` and of these workflow names (json array)
   // within its limits, in one transaction under its admission lock (which waits for another

@@ -128,6 +128,7 @@ std::vector<std::pair<std::string, std::string>> statement_texts(const std::stri
       "clock_now AS MATERIALIZED (SELECT statement_timestamp() + skew AS now FROM " + s + ".clock)";
   auto with_clock = [&](std::string sql) {
     if (sql.find(now) == std::string::npos) return sql;
+    if (sql.starts_with("WITH RECURSIVE ")) return sql.insert(15, clock_cte + ",\n");
     if (sql.starts_with("WITH ")) return sql.insert(5, clock_cte + ",\n");
     return "WITH " + clock_cte + "\n" + sql;
   };

@@ -305,6 +305,16 @@ TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", 
   CHECK(missing.code == 1);
   CHECK(missing.err.find("nowhere") != std::string::npos);
   CHECK(cli(db, {"queues", "pause", "no such queue", "--reason", "r"}).code == 2);
+  REQUIRE(cli(db, {"queues", "define", "metered", "--rate", "50/1s", "--key-rate", "5/2m"}).code == 0);
+  const Json metered = cli(db, {"queues", "show", "metered", "--json"}).json();
+  CHECK(metered["rate"] == Json{{"count", 50}, {"period_ms", 1000}});
+  CHECK(metered["key_rate"] == Json{{"count", 5}, {"period_ms", 120000}});
+  CHECK(cli(db, {"queues", "show", "metered"}).out.find("rate           50/1.000s\nkey rate       5/2m 0s\n") !=
+        std::string::npos);
+  auto bad_rate = cli(db, {"queues", "define", "metered", "--rate", "50 a second"});
+  CHECK(bad_rate.code == 2);
+  CHECK(bad_rate.err.find("COUNT/PERIOD") != std::string::npos);
+  CHECK(cli(db, {"queues", "define", "metered", "--rate", "0/1s"}).code == 2);
 }
 
 TEST_CASE_METHOD(Fleet, "stats and prune read across the schema", "[pg][cli]") {

@@ -176,7 +176,7 @@ TEST_CASE("a paused queue admits nothing, lets admitted runs finish, and is audi
   REQUIRE(wait_until([&] { return queued_runs(db, "pausable") == 0; }));
   engine->queues().pause("pausable", queue_operator);
   auto second = engine->start_workflow<SlowWorkflow>("pause-1", 10, on_queue("pausable"));
-  CHECK(first.result(10s) == 400);  // admitted before the pause: it finishes
+  CHECK(first.result(10s) == 400);     // admitted before the pause: it finishes
   std::this_thread::sleep_for(600ms);  // three poll intervals and more
   CHECK(second.status() == WorkflowStatus::running);
   const auto paused = engine->queues().get("pausable");
@@ -330,4 +330,133 @@ TEST_CASE("a run's end admits the next queued run at once, not at the next poll"
   for (auto& run : runs) CHECK(run.result(60s) == 10);
   // One at a time, each admitted as the one before ended: well within one 5 s poll interval.
   CHECK(std::chrono::steady_clock::now() - began < 4s);
+}
+
+namespace {
+
+// The database times at which each run of the queue called its first activity, ascending.
+std::vector<double> first_attempts_s(const TestDb& db, const std::string& queue) {
+  std::vector<double> at;
+  for (const auto& row : db.query("SELECT extract(epoch FROM min(a.started_at))::float8 FROM {s}.workflows w JOIN "
+                                  "{s}.attempts a ON a.run_id = w.run_id WHERE w.queue = '" +
+                                  queue + "' GROUP BY w.run_id ORDER BY 1")) {
+    at.push_back(row[0].as<double>());
+  }
+  return at;
+}
+
+// The most of `times` (ascending) within any span shorter than `window` seconds.
+std::size_t most_within(const std::vector<double>& times, double window) {
+  std::size_t most = 0;
+  for (std::size_t i = 0, j = 0; j < times.size(); ++j) {
+    while (times[j] - times[i] >= window) ++i;
+    most = std::max(most, j - i + 1);
+  }
+  return most;
+}
+
+QueueSpec rated(const std::string& name, std::optional<RateLimit> rate, std::optional<RateLimit> key_rate = {}) {
+  QueueSpec spec;
+  spec.name = name;
+  spec.rate = rate;
+  spec.key_rate = key_rate;
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("a queue's rate admits no more than its count in any period, and the rest wait", "[queues][rate]") {
+  TestDb db;
+  const QueueSpec spec = rated("metered", RateLimit{3, 1000ms});
+  auto engine = serving(db, "metered", &spec);
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 9; ++i) {
+    runs.push_back(engine->start_workflow<SlowWorkflow>(fmt::format("metered-{}", i), 1, on_queue("metered")));
+  }
+  for (auto& run : runs) CHECK(run.result(30s) == 1);
+  // Nine at three a second: the last three go in the third second, not before two have passed.
+  CHECK(std::chrono::steady_clock::now() - began >= 2s);
+  CHECK(std::chrono::steady_clock::now() - began < 6s);  // each window's end admits the next at once
+  // Each run's first activity comes after its admission: three in a second at most (less 50 ms
+  // for the replays' own spread).
+  CHECK(most_within(first_attempts_s(db, "metered"), 0.95) <= 3);
+}
+
+TEST_CASE("a key's rate holds per key while other keys go on", "[queues][rate]") {
+  TestDb db;
+  const QueueSpec spec = rated("per-key-rate", std::nullopt, RateLimit{1, std::chrono::hours{1}});
+  auto engine = serving(db, "per-key-rate", &spec);
+  auto first = engine->start_workflow<SlowWorkflow>("kr-a-0", 1, on_queue("per-key-rate", "a"));
+  auto second = engine->start_workflow<SlowWorkflow>("kr-a-1", 1, on_queue("per-key-rate", "a"));
+  auto other = engine->start_workflow<SlowWorkflow>("kr-b-0", 1, on_queue("per-key-rate", "b"));
+  CHECK(first.result(10s) == 1);
+  CHECK(other.result(10s) == 1);  // key b has its own window
+  std::this_thread::sleep_for(600ms);
+  CHECK(second.status() == WorkflowStatus::running);  // a's window is full for an hour
+  CHECK(queued_runs(db, "per-key-rate") == 1);
+  // The window is on the database clock: an hour on, a's next run goes in.
+  testing::advance_clock(db.url(), db.schema(), std::chrono::hours{1});
+  CHECK(second.result(10s) == 1);
+}
+
+TEST_CASE("a bad rate is a typed error and writes nothing", "[queues][rate][bad_input]") {
+  TestDb db;
+  Engine client(db.options());
+  CHECK_THROWS_AS(client.queues().define(rated("r", RateLimit{0, 1000ms})), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define(rated("r", RateLimit{5, 0ms})), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define(rated("r", std::nullopt, RateLimit{5, -1ms})), InvalidQueue);
+  CHECK_THROWS_AS(client.queues().define(rated("r", RateLimit{5, std::chrono::hours{24 * 400}})), InvalidQueue);
+  CHECK(client.queues().list().empty());
+  client.queues().define(rated("r", RateLimit{5, 2000ms}, RateLimit{1, 60000ms}));
+  const QueueInfo info = client.queues().get("r");
+  REQUIRE(info.spec.rate);
+  CHECK(info.spec.rate->count == 5);
+  CHECK(info.spec.rate->period == 2000ms);
+  REQUIRE(info.spec.key_rate);
+  CHECK(info.spec.key_rate->period == 60000ms);
+}
+
+TEST_CASE("Runs::stats, the metrics and the Prometheus text show each named queue", "[queues][metrics]") {
+  TestDb db;
+  const QueueSpec spec{"watched", 1, std::nullopt};
+  auto engine = serving(db, "watched", &spec);
+  engine->queues().pause("watched", queue_operator);
+  engine->start_workflow<SlowWorkflow>("watched-0", 1, on_queue("watched"));
+  engine->start_workflow<SlowWorkflow>("watched-1", 1, on_queue("watched"));
+  const Stats stats = engine->runs().stats();
+  REQUIRE(stats.queues.size() == 1);
+  CHECK(stats.queues[0].spec.name == "watched");
+  CHECK(stats.queues[0].queued == 2);
+  CHECK(stats.queues[0].paused);
+  CHECK(stats.workflow_queues.empty());  // queued runs wait for admission, not for a runner
+  const EngineMetrics metrics = engine->metrics();
+  REQUIRE(metrics.queues.size() == 1);
+  CHECK(metrics.queues[0].queue == "watched");
+  CHECK(metrics.queues[0].queued == 2);
+  CHECK(metrics.queues[0].paused);
+  CHECK(*metrics.workflow_queue_age_seconds == 0.0);
+  const std::string text = prometheus_text({metrics});
+  CHECK_THAT(text, Catch::Contains("durable_queue_runs_queued{schema=\"" + db.schema() +
+                                   "\",engine_instance=\"default\",queue=\"watched\"} 2"));
+  CHECK_THAT(text, Catch::Contains(",queue=\"watched\"} 1\n"));  // durable_queue_paused
+}
+
+TEST_CASE("a run that continues as new keeps its place; a cancel of the chain frees it", "[queues][continue]") {
+  TestDb db;
+  const QueueSpec spec{"looping", 1, std::nullopt};
+  auto engine = serving(db, "looping", &spec);
+  AdmittedSampler sampler(db, "looping");
+  engine->start_workflow<LoopWorkflow>("looping-0", loop_of(12, 3, 1), on_queue("looping"));
+  auto waiting = engine->start_workflow<SlowWorkflow>("looping-1", 1, on_queue("looping"));
+  // Four runs of the chain, one after another, each admitted in its predecessor's place.
+  REQUIRE(wait_until([&] { return runs_of(db, "looping-0") == 4; }));
+  CHECK(waiting.status() == WorkflowStatus::running);
+  CHECK(queued_runs(db, "looping") == 1);
+  // The chain waits for ticks it never gets; a cancel ends it and the next run goes in.
+  engine->workflow(WorkflowId{"looping-0"}).cancel("done with it");
+  CHECK(waiting.result(10s) == 1);
+  sampler.stop();
+  CHECK(sampler.most_in_total() == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'looping-0' AND status = 'continued'") == 3);
 }

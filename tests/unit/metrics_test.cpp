@@ -23,6 +23,9 @@ std::vector<EngineMetrics> snapshot() {
   a.queue_age_seconds = 2.5;
   a.workflow_queue_age_seconds = 0.5;
   a.workflows_blocked = 2;
+  a.queues = {
+      {.queue = "tenants", .queued = 12, .running = 3, .throttled = 9, .oldest_queued_seconds = 1.5, .paused = false},
+      {.queue = "bulk\"x", .queued = 0, .running = 0, .throttled = 0, .oldest_queued_seconds = 0, .paused = true}};
   a.claims = 10;
   a.rejected_claims = 7;
   a.completions = 8;
@@ -77,6 +80,26 @@ durable_workflow_queue_age_seconds{schema="durable",engine_instance="api-1"} 0.5
 # HELP durable_workflows_blocked Running workflow runs of this instance's workflows blocked by a non-determinism error (docs/versioning.md)
 # TYPE durable_workflows_blocked gauge
 durable_workflows_blocked{schema="durable",engine_instance="api-1"} 2
+# HELP durable_queue_runs_queued Runs waiting for admission on a named queue this instance serves
+# TYPE durable_queue_runs_queued gauge
+durable_queue_runs_queued{schema="durable",engine_instance="api-1",queue="tenants"} 12
+durable_queue_runs_queued{schema="durable",engine_instance="api-1",queue="bulk\"x"} 0
+# HELP durable_queue_runs_running Admitted runs of a named queue that have not ended
+# TYPE durable_queue_runs_running gauge
+durable_queue_runs_running{schema="durable",engine_instance="api-1",queue="tenants"} 3
+durable_queue_runs_running{schema="durable",engine_instance="api-1",queue="bulk\"x"} 0
+# HELP durable_queue_runs_throttled Queued runs of a named queue held back by a concurrency limit
+# TYPE durable_queue_runs_throttled gauge
+durable_queue_runs_throttled{schema="durable",engine_instance="api-1",queue="tenants"} 9
+durable_queue_runs_throttled{schema="durable",engine_instance="api-1",queue="bulk\"x"} 0
+# HELP durable_queue_oldest_queued_seconds Age of the oldest run waiting for admission on a named queue (0: none)
+# TYPE durable_queue_oldest_queued_seconds gauge
+durable_queue_oldest_queued_seconds{schema="durable",engine_instance="api-1",queue="tenants"} 1.5
+durable_queue_oldest_queued_seconds{schema="durable",engine_instance="api-1",queue="bulk\"x"} 0
+# HELP durable_queue_paused 1 when a named queue is paused (it admits nothing), else 0
+# TYPE durable_queue_paused gauge
+durable_queue_paused{schema="durable",engine_instance="api-1",queue="tenants"} 0
+durable_queue_paused{schema="durable",engine_instance="api-1",queue="bulk\"x"} 1
 # HELP durable_activity_claims_total Activity tasks this instance took to run (claimed or run at once)
 # TYPE durable_activity_claims_total counter
 durable_activity_claims_total{schema="durable",engine_instance="api-1"} 10

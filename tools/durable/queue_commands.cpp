@@ -2,6 +2,8 @@
 // and resume one, audited.
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "commands.hpp"
 #include "text.hpp"
 #include "views.hpp"
@@ -11,14 +13,40 @@ namespace {
 
 std::string limit_text(const std::optional<int>& limit) { return limit ? std::to_string(*limit) : "none"; }
 
+std::string rate_text(const std::optional<RateLimit>& rate) {
+  return rate ? fmt::format("{}/{}", rate->count, span(rate->period)) : "none";
+}
+
+// "50/1s": 50 admissions a second; the period in ms, s, m, h or d. What the API then checks
+// (a count of at least 1, a period up to a year) it refuses with its own message.
+RateLimit parse_rate(const std::string& text, const char* option) {
+  static const std::regex form(R"((\d{1,9})/(\d{1,9})(ms|s|m|h|d))");
+  std::smatch m;
+  if (!std::regex_match(text, m, form)) {
+    throw InvalidArgument(
+        fmt::format("{} '{}' is not a rate: write COUNT/PERIOD, e.g. 50/1s or 1000/1h (units ms, s, "
+                    "m, h, d)",
+                    option, escaped(text)));
+  }
+  const long long n = std::stoll(m[2]);
+  const std::string unit = m[3];
+  const long long ms = unit == "ms"  ? n
+                       : unit == "s" ? n * 1000
+                       : unit == "m" ? n * 60'000
+                       : unit == "h" ? n * 3'600'000
+                                     : n * 86'400'000;
+  return {std::stoi(m[1]), Duration{ms}};
+}
+
 void list_queues(Tool& tool) {
   Json all = Json::array();
-  Table table({"QUEUE", "CONCURRENCY", "PER KEY", "PAUSED", "QUEUED", "RUNNING", "THROTTLED", "OLDEST QUEUED"});
+  Table table({"QUEUE", "CONCURRENCY", "PER KEY", "RATE", "KEY RATE", "PAUSED", "QUEUED", "RUNNING", "THROTTLED",
+               "OLDEST QUEUED"});
   for (const auto& q : tool.engine().queues().list()) {
     all.push_back(to_json(q));
-    table.add({q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency), q.paused ? "yes" : "no",
-               std::to_string(q.queued), std::to_string(q.running), std::to_string(q.throttled),
-               fmt::format("{:.1f}s", q.oldest_queued_seconds)});
+    table.add({q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency), rate_text(q.spec.rate),
+               rate_text(q.spec.key_rate), q.paused ? "yes" : "no", std::to_string(q.queued), std::to_string(q.running),
+               std::to_string(q.throttled), fmt::format("{:.1f}s", q.oldest_queued_seconds)});
   }
   tool.print({{"queues", all}}, all.empty() ? "no named queues\n" : table.str());
 }
@@ -34,9 +62,10 @@ void show_queue(Tool& tool, const std::string& name, int keys) {
                fmt::format("{:.1f}s", k.oldest_queued_seconds)});
   }
   std::string text = fmt::format(
-      "queue          {}\nconcurrency    {}\nper key        {}\npaused         {}\nqueued         {}\nrunning        "
-      "{}\nthrottled      {}\noldest queued  {:.1f}s\n",
-      q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency),
+      "queue          {}\nconcurrency    {}\nper key        {}\nrate           {}\nkey rate       {}\npaused         "
+      "{}\nqueued         {}\nrunning        {}\nthrottled      {}\noldest queued  {:.1f}s\n",
+      q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency), rate_text(q.spec.rate),
+      rate_text(q.spec.key_rate),
       q.paused ? fmt::format("yes, since {} by {}: {}", iso_time(q.paused_at), escaped(q.paused_by),
                              shown_text(q.paused_reason))
                : "no",
@@ -46,7 +75,7 @@ void show_queue(Tool& tool, const std::string& name, int keys) {
 }
 
 struct QueueArgs {
-  std::string name, reason;
+  std::string name, reason, rate, key_rate;
   int concurrency = 0, key_concurrency = 0, keys = 20;
   const CLI::Option* concurrency_given = nullptr;  // a limit left out is none: given, it must be >= 1
   const CLI::Option* key_concurrency_given = nullptr;
@@ -56,10 +85,13 @@ void define_queue(Tool& tool, const QueueArgs& a) {
   QueueSpec spec{a.name, std::nullopt, std::nullopt};
   if (a.concurrency_given->count() > 0) spec.concurrency = a.concurrency;
   if (a.key_concurrency_given->count() > 0) spec.key_concurrency = a.key_concurrency;
+  if (!a.rate.empty()) spec.rate = parse_rate(a.rate, "--rate");
+  if (!a.key_rate.empty()) spec.key_rate = parse_rate(a.key_rate, "--key-rate");
   tool.engine().queues().define(spec);
   tool.print(to_json(tool.engine().queues().get(a.name)),
-             fmt::format("queue '{}': concurrency {}, per key {}\n", a.name, limit_text(spec.concurrency),
-                         limit_text(spec.key_concurrency)));
+             fmt::format("queue '{}': concurrency {}, per key {}, rate {}, key rate {}\n", a.name,
+                         limit_text(spec.concurrency), limit_text(spec.key_concurrency), rate_text(spec.rate),
+                         rate_text(spec.key_rate)));
 }
 
 void pause_or_resume(Tool& tool, const std::string& verb, const QueueArgs& a) {
@@ -75,7 +107,8 @@ void pause_or_resume(Tool& tool, const std::string& verb, const QueueArgs& a) {
 }  // namespace
 
 void add_queue_commands(CLI::App& app, Cli& cli) {
-  auto* queues = app.add_subcommand("queues", "list, read, define, pause and resume named queues")->require_subcommand(1);
+  auto* queues =
+      app.add_subcommand("queues", "list, read, define, pause and resume named queues")->require_subcommand(1);
   queues->fallthrough();
   auto a = std::make_shared<QueueArgs>();
   auto* qlist = queues->add_subcommand("list", "every named queue, by name, with what it holds now");
@@ -92,7 +125,9 @@ void add_queue_commands(CLI::App& app, Cli& cli) {
       qdefine->add_option("--concurrency", a->concurrency, "admitted runs at once, all engines together (unset: none)");
   a->key_concurrency_given = qdefine->add_option("--key-concurrency", a->key_concurrency,
                                                  "admitted runs at once per concurrency key (unset: none)");
-  example(qdefine, "durable queues define tenants --concurrency 20 --key-concurrency 2");
+  qdefine->add_option("--rate", a->rate, "admissions of the queue a period: COUNT/PERIOD, e.g. 50/1s (unset: none)");
+  qdefine->add_option("--key-rate", a->key_rate, "admissions per concurrency key a period, e.g. 5/1m (unset: none)");
+  example(qdefine, "durable queues define tenants --concurrency 20 --key-concurrency 2 --rate 50/1s");
   cli.verb(qdefine, [&cli, a] { define_queue(cli.tool, *a); });
   for (const std::string verb : {"pause", "resume"}) {
     auto* sub = queues->add_subcommand(

@@ -83,10 +83,18 @@ Json to_json(const ScheduleInfo& s) {
           {"fires_dropped", s.fires_dropped}};
 }
 
+namespace {
+Json rate_json(const std::optional<RateLimit>& rate) {
+  return rate ? Json{{"count", rate->count}, {"period_ms", rate->period.count()}} : Json();
+}
+}  // namespace
+
 Json to_json(const QueueInfo& q) {
   return {{"name", q.spec.name},
           {"concurrency", q.spec.concurrency ? Json(*q.spec.concurrency) : Json()},
           {"key_concurrency", q.spec.key_concurrency ? Json(*q.spec.key_concurrency) : Json()},
+          {"rate", rate_json(q.spec.rate)},
+          {"key_rate", rate_json(q.spec.key_rate)},
           {"paused", q.paused},
           {"paused_at", q.paused_at ? Json(iso_time(q.paused_at)) : Json()},
           {"paused_by", q.paused_by},
@@ -127,9 +135,15 @@ Json to_json(const Stats& s) {
                          {"seen_at", time_or_null(i.seen_at)},
                          {"alive", i.alive}});
   }
-  return {{"at", iso_time(s.at)},          {"runs_by_status", counts_json(s.runs_by_status)},
-          {"blocked", s.blocked},          {"oldest_running", s.oldest_running ? to_json(*s.oldest_running) : Json()},
-          {"activity_queues", activities}, {"workflow_queues", workflows},
+  Json queues = Json::array();
+  for (const auto& q : s.queues) queues.push_back(to_json(q));
+  return {{"at", iso_time(s.at)},
+          {"runs_by_status", counts_json(s.runs_by_status)},
+          {"blocked", s.blocked},
+          {"oldest_running", s.oldest_running ? to_json(*s.oldest_running) : Json()},
+          {"activity_queues", activities},
+          {"workflow_queues", workflows},
+          {"queues", queues},
           {"instances", instances}};
 }
 

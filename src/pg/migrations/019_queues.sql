@@ -3,12 +3,18 @@
 -- engine admits it under the queue's advisory lock; an admitted run holds its place in the
 -- queue's and its key's concurrency until it ends: the place is the run's own row (running, not
 -- queued), so no grant can leak when an engine dies, and no counter row is written per run.
+-- A queue's rate limits count its admissions in a log (`queue_admissions`) over a sliding window
+-- on the database clock; entries older than the window are deleted as admissions go on.
 -- Runs in flight are on the default queue, which has no limits: they upgrade in place.
 
 CREATE TABLE {{s}}.queues (
   name            text PRIMARY KEY,
   concurrency     integer CHECK (concurrency > 0),      -- admitted runs of the queue, all engines together
   key_concurrency integer CHECK (key_concurrency > 0),  -- admitted runs per concurrency key
+  rate_count      integer CHECK (rate_count > 0),       -- admissions of the queue per rate period
+  rate_period_ms  bigint CHECK (rate_period_ms > 0),
+  key_rate_count  integer CHECK (key_rate_count > 0),   -- admissions per concurrency key per period
+  key_rate_period_ms bigint CHECK (key_rate_period_ms > 0),
   paused          boolean NOT NULL DEFAULT false,       -- admits nothing; admitted runs go on
   paused_at       timestamptz,
   paused_by       text,
@@ -37,3 +43,13 @@ CREATE INDEX workflows_admitted ON {{s}}.workflows (queue, concurrency_key)
   WHERE status = 'running' AND NOT queued AND queue <> 'default';
 CREATE INDEX workflows_cancelled_in_queue ON {{s}}.workflows (queue)
   WHERE status = 'running' AND queued AND cancel_requested_at IS NOT NULL;
+
+-- Admissions of queues with a rate limit, kept as long as a window may count them.
+CREATE TABLE {{s}}.queue_admissions (
+  queue           text NOT NULL,
+  concurrency_key text NOT NULL,
+  admitted_at     timestamptz NOT NULL,
+  run_id          uuid NOT NULL
+);
+CREATE INDEX queue_admissions_by_queue ON {{s}}.queue_admissions (queue, admitted_at);
+CREATE INDEX queue_admissions_by_key ON {{s}}.queue_admissions (queue, concurrency_key, admitted_at);

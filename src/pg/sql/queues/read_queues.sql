@@ -1,7 +1,9 @@
 -- The queues (all, or only $1 when it is not ''), by name, with what each holds now: its queued
 -- runs, its admitted runs (running, not queued), the queued runs held back by their key's limit
 -- (`key_throttled`), and when its oldest queued run was started.
-SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurrency, 0) AS key_concurrency, q.paused,
+SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurrency, 0) AS key_concurrency,
+       coalesce(q.rate_count, 0) AS rate_count, coalesce(q.rate_period_ms, 0) AS rate_period_ms,
+       coalesce(q.key_rate_count, 0) AS key_rate_count, coalesce(q.key_rate_period_ms, 0) AS key_rate_period_ms, q.paused,
        {{s}}.epoch_us(q.paused_at) AS paused_at_us, coalesce(q.paused_by, '') AS paused_by,
        coalesce(q.paused_reason, '') AS paused_reason,
        coalesce(sum(k.queued), 0) AS queued, coalesce(sum(k.running), 0) AS running,
