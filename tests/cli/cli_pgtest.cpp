@@ -289,7 +289,8 @@ TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", 
   CHECK(q["queued"] == 1);
   CHECK(q["running"] == 0);
   auto show = cli(db, {"queues", "show", "tenants"});
-  CHECK(show.out.find("concurrency    3\nper key        1\npaused         no\nqueued         1\n") !=
+  CHECK(show.out.find(
+            "concurrency    3\nper key        1\nrate           none\nkey rate       none\npaused         no\n") !=
         std::string::npos);
   CHECK(show.out.find("acme  1       0") != std::string::npos);
   CHECK(cli(db, {"queues", "define", "tenants", "--concurrency", "0"}).code == 2);  // a limit is at least 1
