@@ -161,6 +161,19 @@ class WorkflowAlreadyStarted : public Error {
   std::string status_;
 };
 
+// Engine::start_workflow with StartOptions::deduplication_key while a run started with that key
+// on that queue is queued or running (start_or_find returns that run instead).
+class DuplicateStart : public Error {
+ public:
+  DuplicateStart(const std::string& deduplication_key, WorkflowId workflow_id, RunId run_id);
+  const WorkflowId& existing_workflow_id() const noexcept { return workflow_id_; }
+  const RunId& existing_run_id() const noexcept { return run_id_; }
+
+ private:
+  WorkflowId workflow_id_;
+  RunId run_id_;
+};
+
 class WorkflowNotFound : public Error {
  public:
   explicit WorkflowNotFound(const WorkflowId& workflow_id);

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "durable/options.hpp"
+
 namespace durable {
 
 // What starting a workflow under an id that already has a run does.
@@ -12,6 +14,9 @@ enum class IdReusePolicy {
   allow_if_failed,   // a new run only when the earlier run failed or was cancelled
   allow_if_ended,    // a new run when the earlier run has ended, completed included
 };
+
+// Which start's input a debounced run runs with (StartOptions::debounce_key).
+enum class DebounceInput { last, first };
 
 struct StartOptions {
   IdReusePolicy id_reuse = IdReusePolicy::reject_duplicate;
@@ -24,6 +29,17 @@ struct StartOptions {
   std::string concurrency_key{};
   // On a named queue: higher is admitted first; the same priority goes oldest first.
   int priority = 0;
+  // While a run started with this key on the same queue is queued or running, a start with it
+  // starts nothing: start_workflow throws DuplicateStart, start_or_find returns that run. At most
+  // 255 bytes of UTF-8; empty: none.
+  std::string deduplication_key{};
+  // On a named queue: starts of the same workflow with this key collapse into one queued run,
+  // admitted once `debounce` passed without another such start. The run keeps the first start's
+  // workflow id; start_workflow returns it, start_or_find with started = false. At most 255
+  // bytes of UTF-8; empty: none. Needs `debounce` > 0.
+  std::string debounce_key{};
+  Duration debounce{0};
+  DebounceInput debounce_input = DebounceInput::last;
 };
 
 // What happens to a child that is still running when its parent run ends (completed, failed or

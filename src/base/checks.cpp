@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <utility>
 
 #include "base/printable.hpp"
 #include "durable/detail/payload.hpp"
@@ -172,6 +173,25 @@ std::string queue_of_start(const StartOptions& options) {
   if (auto problem = text_problem(options.concurrency_key, max_concurrency_key_bytes); !problem.empty()) {
     throw InvalidQueue(
         fmt::format("StartOptions::concurrency_key '{}' {}", printable(options.concurrency_key, 60), problem));
+  }
+  for (const auto& [key, field] :
+       {std::pair{&options.deduplication_key, "deduplication_key"}, std::pair{&options.debounce_key, "debounce_key"}}) {
+    if (auto problem = text_problem(*key, max_concurrency_key_bytes); !problem.empty()) {
+      throw InvalidQueue(fmt::format("StartOptions::{} '{}' {}", field, printable(*key, 60), problem));
+    }
+  }
+  if (options.debounce_key.empty() != (options.debounce == Duration{0})) {
+    throw InvalidQueue(
+        "StartOptions::debounce_key and debounce go together: give a key and a time over 0 to debounce, or neither");
+  }
+  if (options.debounce < Duration{0} || options.debounce > std::chrono::hours{24 * 366}) {
+    throw InvalidQueue(
+        fmt::format("StartOptions::debounce is {}ms: give a time over 0 and at most a year", options.debounce.count()));
+  }
+  if (queue == default_queue && !options.debounce_key.empty()) {
+    throw InvalidQueue(
+        "StartOptions::debounce_key applies on a named queue only (the default queue runs every run at once): set "
+        "StartOptions::queue to a defined queue");
   }
   if (queue == default_queue && (!options.concurrency_key.empty() || options.priority != 0)) {
     throw InvalidQueue(

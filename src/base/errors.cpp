@@ -14,6 +14,13 @@ WorkflowAlreadyStarted::WorkflowAlreadyStarted(WorkflowId workflow_id, RunId run
       run_id_(std::move(run_id)),
       status_(std::move(status)) {}
 
+DuplicateStart::DuplicateStart(const std::string& deduplication_key, WorkflowId workflow_id, RunId run_id)
+    : Error(fmt::format("deduplication key '{}' is held by run {} of workflow '{}', queued or running: nothing was "
+                        "started; read that run with Engine::workflow_run, or use start_or_find to get it",
+                        detail::printable(deduplication_key), run_id, detail::printable(workflow_id.str()))),
+      workflow_id_(std::move(workflow_id)),
+      run_id_(std::move(run_id)) {}
+
 WorkflowNotFound::WorkflowNotFound(const WorkflowId& workflow_id)
     : Error(fmt::format("no workflow with id '{}'", detail::printable(workflow_id.str()))) {}
 

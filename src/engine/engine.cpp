@@ -19,6 +19,7 @@
 #include "base/uuid.hpp"
 #include "engine/engine_access.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/starts.hpp"
 #include "pg/database.hpp"
 #include "pipeline/dispatcher.hpp"
 #include "pipeline/runner.hpp"
@@ -352,80 +353,21 @@ void Engine::stop() {
   if (core_) core_->stop();
 }
 
-namespace {
-
-// The statuses of an earlier run that a policy lets a new run replace (JSON, for the statement).
-std::string replaceable(IdReusePolicy policy) {
-  using journal::RunStatus;
-  std::vector<RunStatus> statuses;
-  switch (policy) {
-    case IdReusePolicy::reject_duplicate: break;
-    case IdReusePolicy::allow_if_failed: statuses = {RunStatus::failed, RunStatus::cancelled}; break;
-    case IdReusePolicy::allow_if_ended:
-      statuses = {RunStatus::completed, RunStatus::failed, RunStatus::cancelled};
-      break;
-  }
-  Json texts = Json::array();
-  for (RunStatus status : statuses) texts.push_back(to_text(status));
-  return texts.dump();
-}
-
-struct StartAttempt {
-  UntypedWorkflowHandle run;
-  bool started;
-  std::string existing_status;  // when not started
-};
-
-StartAttempt try_start(const std::shared_ptr<detail::EngineCore>& core, const std::string& workflow_name,
-                       const std::string& workflow_id, const Json& input, const StartOptions& options,
-                       const pg::RunOrigin& origin = {}) {
-  detail::check_workflow_id(workflow_id);
-  detail::check_payload(input, fmt::format("the input of workflow '{}'", workflow_id));  // before converting it
-  core->registry().workflow(workflow_name).check_input(input);
-  const pg::RunOrigin placed = core->placed(origin, options);
-  const std::string run_id = detail::time_ordered_uuid();
-  // A running engine that runs this workflow leases the new run to itself and replays it at
-  // once, without a claim (another engine takes it over if this one dies before). A run on a
-  // named queue waits for its admission instead.
-  detail::Runner* runner = core->runs_default_queue() && placed.queue == default_queue ? core->local_runner() : nullptr;
-  const std::string owner = runner ? core->owner() : std::string();
-  auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, placed, owner,
-                                            core->options().workflow_lease);
-  if (!fresh.inserted && options.id_reuse != IdReusePolicy::reject_duplicate) {
-    fresh = core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input, placed,
-                                            replaceable(options.id_reuse), owner, core->options().workflow_lease);
-  }
-  if (!fresh.inserted) {
-    auto existing = core->store().read_workflow(workflow_id);
-    if (!existing) throw DatabaseError(fmt::format("workflow '{}' vanished while it was being started", workflow_id));
-    // Our own run, committed by an earlier try whose answer was lost, is not a duplicate.
-    if (existing->run_id != run_id) {
-      return {detail::EngineAccess::handle(core, workflow_id, existing->run_id), false,
-              std::string(to_text(existing->status))};
-    }
-  }
-  if (fresh.leased) {
-    runner->offer(std::move(*fresh.leased));
-  } else {
-    core->signals().workflow_work.notify_one();
-    core->signals().queue_work.notify();
-  }
-  detail::logger().debug("started workflow '{}' ({}) run {}", workflow_id, workflow_name, run_id);
-  return {detail::EngineAccess::handle(core, workflow_id, run_id), true, {}};
-}
-
-}  // namespace
-
 UntypedWorkflowHandle Engine::start_workflow(const std::string& workflow_name, const WorkflowId& workflow_id,
                                              const Json& input, const StartOptions& options) {
-  auto attempt = try_start(core_, workflow_name, workflow_id.str(), input, options);
-  if (!attempt.started) throw WorkflowAlreadyStarted(workflow_id, attempt.run.run_id(), attempt.existing_status);
+  auto attempt = detail::try_start(core_, workflow_name, workflow_id.str(), input, options);
+  if (attempt.duplicate) {
+    throw DuplicateStart(options.deduplication_key, attempt.run.id(), attempt.run.run_id());
+  }
+  if (!attempt.started && !attempt.debounced) {
+    throw WorkflowAlreadyStarted(workflow_id, attempt.run.run_id(), attempt.existing_status);
+  }
   return attempt.run;
 }
 
 StartOutcome<Json> Engine::start_or_find(const std::string& workflow_name, const WorkflowId& workflow_id,
                                          const Json& input, const StartOptions& options) {
-  auto attempt = try_start(core_, workflow_name, workflow_id.str(), input, options);
+  auto attempt = detail::try_start(core_, workflow_name, workflow_id.str(), input, options);
   return {WorkflowHandle<Json>(std::move(attempt.run)), attempt.started};
 }
 
@@ -461,7 +403,7 @@ StartOutcome<Json> Engine::deliver(const std::string& trigger, const Event& even
   pg::RunOrigin origin;
   origin.started_by = "trigger";
   origin.origin = trigger;
-  auto attempt = try_start(core_, it->second, trigger + ":" + event.event_id, event.payload, {}, origin);
+  auto attempt = detail::try_start(core_, it->second, trigger + ":" + event.event_id, event.payload, {}, origin);
   if (!attempt.started) {
     detail::logger().info("event '{}' for trigger '{}' was delivered before: run {} already exists", event.event_id,
                           trigger, attempt.run.run_id());

@@ -162,6 +162,10 @@ pg::RunOrigin EngineCore::placed(pg::RunOrigin origin, const StartOptions& optio
   origin.queue = queue_of_start(options);
   origin.concurrency_key = options.concurrency_key;
   origin.priority = options.priority;
+  origin.deduplication_key = options.deduplication_key;
+  origin.debounce_key = options.debounce_key;
+  origin.debounce = options.debounce;
+  origin.debounce_keeps_first = options.debounce_input == DebounceInput::first;
   check_queue_defined(origin.queue);
   return origin;
 }

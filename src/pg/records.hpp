@@ -234,6 +234,14 @@ struct RunOrigin {
   std::string queue = "default";
   std::string concurrency_key;
   int priority = 0;
+  std::string deduplication_key, debounce_key;  // empty: none
+  Duration debounce{0};
+  bool debounce_keeps_first = false;  // the first start's input stays
+};
+
+// A run a start found in its way: its id's, or its deduplication or debounce key's.
+struct FoundRun {
+  std::string workflow_id, run_id, status;
 };
 
 struct WorkflowRow {

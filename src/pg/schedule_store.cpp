@@ -116,7 +116,7 @@ ScheduleStore::Fired ScheduleStore::fire_due(
       for (const auto& start : advance.starts) {
         started += tx.exec_prepared1(stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
                                      row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0,
-                                     "schedule", row.id, app_version_, default_queue, "", 0)["inserted"]
+                                     "schedule", row.id, app_version_, default_queue, "", 0, "", "", 0)["inserted"]
                        .as<int>();
       }
       tx.exec_prepared0(stmt::advance_schedule, row.id, advance.next_fire_us, advance.prev_fire_us, started,

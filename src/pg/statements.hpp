@@ -77,6 +77,8 @@ inline constexpr const char* pause_queue = "queues/pause_queue";
 inline constexpr const char* read_queues = "queues/read_queues";
 inline constexpr const char* queue_keys = "queues/queue_keys";
 inline constexpr const char* defined_queues = "queues/defined_queues";
+inline constexpr const char* debounce_into = "queues/debounce_into";
+inline constexpr const char* deduplicated_run = "queues/deduplicated_run";
 // The management API's (src/pg/sql/runs/).
 inline constexpr const char* any_due_run = "runs/any_due_run";
 inline constexpr const char* audit_page = "runs/audit_page";

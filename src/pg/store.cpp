@@ -69,7 +69,8 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
     started = {};
     auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, stored_input, workflows_channel_, "{}", owner,
                                  lease.count(), token, origin.started_by, origin.origin, app_version_, origin.queue,
-                                 origin.concurrency_key, origin.priority);
+                                 origin.concurrency_key, origin.priority, origin.deduplication_key, origin.debounce_key,
+                                 origin.debounce.count());
     started.inserted = row["inserted"].as<int>() == 1;
     if (started.inserted) {
       if (!row["lease_token"].is_null())
@@ -92,10 +93,38 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
       if (maybe_committed) find_own(tx);
       return;  // rolled back: nothing written
     }
-    insert(tx, false);  // the id has room now: the insert cannot conflict
-    tx.commit();
+    insert(tx, false);                  // the id has room now; a deduplication or debounce key may still be held
+    if (started.inserted) tx.commit();  // else rolled back: the earlier run stays the latest
   });
   return started;
+}
+
+namespace {
+std::optional<FoundRun> found_run(const pqxx::result& rows) {
+  if (rows.empty()) return std::nullopt;
+  return FoundRun{rows[0]["workflow_id"].as<std::string>(), rows[0]["run_id"].as<std::string>(),
+                  rows[0]["status"].as<std::string>()};
+}
+}  // namespace
+
+std::optional<FoundRun> Store::debounce_into(const std::string& name, const Json& input, const RunOrigin& origin) {
+  std::optional<FoundRun> into;
+  const std::string stored_input = seal_.sealed_dump(input);
+  pool_.write(stmt::debounce_into, [&](pqxx::connection& conn, bool) {  // a repeat moves it the same way
+    pqxx::nontransaction tx(conn);
+    into = found_run(tx.exec_prepared(stmt::debounce_into, origin.queue, origin.debounce_key, name,
+                                      origin.debounce.count(), stored_input, origin.debounce_keeps_first));
+  });
+  return into;
+}
+
+std::optional<FoundRun> Store::deduplicated_run(const std::string& queue, const std::string& key) {
+  std::optional<FoundRun> holder;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    holder = found_run(tx.exec_prepared(stmt::deduplicated_run, queue, key));
+  });
+  return holder;
 }
 
 SendOutcome Store::send_message(const std::string& workflow_id, const std::string& topic, const Json& payload,

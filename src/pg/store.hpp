@@ -46,6 +46,11 @@ class Store final : public TaskStore, public ReplayStore {
   Started reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
                             const Json& input, const RunOrigin& origin, const std::string& replaceable,
                             const std::string& owner = {}, Duration lease = Duration{0});
+  // A start with a debounce key (origin.debounce_key) collapsed into the queued run of workflow
+  // `name` with that key, if there is one (debounce_into.sql); nullopt: none, start one.
+  std::optional<FoundRun> debounce_into(const std::string& name, const Json& input, const RunOrigin& origin);
+  // The running run of `queue` that holds deduplication key `key`.
+  std::optional<FoundRun> deduplicated_run(const std::string& queue, const std::string& key);
   // The latest run of a workflow id.
   std::optional<WorkflowRow> read_workflow(const std::string& id);
   // A run by its run id (nullopt also for a run id that is not a uuid).

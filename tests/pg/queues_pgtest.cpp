@@ -460,3 +460,100 @@ TEST_CASE("a run that continues as new keeps its place; a cancel of the chain fr
   CHECK(sampler.most_in_total() == 1);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'looping-0' AND status = 'continued'") == 3);
 }
+
+TEST_CASE("a deduplication key lets one run hold it while it is queued or running", "[queues][dedup]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"dedup", 1, std::nullopt});
+  StartOptions keyed = on_queue("dedup");
+  keyed.deduplication_key = "invoice-77";
+  client.start_workflow<SlowWorkflow>("dedup-1", 5, keyed);  // queued: no engine serves the queue yet
+  try {
+    client.start_workflow<SlowWorkflow>("dedup-2", 5, keyed);
+    FAIL("a second start with the key went in");
+  } catch (const DuplicateStart& e) {
+    CHECK(e.existing_workflow_id() == WorkflowId{"dedup-1"});
+    CHECK_THAT(e.what(), Catch::Contains("invoice-77") && Catch::Contains("dedup-1"));
+  }
+  auto found = client.start_or_find<SlowWorkflow>("dedup-3", 5, keyed);
+  CHECK_FALSE(found.started);
+  CHECK(found.run.id() == WorkflowId{"dedup-1"});
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
+  // Many at once: one goes in.
+  StartOptions raced = on_queue("dedup");
+  raced.deduplication_key = "invoice-78";
+  std::atomic<int> started{0}, refused{0};
+  std::vector<std::thread> racers;
+  for (int i = 0; i < 6; ++i) {
+    racers.emplace_back([&, i] {
+      try {
+        client.start_workflow<SlowWorkflow>(fmt::format("race-{}", i), 5, raced);
+        ++started;
+      } catch (const DuplicateStart&) {
+        ++refused;
+      }
+    });
+  }
+  for (auto& t : racers) t.join();
+  CHECK(started == 1);
+  CHECK(refused == 5);
+  // Once the holder ends, the key is free again.
+  auto engine = serving(db, "dedup");
+  REQUIRE(wait_until([&] { return queued_runs(db, "dedup") == 0; }, 20s));
+  CHECK(client.workflow<SlowWorkflow>("dedup-1").result(10s) == 5);
+  CHECK(client.start_workflow<SlowWorkflow>("dedup-4", 6, keyed).result(10s) == 6);
+}
+
+TEST_CASE("starts with a debounce key collapse into one run, admitted once the window passed", "[queues][debounce]") {
+  TestDb db;
+  const QueueSpec spec{"debounced", std::nullopt, std::nullopt};
+  auto engine = serving(db, "debounced", &spec);
+  StartOptions options = on_queue("debounced");
+  options.debounce_key = "search-index";
+  options.debounce = 500ms;
+  auto first = engine->start_workflow<SlowWorkflow>("reindex-1", 10, options);
+  std::this_thread::sleep_for(150ms);
+  auto second = engine->start_workflow<SlowWorkflow>("reindex-2", 20, options);
+  std::this_thread::sleep_for(150ms);
+  const auto last_start = std::chrono::steady_clock::now();
+  auto third = engine->start_or_find<SlowWorkflow>("reindex-3", 30, options);
+  CHECK(second.id() == WorkflowId{"reindex-1"});  // the run keeps the first start's id
+  CHECK_FALSE(third.started);
+  CHECK(third.run.id() == WorkflowId{"reindex-1"});
+  CHECK(first.result(10s) == 30);  // the last input wins
+  CHECK(std::chrono::steady_clock::now() - last_start >= 450ms);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 1);
+  // The first input, when asked; a start after the run was admitted starts a new run.
+  options.debounce_input = DebounceInput::first;
+  options.debounce = 200ms;
+  auto kept = engine->start_workflow<SlowWorkflow>("reindex-4", 40, options);
+  engine->start_workflow<SlowWorkflow>("reindex-5", 50, options);
+  CHECK(kept.result(10s) == 40);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 2);
+}
+
+TEST_CASE("bad deduplication and debounce options are typed errors and write nothing", "[queues][bad_input]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"keys", 1, std::nullopt});
+  StartOptions no_time = on_queue("keys");
+  no_time.debounce_key = "k";
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-d1", 1, no_time), InvalidQueue);
+  StartOptions no_key = on_queue("keys");
+  no_key.debounce = 100ms;
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-d2", 1, no_key), InvalidQueue);
+  StartOptions on_default;
+  on_default.debounce_key = "k";
+  on_default.debounce = 100ms;
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-d3", 1, on_default), InvalidQueue);
+  StartOptions long_key = on_queue("keys");
+  long_key.deduplication_key = std::string(256, 'd');
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-d4", 1, long_key), InvalidQueue);
+  StartOptions negative = on_queue("keys");
+  negative.debounce_key = "k";
+  negative.debounce = -5ms;
+  CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-d5", 1, negative), InvalidQueue);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+}

@@ -27,7 +27,10 @@ ALTER TABLE {{s}}.workflows
   ADD COLUMN queue text NOT NULL DEFAULT 'default',
   ADD COLUMN concurrency_key text NOT NULL DEFAULT '',
   ADD COLUMN priority integer NOT NULL DEFAULT 0,
-  ADD COLUMN queued boolean NOT NULL DEFAULT false;
+  ADD COLUMN queued boolean NOT NULL DEFAULT false,
+  ADD COLUMN deduplication_key text,   -- one running run per key and queue
+  ADD COLUMN debounce_key text,        -- starts with it collapse into the queued run that has it
+  ADD COLUMN admit_after timestamptz;  -- a debounced run waits, queued, until this passes
 
 -- Claims search per queue and workflow name; a queued run is never claimable.
 DROP INDEX {{s}}.workflows_runnable_by_name;
@@ -43,6 +46,14 @@ CREATE INDEX workflows_admitted ON {{s}}.workflows (queue, concurrency_key)
   WHERE status = 'running' AND NOT queued AND queue <> 'default';
 CREATE INDEX workflows_cancelled_in_queue ON {{s}}.workflows (queue)
   WHERE status = 'running' AND queued AND cancel_requested_at IS NOT NULL;
+-- Deduplication and debounce: one run per key while it runs (queued or admitted), and while it
+-- is queued; the debounced runs' admission times.
+CREATE UNIQUE INDEX workflows_deduplicated ON {{s}}.workflows (queue, deduplication_key)
+  WHERE status = 'running' AND deduplication_key IS NOT NULL;
+CREATE UNIQUE INDEX workflows_debounced ON {{s}}.workflows (queue, name, debounce_key)
+  WHERE status = 'running' AND queued AND debounce_key IS NOT NULL;
+CREATE INDEX workflows_admitted_after ON {{s}}.workflows (queue, admit_after)
+  WHERE status = 'running' AND queued AND admit_after IS NOT NULL;
 
 -- Admissions of queues with a rate limit, kept as long as a window may count them.
 CREATE TABLE {{s}}.queue_admissions (

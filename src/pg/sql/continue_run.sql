@@ -3,7 +3,8 @@
 -- parent, depth, schedule). It takes over the messages $1 never received, renumbered in send
 -- order (read now, with $1's row locked: every send that committed before is here, and every
 -- later one finds $2), and $1's published events. $4 workflows channel. $2 keeps $1's place in its
--- queue (admitted or not): one ends as the other starts, in this transaction.
+-- queue (admitted or not) and its deduplication key: one ends as the other starts, in this
+-- transaction.
 WITH o AS (SELECT * FROM {{s}}.workflows WHERE run_id = $1::uuid AND status = 'continued'),
 m AS (
   SELECT seq, row_number() OVER (ORDER BY seq) AS rn FROM {{s}}.messages
@@ -11,10 +12,10 @@ m AS (
 nw AS (
   INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, origin,
                              parent_run_id, parent_step, parent_close, continued_from, messages_sent, app_version,
-                             queue, concurrency_key, priority, queued)
+                             queue, concurrency_key, priority, queued, deduplication_key)
   SELECT o.workflow_id, $2::uuid, o.name, 'running', $3::jsonb, 1, true, 'continued', o.origin, o.parent_run_id,
          o.parent_step, o.parent_close, o.run_id, (SELECT count(*) FROM m), o.app_version, o.queue,
-         o.concurrency_key, o.priority, o.queued
+         o.concurrency_key, o.priority, o.queued, o.deduplication_key
   FROM o RETURNING run_id),
 e AS (
   INSERT INTO {{s}}.journal (run_id, seq, kind, data)

@@ -5,7 +5,9 @@
 --   are now, so no more than a limit allows are ever admitted; a run's end frees its place.
 -- - Rates: the queue's and each key's count the admissions in the log (queue_admissions) within
 --   their window, on the database clock; each admission goes into the log, and entries older than
---   both windows go. `retry_in_ms`: when a full window frees a place (NULL: none is full).
+--   both windows go.
+-- - Debounce: a queued run is not admitted before its admit_after.
+-- `retry_in_ms`: when a full window frees a place or a debounced run comes due (NULL: neither).
 -- - Turns: a run's turn is its rank in its key's line (higher priority first, then oldest first)
 --   plus the runs its key has admitted, so a key with 100,000 queued does not hold back a key
 --   with 10. Higher priority goes first across keys. Each key offers no more runs than there is
@@ -57,6 +59,7 @@ cand AS (
       SELECT w.run_id, w.priority, w.created_at FROM {{s}}.workflows w
       WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued
         AND w.cancel_requested_at IS NULL AND w.name IN (SELECT jsonb_array_elements_text($5::jsonb))
+        AND (w.admit_after IS NULL OR w.admit_after <= {{now}})
       ORDER BY w.priority DESC, w.created_at
       LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)
                              ELSE least((SELECT n FROM room), coalesce(q.key_concurrency - coalesce(r.n, 0), $2::bigint),
@@ -84,5 +87,7 @@ SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancell
        (SELECT ceil(extract(epoch FROM least(
                   CASE WHEN rated.n >= q.rate_count THEN rated.oldest + q.rate_period_ms * interval '1 millisecond' END,
                   (SELECT min(kr.oldest) FROM key_rated kr WHERE kr.n >= q.key_rate_count)
-                    + q.key_rate_period_ms * interval '1 millisecond') - {{now}}) * 1000)::bigint
+                    + q.key_rate_period_ms * interval '1 millisecond',
+                  (SELECT min(d.admit_after) FROM {{s}}.workflows d
+                   WHERE d.queue = $1 AND d.status = 'running' AND d.queued AND d.admit_after > {{now}})) - {{now}}) * 1000)::bigint
         FROM q, rated) AS retry_in_ms

@@ -1,0 +1,87 @@
+// Webhooks: a service that takes webhook deliveries and calls a downstream API that allows five
+// calls a second. One queue holds the calls to its rate, however many engines run them; a
+// delivery that comes twice (senders retry) starts one run, by its deduplication key; and a burst
+// of edits to one document starts one reindex, debounced, with the last edit's input.
+//
+// Run: build/examples/15-webhooks   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
+#include <fmt/format.h>
+#include <durable/durable.hpp>
+#include <durable/testing.hpp>
+
+#include <optional>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+
+struct CallApi {  // the downstream API: five calls a second at most
+  static constexpr auto name = "call_api";
+  std::string operator()(durable::ActivityContext&, const std::string& event) const { return "sent " + event; }
+};
+
+struct Deliver {
+  static constexpr auto name = "deliver";
+  std::string operator()(durable::WorkflowContext& ctx, const std::string& event) { return ctx.call<CallApi>(event); }
+};
+
+struct Reindex {
+  static constexpr auto name = "reindex";
+  std::string operator()(durable::WorkflowContext&, const std::string& version) { return "indexed " + version; }
+};
+
+int main() {
+  const std::string url = durable::testing::database_url();
+  const std::string schema = "durable_example_webhooks";
+  durable::testing::drop_schema(url, schema);
+  durable::Engine engine({.database_url = url, .schema = schema});
+  engine.add<CallApi>().add<Deliver>().add<Reindex>();
+  // [rate]
+  durable::QueueSpec api;
+  api.name = "api-calls";
+  api.rate = durable::RateLimit{.count = 5, .period = 1s};  // any one second: five admitted, all engines together
+  engine.add_queue(api);
+  engine.add_queue({.name = "indexing"});
+  // [rate]
+  engine.start();
+
+  // Twelve deliveries, one of them twice: eleven runs, admitted five a second.
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<durable::WorkflowHandle<std::string>> runs;
+  int duplicates = 0;
+  for (int i = 0; i < 12; ++i) {
+    const std::string event = fmt::format("evt-{}", i == 11 ? 3 : i);  // the sender retried evt-3
+    // [dedup]
+    durable::StartOptions options;
+    options.queue = "api-calls";
+    options.deduplication_key = event;  // while a run with this key is queued or running, no other starts
+    auto outcome = engine.start_or_find<Deliver>(fmt::format("delivery-{}", i), event, options);
+    // [dedup]
+    if (outcome.started) runs.push_back(outcome.run);
+    duplicates += outcome.started ? 0 : 1;
+  }
+  for (const auto& run : runs) run.result(30s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  fmt::print("{} deliveries ran ({} duplicate), in {:.1f} s at five a second\n", runs.size(), duplicates, seconds);
+
+  // A burst of five edits to one document: one reindex, 300 ms after the last, of the last version.
+  std::optional<durable::WorkflowHandle<std::string>> reindex;
+  for (int version = 1; version <= 5; ++version) {
+    // [debounce]
+    durable::StartOptions options;
+    options.queue = "indexing";
+    options.debounce_key = "doc-42";
+    options.debounce = 300ms;  // admitted once 300 ms pass without another start with the key
+    reindex = engine.start_workflow<Reindex>(fmt::format("reindex-doc-42-v{}", version), fmt::format("v{}", version),
+                                             options);  // every start returns the one run
+    // [debounce]
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::string indexed = reindex->result(30s);
+  fmt::print("one reindex ran, as run '{}': {}\n", reindex->id().str(), indexed);
+
+  engine.stop();
+  durable::testing::drop_schema(url, schema);
+  const bool ok = runs.size() == 11 && duplicates == 1 && seconds >= 2.0 && indexed == "indexed v5" &&
+                  reindex->id().str() == "reindex-doc-42-v1";
+  return ok ? 0 : 1;
+}
