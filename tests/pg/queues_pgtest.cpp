@@ -442,7 +442,7 @@ TEST_CASE("Runs::stats, the metrics and the Prometheus text show each named queu
   CHECK_THAT(text, Catch::Contains(",queue=\"watched\"} 1\n"));  // durable_queue_paused
 }
 
-TEST_CASE("a run that continues as new keeps its place; a cancel of the chain frees it", "[queues][continue]") {
+TEST_CASE("a run that continues as new keeps its place, and a cancel of the chain frees it", "[queues][continue]") {
   TestDb db;
   const QueueSpec spec{"looping", 1, std::nullopt};
   auto engine = serving(db, "looping", &spec);
