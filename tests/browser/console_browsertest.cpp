@@ -268,6 +268,74 @@ TEST_CASE("a console with the services' codec shows a run's values and one witho
   b.screenshot(artifact("run-encoded.png"));
 }
 
+TEST_CASE("the queues page shows each queue's limits and counts and its keys as text, and pauses it with a reason",
+          "[browser][queues]") {
+  ConsoleAndBrowser t("queues");
+  auto& engine = t.env.engine;
+  engine.queues().define(
+      {.name = "tenants.eu", .concurrency = 4, .key_concurrency = 2, .rate = durable::RateLimit{50, 1s}});
+  const std::string marked = "<img src=x onerror=window.__xss=1> & \"Tom\"";
+  // The test's engine serves the default queue only, so these runs stay queued.
+  durable::StartOptions acme;
+  acme.queue = "tenants.eu";
+  acme.concurrency_key = "acme";
+  durable::StartOptions other = acme;
+  other.concurrency_key = marked;
+  engine.start_workflow<durable::test::HelloWorkflow>("eu-1", "x", acme);
+  engine.start_workflow<durable::test::HelloWorkflow>("eu-2", "x", acme);
+  engine.start_workflow<durable::test::HelloWorkflow>("eu-3", "x", other);
+
+  t.open("#/overview");
+  auto& b = t.browser;
+  CHECK(b.wait_text("#overview-queues .n", "1") == "1");
+  b.click(b.find("header nav a[data-page='queues']"));
+  b.wait_count("table#queues tbody tr", 1);
+  const std::string row = "table#queues tr[data-queue='tenants.eu'] ";
+  const auto cell = [&](const std::string& name) { return b.text(b.find(row + "td.c-" + name)); };
+  CHECK(cell("name") == "tenants.eu");
+  CHECK(cell("concurrency") == "4");
+  CHECK(cell("key-concurrency") == "2");
+  CHECK(cell("rate") == "50/1s");
+  CHECK(cell("key-rate") == "none");
+  CHECK(cell("paused") == "no");
+  CHECK(cell("queued") == "3");
+  CHECK(cell("running") == "0");
+  CHECK(cell("throttled") == "0");
+  CHECK_THAT(cell("oldest"), Catch::Matches(R"(\d+\.\d s)"));
+  b.screenshot(artifact("queues.png"));
+
+  // Its page: the keys, the most queued first, each shown as the text it is.
+  b.click(b.find(row + "td.c-name a"));
+  CHECK(b.wait_text("#queue-title", "tenants.eu") == "tenants.eu");
+  b.wait_count("table#queue-keys tbody tr", 2);
+  const auto keys = b.find_all("table#queue-keys tbody td.c-key");
+  CHECK(b.text(keys.at(0)) == "acme");
+  CHECK(b.text(keys.at(1)) == marked);
+  const auto queued = b.find_all("table#queue-keys tbody td.c-queued");
+  CHECK(b.text(queued.at(0)) == "2");
+  CHECK(b.text(queued.at(1)) == "1");
+  CHECK(b.execute("return document.querySelectorAll('main img, main script, main [onerror]').length;") == 0);
+  CHECK(b.execute("return window.__xss === undefined;") == true);
+
+  // Paused from the page with a reason, which the audit trail keeps and the page shows as text.
+  const std::string reason = "<b>provider</b> down & \"out\"";
+  b.click(b.find("#act-pause"));
+  b.type(b.find("#act-reason"), reason);
+  b.click(b.find("#act-submit"));
+  b.wait_text("#act-message", "Pause done");
+  CHECK(wait_until([&] { return engine.queues().get("tenants.eu").paused; }));
+  CHECK(t.env.db.count("SELECT count(*) FROM {s}.audit WHERE action = 'queue_pause' AND actor = 'console' AND "
+                       "details->>'queue' = 'tenants.eu'") == 1);
+  CHECK(engine.queues().get("tenants.eu").paused_reason == reason);
+  b.wait_text("#queue-paused", reason);
+  CHECK(b.find_all("main b").empty());
+  b.find("#act-resume");
+  b.screenshot(artifact("queue.png"));
+  b.go(t.base() + "/#/queues");
+  CHECK_THAT(b.wait_text(row + "td.c-paused", "yes"), Catch::Contains(reason));
+  CHECK_FALSE(b.alert_open());
+}
+
 // ---- without a browser: the HTTP rules ------------------------------------------------------------
 
 namespace {

@@ -32,6 +32,8 @@ std::pair<int, std::string> status_of(const std::exception_ptr& error) noexcept 
     return {404, e.what()};
   } catch (const ScheduleNotFound& e) {
     return {404, e.what()};
+  } catch (const UnknownQueue& e) {  // an InvalidArgument too: caught before it
+    return {404, e.what()};
   } catch (const WorkflowAlreadyStarted& e) {
     return {409, e.what()};
   } catch (const InvalidArgument& e) {  // InvalidRunState included

@@ -69,6 +69,40 @@ std::string required_string(const Json& body, const char* key) {
   return it->get<std::string>();
 }
 
+// The action's body checked, and who does it and why: the reason is required, for the audit trail.
+OperatorAction operator_action(const Json& body, const std::string& actor) {
+  if (!body.is_object()) throw InvalidArgument("the request body must be a JSON object");
+  OperatorAction action{actor, required_string(body, "reason")};
+  if (std::all_of(action.reason.begin(), action.reason.end(), [](unsigned char c) { return std::isspace(c); })) {
+    throw InvalidArgument("a reason is required: say why, it goes to the audit trail");
+  }
+  return action;
+}
+
+Json limit_json(const std::optional<int>& limit) { return limit ? Json(*limit) : Json(); }
+
+Json rate_json(const std::optional<RateLimit>& rate) {
+  return rate ? Json{{"count", rate->count}, {"period_ms", rate->period.count()}} : Json();
+}
+
+// The fields of the CLI's to_json(QueueInfo) (tools/durable/views.cpp), which the console cannot
+// link (the CLI links the console); times in milliseconds, as the console's are.
+Json queue_json(const QueueInfo& q) {
+  return {{"name", q.spec.name},
+          {"concurrency", limit_json(q.spec.concurrency)},
+          {"key_concurrency", limit_json(q.spec.key_concurrency)},
+          {"rate", rate_json(q.spec.rate)},
+          {"key_rate", rate_json(q.spec.key_rate)},
+          {"paused", q.paused},
+          {"paused_at", millis(q.paused_at)},
+          {"paused_by", q.paused_by},
+          {"paused_reason", q.paused_reason},
+          {"queued", q.queued},
+          {"running", q.running},
+          {"throttled", q.throttled},
+          {"oldest_queued_seconds", q.oldest_queued_seconds}};
+}
+
 // A fork's "from_step": a whole number from 0 to INT_MAX, checked before it is narrowed (a
 // plain get<int>() would fork 4294967297 from step 1).
 int step_of(const Json& body) {
@@ -177,6 +211,25 @@ Json schedules(Schedules& schedules) {
   return {{"schedules", std::move(list)}};
 }
 
+Json queues(Queues& queues) {
+  Json list = Json::array();
+  for (const auto& q : queues.list()) list.push_back(queue_json(q));
+  return {{"queues", std::move(list)}};
+}
+
+Json queue(Queues& queues, const std::string& name) {
+  Json out = queue_json(queues.get(name));
+  Json keys = Json::array();
+  for (const auto& k : queues.keys(name, 20)) {
+    keys.push_back({{"key", k.key},
+                    {"queued", k.queued},
+                    {"running", k.running},
+                    {"oldest_queued_seconds", k.oldest_queued_seconds}});
+  }
+  out["keys"] = std::move(keys);
+  return out;
+}
+
 Json overview(Runs& runs, Schedules& schedules) {
   using std::chrono::hours;
   const Stats stats = runs.stats();
@@ -226,6 +279,7 @@ Json overview(Runs& runs, Schedules& schedules) {
           {"counts", counts_json(stats.runs_by_status)},
           {"blocked", stats.blocked},
           {"schedules", schedules.list().size()},
+          {"queues", stats.queues.size()},
           {"hours", std::move(buckets)},
           {"oldest_running", std::move(oldest)},
           {"activity_queues", std::move(activity_queues)},
@@ -234,12 +288,8 @@ Json overview(Runs& runs, Schedules& schedules) {
 }
 
 Json act(Runs& runs, const std::string& verb, const Json& body, const std::string& actor) {
-  if (!body.is_object()) throw InvalidArgument("the request body must be a JSON object");
+  const OperatorAction action = operator_action(body, actor);
   const RunId run_id{required_string(body, "run_id")};
-  const OperatorAction action{actor, required_string(body, "reason")};
-  if (std::all_of(action.reason.begin(), action.reason.end(), [](unsigned char c) { return std::isspace(c); })) {
-    throw InvalidArgument("a reason is required: say why, it goes to the audit trail");
-  }
   if (verb == "cancel") return {{"changed", runs.cancel(run_id, action)}};
   if (verb == "terminate") return {{"changed", runs.terminate(run_id, action)}};
   const auto started = [](const UntypedWorkflowHandle& h) {
@@ -253,6 +303,20 @@ Json act(Runs& runs, const std::string& verb, const Json& body, const std::strin
     return started(runs.fork(run_id, step_of(body), action, options));
   }
   throw InvalidArgument("unknown action '" + verb + "': cancel, resume, fork or terminate");
+}
+
+Json act_on_queue(Queues& queues, const std::string& verb, const Json& body, const std::string& actor) {
+  const OperatorAction action = operator_action(body, actor);
+  const std::string name = required_string(body, "queue");
+  if (verb == "pause-queue") {
+    queues.pause(name, action);
+    return {{"queue", name}, {"paused", true}};
+  }
+  if (verb == "resume-queue") {
+    queues.resume(name, action);
+    return {{"queue", name}, {"paused", false}};
+  }
+  throw InvalidArgument("unknown queue action '" + verb + "': pause-queue or resume-queue");
 }
 
 }  // namespace durable::console::detail

@@ -40,8 +40,9 @@ using detail::send_error;
 using detail::send_json;
 
 const std::set<std::string>& action_paths() {
-  static const std::set<std::string> paths{"/api/actions/cancel", "/api/actions/resume", "/api/actions/fork",
-                                           "/api/actions/terminate"};
+  static const std::set<std::string> paths{"/api/actions/cancel",      "/api/actions/resume",
+                                           "/api/actions/fork",        "/api/actions/terminate",
+                                           "/api/actions/pause-queue", "/api/actions/resume-queue"};
   return paths;
 }
 
@@ -241,6 +242,12 @@ struct Console::Impl {
       }
     }
 
+    reads();
+    actions();
+  }
+
+  // GET /api/...: what the pages read.
+  void reads() {
     Runs* runs = &engine.runs();  // lives as long as the engine, which outlives the console
     router.Get("/api/runs", [runs](const httplib::Request& req, httplib::Response& res) {
       send_json(res, 200, detail::runs_page(*runs, req.params));
@@ -260,6 +267,19 @@ struct Console::Impl {
     router.Get("/api/overview", [this, runs](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, detail::overview(*runs, engine.schedules()));
     });
+    router.Get("/api/queues", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200, detail::queues(engine.queues()));
+    });
+    // Any bytes as the name, "", "a/b" and a newline included: Queues::get refuses what is no
+    // queue name (400), before it asks the database.
+    router.Get(R"(/api/queues/([\s\S]*))", [this](const httplib::Request& req, httplib::Response& res) {
+      send_json(res, 200, detail::queue(engine.queues(), req.matches[1]));
+    });
+  }
+
+  // POST /api/actions/...: the operator's actions, each checked by action_allowed and audited.
+  void actions() {
+    Runs* runs = &engine.runs();
     // A content-reader handler: the body is read here, bounded, after the checks.
     router.Post(R"(/api/actions/(cancel|resume|fork|terminate))",
                 [this, runs](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
@@ -270,6 +290,18 @@ struct Console::Impl {
                   const Json body = Json::parse(*text);
                   Json outcome = detail::act(*runs, verb, body, options.actor);
                   spdlog::info("console: {} of run {} by {}: {}", verb, detail::one_line(body.value("run_id", "")),
+                               detail::one_line(options.actor), detail::one_line(body.value("reason", "")));
+                  send_json(res, 200, outcome);
+                });
+    router.Post(R"(/api/actions/(pause|resume)-queue)",
+                [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+                  if (!action_allowed(req, res)) return;
+                  const auto text = read_body(read, res);
+                  if (!text) return;
+                  const std::string verb = req.matches[1];
+                  const Json body = Json::parse(*text);
+                  Json outcome = detail::act_on_queue(engine.queues(), verb + "-queue", body, options.actor);
+                  spdlog::info("console: {} of queue {} by {}: {}", verb, detail::one_line(body.value("queue", "")),
                                detail::one_line(options.actor), detail::one_line(body.value("reason", "")));
                   send_json(res, 200, outcome);
                 });

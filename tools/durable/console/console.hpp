@@ -1,6 +1,7 @@
-// The web console: a small HTTP server showing one engine's runs, their histories and the
-// schedules, with operator actions (cancel, resume, fork, terminate). Uses only the public
-// management API (Engine::runs(), Engine::schedules()); see docs/console.md.
+// The web console: a small HTTP server showing one engine's runs, their histories, the schedules
+// and the named queues, with operator actions (cancel, resume, fork, terminate; pause and resume a
+// queue). Uses only the public management API (Engine::runs(), Engine::schedules(),
+// Engine::queues()); see docs/console.md.
 #pragma once
 
 #include <chrono>

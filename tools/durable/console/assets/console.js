@@ -154,7 +154,7 @@ async function post(verb, body) {
   return answer(res);
 }
 
-// ---- routing: #/overview, #/runs?status=..., #/run/<run id>, #/schedules ------------------------
+// ---- routing: #/overview, #/runs?status=..., #/run/<run id>, #/schedules, #/queues, #/queue/<name> --
 
 function route() {
   const hash = location.hash.replace(/^#/, '');
@@ -166,7 +166,8 @@ function route() {
 async function render() {
   const {page, arg, params} = route();
   for (const a of document.querySelectorAll('header nav a')) {
-    a.classList.toggle('active', a.dataset.page === page || (page === 'run' && a.dataset.page === 'runs'));
+    const parent = {run: 'runs', queue: 'queues'}[page];
+    a.classList.toggle('active', a.dataset.page === page || a.dataset.page === parent);
   }
   showError('');
   const main = document.getElementById('main');
@@ -174,6 +175,8 @@ async function render() {
   try {
     if (page === 'overview') await renderOverview();
     else if (page === 'schedules') await renderSchedules();
+    else if (page === 'queues') await renderQueues();  // queues.js
+    else if (page === 'queue') await renderQueue(arg);
     else if (page === 'run') await renderRun(arg);
     else await renderRuns(params);
     main.dataset.loaded = page;
@@ -364,6 +367,37 @@ function drawJournal(panel, events) {
           h('td', {}, e.data === null ? '' : jsonBlock('data', e.data, false)))))));
 }
 
+// Opens in `formSlot` a form asking for an action's reason (and the token, when this tab has none),
+// with `fields` besides; `send(reason)` carries it out and returns a note for `message`, where a
+// refusal goes too.
+function reasonForm(label, danger, fields, send, formSlot, message) {
+  message.replaceChildren();
+  const reason = h('input', {id: 'act-reason', class: 'reason', required: true, placeholder: 'why (goes to the audit trail)'});
+  const tokenInput = h('input', {id: 'act-token', type: 'password', placeholder: 'console token'});
+  const form = h('form', {class: 'action', id: 'action-form', onsubmit: async (event) => {
+    event.preventDefault();
+    if (!reason.value.trim()) {
+      message.replaceChildren(h('span', {class: 'error'}, 'A reason is required.'));
+      return;
+    }
+    if (!token() && tokenInput.value) sessionStorage.setItem(TOKEN_KEY, tokenInput.value.trim());
+    try {
+      const note = await send(reason.value);
+      formSlot.replaceChildren();
+      message.replaceChildren(h('span', {class: 'ok'}, `${label} done.${note}`));
+    } catch (e) {
+      message.replaceChildren(h('span', {class: 'error', id: 'act-error'}, `${label} refused: ${e.message}`));
+    }
+  }},
+  h('label', {}, `${label}: reason`, reason),
+  fields,
+  token() ? null : h('label', {}, 'Token', tokenInput),
+  h('button', {type: 'submit', id: 'act-submit', class: danger ? 'danger' : 'primary'}, label),
+  h('button', {type: 'button', onclick: () => formSlot.replaceChildren()}, 'Back'));
+  formSlot.replaceChildren(form);
+  reason.focus();
+}
+
 // Cancel, resume, fork and terminate: each asks for a reason, which goes to the audit trail.
 function actionsPanel(run) {
   if (READ_ONLY) return h('div', {class: 'panel muted', id: 'actions'}, 'Read-only console: actions are off.');
@@ -371,43 +405,22 @@ function actionsPanel(run) {
   const formSlot = h('div', {});
   const running = run.status === 'running';
   const open = (verb, label, danger) => () => {
-    message.replaceChildren();
-    const reason = h('input', {id: 'act-reason', class: 'reason', required: true, placeholder: 'why (goes to the audit trail)'});
     const step = h('input', {id: 'act-step', type: 'number', min: 0, value: 0});
     const newId = h('input', {id: 'act-workflow-id', placeholder: 'new workflow id (optional)'});
-    const tokenInput = h('input', {id: 'act-token', type: 'password', placeholder: 'console token'});
-    const form = h('form', {class: 'action', id: 'action-form', onsubmit: async (event) => {
-      event.preventDefault();
-      if (!reason.value.trim()) {
-        message.replaceChildren(h('span', {class: 'error'}, 'A reason is required.'));
-        return;
-      }
-      if (!token() && tokenInput.value) sessionStorage.setItem(TOKEN_KEY, tokenInput.value.trim());
-      const body = {run_id: run.run_id, reason: reason.value};
+    const fields = verb === 'fork' ? [h('label', {}, 'From step', step), h('label', {}, 'Workflow id', newId)] : null;
+    reasonForm(label, danger, fields, async (reason) => {
+      const body = {run_id: run.run_id, reason};
       if (verb === 'fork') {
         body.from_step = Number(step.value);
         if (newId.value) body.workflow_id = newId.value;
       }
-      try {
-        const done = await post(verb, body);
-        formSlot.replaceChildren();
-        const note = done.run_id ? ` New run: ${done.workflow_id}.` : done.changed ? '' : ' (the run had ended already)';
-        message.replaceChildren(h('span', {class: 'ok'}, `${label} done.${note}`));
-        setTimeout(() => {
-          if (done.run_id && done.run_id !== run.run_id) location.hash = `#/run/${encodeURIComponent(done.run_id)}`;
-          else render();
-        }, 800);
-      } catch (e) {
-        message.replaceChildren(h('span', {class: 'error', id: 'act-error'}, `${label} refused: ${e.message}`));
-      }
-    }},
-    h('label', {}, `${label}: reason`, reason),
-    verb === 'fork' ? [h('label', {}, 'From step', step), h('label', {}, 'Workflow id', newId)] : null,
-    token() ? null : h('label', {}, 'Token', tokenInput),
-    h('button', {type: 'submit', id: 'act-submit', class: danger ? 'danger' : 'primary'}, label),
-    h('button', {type: 'button', onclick: () => formSlot.replaceChildren()}, 'Back'));
-    formSlot.replaceChildren(form);
-    reason.focus();
+      const done = await post(verb, body);
+      setTimeout(() => {
+        if (done.run_id && done.run_id !== run.run_id) location.hash = `#/run/${encodeURIComponent(done.run_id)}`;
+        else render();
+      }, 800);
+      return done.run_id ? ` New run: ${done.workflow_id}.` : done.changed ? '' : ' (the run had ended already)';
+    }, formSlot, message);
   };
   return h('div', {class: 'panel', id: 'actions'},
       h('div', {class: 'actions'},
@@ -443,7 +456,9 @@ async function renderOverview() {
       h('a', {class: 'card', href: runsHash({blocked: '1'}), id: 'overview-blocked'},
           h('span', {class: 'n'}, data.blocked), h('span', {class: 'label'}, 'blocked')),
       h('a', {class: 'card', href: '#/schedules', id: 'overview-schedules'},
-          h('span', {class: 'n'}, data.schedules), h('span', {class: 'label'}, 'schedules')));
+          h('span', {class: 'n'}, data.schedules), h('span', {class: 'label'}, 'schedules')),
+      h('a', {class: 'card', href: '#/queues', id: 'overview-queues'},
+          h('span', {class: 'n'}, data.queues), h('span', {class: 'label'}, 'named queues')));
   const oldest = data.oldest_running;
   const oldestLine = h('p', {id: 'overview-oldest'}, oldest
     ? ['Oldest running run: ', runLink(oldest.run_id, oldest.workflow_id), ` (${oldest.workflow_name}), created `,
