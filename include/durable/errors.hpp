@@ -19,8 +19,11 @@
 //       │   ├── InvalidCronExpression  a cron expression breaks a rule (names the field and the rule)
 //       │   ├── UnknownTimeZone        a time zone the system's IANA database does not know
 //       │   ├── InvalidSchedule        a schedule id, misfire policy, catch-up limit or grace breaks a rule
+//       │   ├── InvalidQueue           a queue name, limit, rate, concurrency/deduplication/debounce key breaks a rule
+//       │   ├── UnknownQueue           no queue of that name is defined
 //       │   └── ChildDepthExceeded     start_child in a run nested max_child_depth deep already
 //       ├── WorkflowAlreadyStarted     the workflow id is taken (names the existing run and status)
+//       ├── DuplicateStart             a running run holds the start's deduplication key (names it)
 //       ├── WorkflowNotFound           no workflow with that id
 //       ├── WorkflowEnded              a message sent to a run that has ended (names its status)
 //       ├── ScheduleAlreadyExists      a schedule with that id exists

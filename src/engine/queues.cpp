@@ -73,11 +73,9 @@ std::vector<QueueKeyInfo> Queues::keys(const std::string& name, int limit) const
     throw InvalidArgument(fmt::format("Queues::keys: limit {} is out of range: ask for 1 to 1000 keys", limit));
   }
   (void)get(name);  // throws for a queue that is not defined
-  const auto rows = core_->queue_store().keys(name, limit);
-  const auto now_us = core_->queue_store().read(name).front().now_us;
   std::vector<QueueKeyInfo> keys;
-  for (const auto& row : rows) {
-    keys.push_back({row.key, row.queued, row.running, seconds_since(row.oldest_queued_us, now_us)});
+  for (const auto& row : core_->queue_store().keys(name, limit)) {
+    keys.push_back({row.key, row.queued, row.running, seconds_since(row.oldest_queued_us, row.now_us)});
   }
   return keys;
 }
@@ -88,7 +86,8 @@ void Queues::pause(const std::string& name, const OperatorAction& action) {
   if (!core_->queue_store().set_paused(name, true, action)) {
     throw UnknownQueue(fmt::format("queue '{}' is not defined: there is nothing to pause", name));
   }
-  detail::logger().info("queue '{}' paused by '{}': {}", name, action.actor, action.reason);
+  detail::logger().info("queue '{}' paused by '{}': {}", name, action.actor,
+                        detail::loggable(action.reason, core_->options().codec != nullptr));
 }
 
 void Queues::resume(const std::string& name, const OperatorAction& action) {
@@ -98,7 +97,8 @@ void Queues::resume(const std::string& name, const OperatorAction& action) {
     throw UnknownQueue(fmt::format("queue '{}' is not defined: there is nothing to resume", name));
   }
   core_->signals().queue_work.notify();
-  detail::logger().info("queue '{}' resumed by '{}': {}", name, action.actor, action.reason);
+  detail::logger().info("queue '{}' resumed by '{}': {}", name, action.actor,
+                        detail::loggable(action.reason, core_->options().codec != nullptr));
 }
 
 // The engine's side of queues: the ones it serves, adds and admits.

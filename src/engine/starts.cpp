@@ -55,8 +55,8 @@ StartAttempt held_back(const std::shared_ptr<EngineCore>& core, const std::strin
       return attempt;
     }
   }
-  throw DatabaseError(fmt::format("workflow '{}' was not started, and no run holds its id or keys; try again",
-                                  workflow_id));
+  throw DatabaseError(
+      fmt::format("workflow '{}' was not started, and no run holds its id or keys; try again", workflow_id));
 }
 
 }  // namespace

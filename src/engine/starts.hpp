@@ -14,10 +14,10 @@ namespace durable::detail {
 class EngineCore;
 
 struct StartAttempt {
-  UntypedWorkflowHandle run;    // the new run, or the one that took its place
-  bool started = false;         // a new run
-  bool duplicate = false;       // not started: a running run holds the deduplication key
-  bool debounced = false;       // not started: collapsed into the queued run with the debounce key
+  UntypedWorkflowHandle run;      // the new run, or the one that took its place
+  bool started = false;           // a new run
+  bool duplicate = false;         // not started: a running run holds the deduplication key
+  bool debounced = false;         // not started: collapsed into the queued run with the debounce key
   std::string existing_status{};  // not started
 };
 

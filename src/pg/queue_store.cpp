@@ -103,7 +103,7 @@ std::vector<QueueKeyRow> QueueStore::keys(const std::string& name, int limit) {
     rows.clear();
     for (const auto& r : tx.exec_prepared(stmt::queue_keys, name, limit)) {
       rows.push_back({r["key"].as<std::string>(), r["queued"].as<std::int64_t>(), r["running"].as<std::int64_t>(),
-                      optional_us(r["oldest_queued_us"])});
+                      optional_us(r["oldest_queued_us"]), r["now_us"].as<std::int64_t>()});
     }
   });
   return rows;

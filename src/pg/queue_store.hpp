@@ -29,6 +29,7 @@ struct QueueKeyRow {
   std::string key;
   std::int64_t queued = 0, running = 0;
   std::optional<std::int64_t> oldest_queued_us;
+  std::int64_t now_us = 0;  // the database's time of the reading
 };
 
 class QueueStore {
