@@ -22,6 +22,7 @@ using StartOf = std::function<std::pair<std::string, durable::StartOptions>(int 
 std::vector<ChainHandle> start_many(durable::Engine& client, int count, const StartOf& start_of) {
   const int threads = client.options().connection_pool_size;
   std::vector<std::future<std::vector<ChainHandle>>> parts;
+  parts.reserve(static_cast<std::size_t>(threads));
   for (int t = 0; t < threads; ++t) {
     parts.push_back(std::async(std::launch::async, [&, t] {
       std::vector<ChainHandle> mine;
@@ -97,6 +98,7 @@ double drained_steps_per_s(const std::string& url, int runs, int keys) {
   const auto started = Clock::now();
   flow.start_engine();
   std::vector<ChainHandle> handles;
+  handles.reserve(static_cast<std::size_t>(runs));
   for (int i = 0; i < runs; ++i) handles.push_back(flow.client.workflow<NoopChain>(fmt::format("r-{}", i)));
   wait_for(handles);
   return runs / seconds_since(started);

@@ -116,6 +116,7 @@ void WorkerProcesses::spawn(const std::string& url, const std::string& schema) {
   }
   auto pointers = [](std::vector<std::string>& strings) {
     std::vector<char*> out;
+    out.reserve(strings.size() + 1);
     for (auto& s : strings) out.push_back(s.data());
     out.push_back(nullptr);
     return out;

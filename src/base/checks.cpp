@@ -168,7 +168,7 @@ void check_queue_spec(const QueueSpec& spec) {
 }
 
 std::string queue_of_start(const StartOptions& options) {
-  const std::string queue = options.queue.empty() ? std::string(default_queue) : options.queue;
+  std::string queue = options.queue.empty() ? std::string(default_queue) : options.queue;
   check_queue_name(queue, "StartOptions::queue");
   if (auto problem = text_problem(options.concurrency_key, max_concurrency_key_bytes); !problem.empty()) {
     throw InvalidQueue(

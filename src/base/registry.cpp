@@ -15,6 +15,7 @@ std::string names_of(const Map& map) {
 template <typename Map>
 std::string listed(const Map& map) {
   std::vector<std::string> names;
+  names.reserve(map.size());
   for (const auto& [name, def] : map) names.push_back("'" + name + "'");
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }

@@ -35,7 +35,7 @@ class Database {
   // `app_version` is recorded on the runs the store starts and replays.
   Database(const std::string& url, const std::string& schema, int pool_size, const std::string& application_name,
            const std::string& app_version = {}, SessionPolicy policy = {},
-           std::shared_ptr<const PayloadCodec> codec = nullptr);
+           const std::shared_ptr<const PayloadCodec>& codec = nullptr);
   ~Database();
 
   // Migrates the schema unless done already (the pool's first connection does it otherwise).
