@@ -185,6 +185,9 @@ TEST_CASE("a paused queue admits nothing, lets admitted runs finish, and is audi
   CHECK(paused.paused_reason == queue_operator.reason);
   CHECK(paused.queued == 1);
   CHECK(paused.running == 0);
+  // Not runnable while queued: an engine of a build before queues (a fleet being upgraded), which
+  // claims runnable runs without looking at `queued`, leaves it alone.
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE queued AND runnable") == 0);
   engine->queues().resume("pausable", {"oncall@example.com", "the API is back"});
   CHECK(second.result(10s) == 10);
   const auto audit = engine->runs().audit();

@@ -13,7 +13,7 @@ nw AS (
   INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, started_by, origin,
                              parent_run_id, parent_step, parent_close, continued_from, messages_sent, app_version,
                              queue, concurrency_key, priority, queued, deduplication_key)
-  SELECT o.workflow_id, $2::uuid, o.name, 'running', $3::jsonb, 1, true, 'continued', o.origin, o.parent_run_id,
+  SELECT o.workflow_id, $2::uuid, o.name, 'running', $3::jsonb, 1, NOT o.queued, 'continued', o.origin, o.parent_run_id,
          o.parent_step, o.parent_close, o.run_id, (SELECT count(*) FROM m), o.app_version, o.queue,
          o.concurrency_key, o.priority, o.queued, o.deduplication_key
   FROM o RETURNING run_id),

@@ -3,7 +3,8 @@
 -- key and priority: queued for admission on a named queue, like any new run there.
 INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, replay_lag, runnable, started_by,
                            forked_from_run, forked_from_step, created_at, queue, concurrency_key, priority, queued)
-SELECT $1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb), true,
+SELECT $1, $2::uuid, $3, 'running', $4::jsonb, jsonb_array_length($5::jsonb), jsonb_array_length($5::jsonb),
+       f.queue = 'default',
        'fork', $6::uuid, $7, now(), f.queue, f.concurrency_key, f.priority, f.queue <> 'default'
 FROM {{s}}.workflows f WHERE f.run_id = $6::uuid
 ON CONFLICT (workflow_id) WHERE latest DO NOTHING

@@ -3,7 +3,8 @@
 -- On a named queue it is queued again: its place there went when it failed. It keeps its
 -- deduplication key unless another running run took it meanwhile.
 UPDATE {{s}}.workflows
-SET status = 'running', result = NULL, error_type = NULL, error_message = NULL, ended_at = NULL, runnable = true,
+SET status = 'running', result = NULL, error_type = NULL, error_message = NULL, ended_at = NULL,
+    runnable = queue = 'default',
     runnable_since = now(), wake_at = NULL, next_seq = next_seq + 1, replay_lag = replay_lag + 1, lease_token = NULL,
     lease_owner = NULL,
     lease_until = NULL, updated_at = now(), queued = queue <> 'default',
