@@ -7,7 +7,6 @@
 --   their window, on the database clock; each admission goes into the log, and entries older than
 --   both windows go.
 -- - Debounce: a queued run is not admitted before its admit_after.
--- `retry_in_ms`: when a full window frees a place or a debounced run comes due (NULL: neither).
 -- - Turns: a run's turn is its rank in its key's line (higher priority first, then oldest first)
 --   plus the runs its key has admitted, so a key with 100,000 queued does not hold back a key
 --   with 10. Higher priority goes first across keys. Each key offers no more runs than there is
@@ -15,6 +14,7 @@
 -- - Runnable admitted runs waiting for a runner count against $2 too: admitting more than runners
 --   take would only lengthen their line, out of turn.
 -- A paused queue admits nothing. Queued runs asked to cancel end here (their code never ran).
+-- `retry_in_ms`: when a full window frees a place or a debounced run comes due (NULL: neither).
 WITH RECURSIVE q AS (
   SELECT concurrency, key_concurrency, paused, rate_count, key_rate_count,
          {{now}} - rate_period_ms * interval '1 millisecond' AS rate_since,
