@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "console/queue_fields.hpp"
 #include "text.hpp"
 
 namespace durable::cli {
@@ -83,32 +84,9 @@ Json to_json(const ScheduleInfo& s) {
           {"fires_dropped", s.fires_dropped}};
 }
 
-namespace {
-Json rate_json(const std::optional<RateLimit>& rate) {
-  return rate ? Json{{"count", rate->count}, {"period_ms", rate->period.count()}} : Json();
-}
-}  // namespace
+Json to_json(const QueueInfo& q) { return console::queue_json(q, q.paused_at ? Json(iso_time(q.paused_at)) : Json()); }
 
-Json to_json(const QueueInfo& q) {
-  return {{"name", q.spec.name},
-          {"concurrency", q.spec.concurrency ? Json(*q.spec.concurrency) : Json()},
-          {"key_concurrency", q.spec.key_concurrency ? Json(*q.spec.key_concurrency) : Json()},
-          {"rate", rate_json(q.spec.rate)},
-          {"key_rate", rate_json(q.spec.key_rate)},
-          {"paused", q.paused},
-          {"paused_at", q.paused_at ? Json(iso_time(q.paused_at)) : Json()},
-          {"paused_by", q.paused_by},
-          {"paused_reason", q.paused_reason},
-          {"queued", q.queued},
-          {"running", q.running},
-          {"throttled", q.throttled},
-          {"oldest_queued_seconds", q.oldest_queued_seconds}};
-}
-
-Json to_json(const QueueKeyInfo& k) {
-  return {
-      {"key", k.key}, {"queued", k.queued}, {"running", k.running}, {"oldest_queued_seconds", k.oldest_queued_seconds}};
-}
+Json to_json(const QueueKeyInfo& k) { return console::queue_key_json(k); }
 
 Json to_json(const Stats& s) {
   Json activities = Json::array(), workflows = Json::array(), instances = Json::array();

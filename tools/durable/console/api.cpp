@@ -1,5 +1,6 @@
 #include "api.hpp"
 
+#include "queue_fields.hpp"
 #include "statuses.hpp"
 
 #include <algorithm>
@@ -79,29 +80,9 @@ OperatorAction operator_action(const Json& body, const std::string& actor) {
   return action;
 }
 
-Json limit_json(const std::optional<int>& limit) { return limit ? Json(*limit) : Json(); }
-
-Json rate_json(const std::optional<RateLimit>& rate) {
-  return rate ? Json{{"count", rate->count}, {"period_ms", rate->period.count()}} : Json();
-}
-
-// The fields of the CLI's to_json(QueueInfo) (tools/durable/views.cpp), which the console cannot
-// link (the CLI links the console); times in milliseconds, as the console's are.
-Json queue_json(const QueueInfo& q) {
-  return {{"name", q.spec.name},
-          {"concurrency", limit_json(q.spec.concurrency)},
-          {"key_concurrency", limit_json(q.spec.key_concurrency)},
-          {"rate", rate_json(q.spec.rate)},
-          {"key_rate", rate_json(q.spec.key_rate)},
-          {"paused", q.paused},
-          {"paused_at", millis(q.paused_at)},
-          {"paused_by", q.paused_by},
-          {"paused_reason", q.paused_reason},
-          {"queued", q.queued},
-          {"running", q.running},
-          {"throttled", q.throttled},
-          {"oldest_queued_seconds", q.oldest_queued_seconds}};
-}
+// A queue in the fields of `durable queues list --json`, its pause time in milliseconds as the
+// console's times are.
+Json queue_json(const QueueInfo& q) { return console::queue_json(q, millis(q.paused_at)); }
 
 // A fork's "from_step": a whole number from 0 to INT_MAX, checked before it is narrowed (a
 // plain get<int>() would fork 4294967297 from step 1).
@@ -221,10 +202,7 @@ Json queue(Queues& queues, const std::string& name) {
   Json out = queue_json(queues.get(name));
   Json keys = Json::array();
   for (const auto& k : queues.keys(name, 20)) {
-    keys.push_back({{"key", k.key},
-                    {"queued", k.queued},
-                    {"running", k.running},
-                    {"oldest_queued_seconds", k.oldest_queued_seconds}});
+    keys.push_back(console::queue_key_json(k));
   }
   out["keys"] = std::move(keys);
   return out;

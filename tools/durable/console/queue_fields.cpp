@@ -1,0 +1,34 @@
+#include "queue_fields.hpp"
+
+namespace durable::console {
+
+namespace {
+Json limit_json(const std::optional<int>& limit) { return limit ? Json(*limit) : Json(); }
+
+Json rate_json(const std::optional<RateLimit>& rate) {
+  return rate ? Json{{"count", rate->count}, {"period_ms", rate->period.count()}} : Json();
+}
+}  // namespace
+
+Json queue_json(const QueueInfo& q, Json paused_at) {
+  return {{"name", q.spec.name},
+          {"concurrency", limit_json(q.spec.concurrency)},
+          {"key_concurrency", limit_json(q.spec.key_concurrency)},
+          {"rate", rate_json(q.spec.rate)},
+          {"key_rate", rate_json(q.spec.key_rate)},
+          {"paused", q.paused},
+          {"paused_at", std::move(paused_at)},
+          {"paused_by", q.paused_by},
+          {"paused_reason", q.paused_reason},
+          {"queued", q.queued},
+          {"running", q.running},
+          {"throttled", q.throttled},
+          {"oldest_queued_seconds", q.oldest_queued_seconds}};
+}
+
+Json queue_key_json(const QueueKeyInfo& k) {
+  return {
+      {"key", k.key}, {"queued", k.queued}, {"running", k.running}, {"oldest_queued_seconds", k.oldest_queued_seconds}};
+}
+
+}  // namespace durable::console

@@ -1,0 +1,12 @@
+// A named queue as the operator tools (the console and the `durable` CLI) write it in JSON: the
+// same fields in both, its pause time in the tool's own form (milliseconds, or ISO-8601).
+#pragma once
+
+#include <durable/queue_records.hpp>
+
+namespace durable::console {
+
+Json queue_json(const QueueInfo& queue, Json paused_at);
+Json queue_key_json(const QueueKeyInfo& key);
+
+}  // namespace durable::console
