@@ -26,6 +26,7 @@ struct QueueGauges {
   std::int64_t queued = 0, running = 0, throttled = 0;
   double oldest_queued_seconds = 0;
   bool paused = false;
+  std::int64_t activities_waiting = 0, activities_running = 0;
 };
 
 // A snapshot of one engine instance. Counters count since the Engine object was made.

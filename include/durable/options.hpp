@@ -46,6 +46,15 @@ struct ActivityOptions {
   // for (activity, key), later calls with the same key get it without running the body.
   // Default: the activity's own `static std::optional<std::string> idempotency_key(const In&)`, else none.
   std::optional<std::string> idempotency_key{};
+  // The named queue its attempts wait on (durable/queues.hpp), under that queue's limits; only
+  // engines that serve the queue run them. Default: the default queue, which has no limits.
+  std::optional<std::string> queue{};
+  // On a named queue, higher goes first (FIFO within a priority); the default queue ignores it.
+  // Default 0.
+  std::optional<int> priority{};
+  // On a named queue, the key its per-key limits and turns count it under (UTF-8, at most
+  // max_concurrency_key_bytes). Default: its run's StartOptions::concurrency_key.
+  std::optional<std::string> concurrency_key{};
 };
 
 inline constexpr std::size_t max_idempotency_key_bytes = 512;

@@ -16,13 +16,16 @@ inline constexpr const char* default_queue = "default";
 inline constexpr std::size_t max_concurrency_key_bytes = 255;
 
 // At most `count` admissions in any `period`: a sliding window on the database clock. Runs over
-// the rate wait, queued, until the window has room again.
+// the rate wait, queued, until the window has room again. On a queue that activities name, the
+// same limit counts their attempts started, apart from the runs admitted.
 struct RateLimit {
   int count = 0;      // at least 1
   Duration period{};  // more than 0, at most a year
 };
 
-// A named queue's limits. Unset: no limit of that kind; a limit must be at least 1.
+// A named queue's limits. Unset: no limit of that kind; a limit must be at least 1. Runs started
+// on the queue and activity attempts on it (ActivityOptions::queue) are counted apart: a limit of
+// 5 allows 5 runs admitted and 5 attempts running. An attempt's key is its run's concurrency key.
 struct QueueSpec {
   std::string name;
   std::optional<int> concurrency{};      // admitted runs of the queue at once, all engines together
@@ -37,10 +40,21 @@ struct QueueInfo {
   bool paused = false;
   std::optional<TimePoint> paused_at{};
   std::string paused_by, paused_reason;
-  std::int64_t queued = 0;           // waiting for admission
-  std::int64_t running = 0;          // admitted and not ended
-  std::int64_t throttled = 0;        // queued behind a concurrency limit: the queue's when full, else their key's
-  double oldest_queued_seconds = 0;  // how long the oldest queued run has waited (0: none)
+  std::int64_t queued = 0;              // waiting for admission
+  std::int64_t running = 0;             // admitted and not ended
+  std::int64_t throttled = 0;           // queued behind a concurrency limit: the queue's when full, else their key's
+  double oldest_queued_seconds = 0;     // how long the oldest queued run has waited (0: none)
+  std::int64_t activities_waiting = 0;  // activity tasks on the queue due to run, waiting for a place
+  std::int64_t activities_running = 0;  // activity attempts on the queue running now
+};
+
+// A workflow or activity type an operator paused (Queues::pause_workflow, Queues::pause_activity).
+enum class TypeKind { workflow, activity };
+struct PausedType {
+  TypeKind kind = TypeKind::workflow;
+  std::string name;
+  TimePoint paused_at{};
+  std::string paused_by, paused_reason;
 };
 
 // One concurrency key of a queue ("" for the runs started without one).

@@ -15,8 +15,6 @@
 
 namespace durable::detail {
 
-namespace {
-// What is wrong with a topic or key as PostgreSQL text, or empty when nothing is.
 std::string text_problem(const std::string& text, std::size_t max_bytes) {
   if (text.size() > max_bytes) return fmt::format("is {} bytes long: the limit is {} bytes", text.size(), max_bytes);
   if (text.find('\0') != std::string::npos) return "contains a NUL byte, which PostgreSQL text cannot store";
@@ -27,7 +25,6 @@ std::string text_problem(const std::string& text, std::size_t max_bytes) {
   }
   return {};
 }
-}  // namespace
 
 std::string database_url_or_env(const std::string& url, const char* field) {
   if (!url.empty()) return url;
@@ -116,11 +113,14 @@ void check_action(const OperatorAction& action) {
   check_text(action.reason, "the operator action's reason");
 }
 
-void check_queue_name(const std::string& name, const char* what) {
-  const bool valid = !name.empty() && name.size() <= 63 && std::all_of(name.begin(), name.end(), [](char c) {
+bool valid_queue_name(const std::string& name) {
+  return !name.empty() && name.size() <= 63 && std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' || c == '-';
   });
-  if (!valid) {
+}
+
+void check_queue_name(const std::string& name, const char* what) {
+  if (!valid_queue_name(name)) {
     throw InvalidQueue(fmt::format("{} '{}' is not a queue name: use 1 to 63 characters of [A-Za-z0-9_.:-]", what,
                                    printable(name, 60)));
   }

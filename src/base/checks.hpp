@@ -47,6 +47,11 @@ void check_patch_id(const std::string& change_id);
 void check_action(const OperatorAction& action);
 inline constexpr std::size_t max_patch_id_bytes = 255;
 
+// What is wrong with a topic or key as PostgreSQL text ("is 300 bytes long: ...", "contains a
+// NUL byte, ..."), or empty when nothing is.
+std::string text_problem(const std::string& text, std::size_t max_bytes);
+// True when `name` is 1 to 63 characters of [A-Za-z0-9_.:-].
+bool valid_queue_name(const std::string& name);
 // Throws InvalidQueue unless `name` is 1 to 63 characters of [A-Za-z0-9_.:-]; `what` says
 // where it came from.
 void check_queue_name(const std::string& name, const char* what);

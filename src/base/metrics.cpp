@@ -111,6 +111,10 @@ const QueueGauge queue_gauges[] = {
      [](const QueueGauges& q) { return number(q.oldest_queued_seconds); }},
     {"durable_queue_paused", "1 when a named queue is paused (it admits nothing), else 0",
      [](const QueueGauges& q) { return std::string(q.paused ? "1" : "0"); }},
+    {"durable_queue_activities_waiting", "Activity tasks on a named queue due to run and waiting for a place",
+     [](const QueueGauges& q) { return fmt::format("{}", q.activities_waiting); }},
+    {"durable_queue_activities_running", "Activity attempts on a named queue running now, all engines together",
+     [](const QueueGauges& q) { return fmt::format("{}", q.activities_running); }},
 };
 
 struct Counter {

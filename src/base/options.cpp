@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/checks.hpp"
+#include "base/printable.hpp"
 #include "durable/errors.hpp"
 
 namespace durable {
@@ -39,6 +41,9 @@ ResolvedActivityOptions resolve(const ActivityOptions& call_site, const Activity
     out.timeout = *declared.timeout;
   }
   out.idempotency_key = call_site.idempotency_key ? call_site.idempotency_key : declared.idempotency_key;
+  if (auto queue = call_site.queue ? call_site.queue : declared.queue) out.queue = *queue;
+  out.priority = call_site.priority.value_or(declared.priority.value_or(0));
+  out.concurrency_key = call_site.concurrency_key ? call_site.concurrency_key : declared.concurrency_key;
   return out;
 }
 
@@ -73,6 +78,19 @@ void validate(const ResolvedActivityOptions& o, const std::string& activity) {
         fmt::format("activity '{}': the idempotency key is {} bytes; the limit is {} bytes "
                     "(hash longer keys)",
                     activity, o.idempotency_key->size(), max_idempotency_key_bytes));
+  }
+  if (!valid_queue_name(o.queue)) {
+    invalid(activity, "queue", fmt::format("'{}'", printable(o.queue, 60)),
+            "a queue name is 1 to 63 characters of [A-Za-z0-9_.:-]");
+  }
+  if (o.concurrency_key) {
+    if (auto problem = text_problem(*o.concurrency_key, max_concurrency_key_bytes); !problem.empty()) {
+      invalid(activity, "concurrency_key", fmt::format("'{}'", printable(*o.concurrency_key, 60)), "it " + problem);
+    }
+    if (o.queue == default_queue) {
+      invalid(activity, "concurrency_key", fmt::format("'{}'", printable(*o.concurrency_key, 60)),
+              "a key applies on a named queue only: set ActivityOptions::queue too");
+    }
   }
   if (o.timeout <= 0ms || o.timeout > max_activity_timeout) {
     invalid(activity, "timeout", ms(o.timeout), "it must be > 0 and <= 24h");

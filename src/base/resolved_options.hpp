@@ -6,6 +6,7 @@
 #include <string>
 
 #include "durable/options.hpp"
+#include "durable/queue_records.hpp"
 
 namespace durable::detail {
 
@@ -13,6 +14,9 @@ struct ResolvedActivityOptions {
   RetryPolicy retry;
   Duration timeout = default_activity_timeout;
   std::optional<std::string> idempotency_key;
+  std::string queue = default_queue;  // the call's, else the declared one's
+  int priority = 0;
+  std::optional<std::string> concurrency_key;  // none: its run's
 };
 
 ResolvedActivityOptions resolve(const ActivityOptions& call_site, const ActivityOptions& declared);

@@ -113,15 +113,16 @@ void EngineCore::start_dispatcher() {
   std::lock_guard lock(lifecycle_mutex_);
   dispatcher_ = std::make_unique<Dispatcher>(
       DispatcherSettings{owner_, options_.instance, options_.poll_interval, options_.lease_margin,
-                         options_.idempotency_input_mismatch_fails},
+                         options_.idempotency_input_mismatch_fails, served_queues()},
       activity_capacity(), registry_, store(), finisher_, metrics_, signals_, stopping_, &transactions);
 }
 
 void EngineCore::start_runner() {
   caches_ = std::make_unique<JournalCaches>(store(), registry_);
-  replayer_ = std::make_unique<Replayer>(
-      ReplaySettings{owner_, options_.on_nondeterminism, options_.codec != nullptr, options_.lease_margin}, registry_,
-      store(), *caches_, dispatcher_ ? &dispatcher_->slots() : nullptr, metrics_, signals_, stopping_);
+  replayer_ = std::make_unique<Replayer>(ReplaySettings{owner_, options_.on_nondeterminism, options_.codec != nullptr,
+                                                        options_.lease_margin, runs_default_queue()},
+                                         registry_, store(), *caches_, dispatcher_ ? &dispatcher_->slots() : nullptr,
+                                         metrics_, signals_, stopping_);
   finisher_.continue_in_place_with(*replayer_, *caches_);
   runner_ = std::make_unique<Runner>(
       RunnerSettings{owner_, options_.workflow_max_concurrency, options_.workflow_lease, options_.poll_interval,
@@ -148,7 +149,9 @@ EngineMetrics EngineCore::snapshot() {
   metrics_.fill(m);
   m.saturation = static_cast<double>(m.activity_busy) / m.activity_capacity;
   try {  // the second read is skipped when the first failed: the database is likely out of reach
-    m.queue_age_seconds = registry_.activities.empty() ? 0.0 : store().queue_age(registry_.activity_names_json());
+    m.queue_age_seconds = registry_.activities.empty()
+                              ? 0.0
+                              : store().queue_age(registry_.activity_names_json(), Json(served_queues()).dump());
     m.workflow_queue_age_seconds =
         registry_.workflows.empty()
             ? 0.0

@@ -22,7 +22,15 @@ struct QueueRow {
   std::string paused_by, paused_reason;
   std::int64_t queued = 0, running = 0, key_throttled = 0;
   std::optional<std::int64_t> oldest_queued_us;
+  std::int64_t activities_waiting = 0, activities_running = 0;
   std::int64_t now_us = 0;
+};
+
+struct PausedTypeRow {
+  std::string kind;  // "workflow" or "activity"
+  std::string name;
+  std::int64_t paused_at_us = 0;
+  std::string paused_by, paused_reason;
 };
 
 struct QueueKeyRow {
@@ -44,6 +52,10 @@ class QueueStore {
   std::vector<QueueRow> read(const std::string& name = {});  // '': all of them
   std::vector<QueueKeyRow> keys(const std::string& name, int limit);
   std::vector<std::string> names_of_defined(const std::vector<std::string>& names);
+  // Pauses or resumes a workflow or activity type (`kind` "workflow" or "activity"), with its
+  // audit entry in the same transaction. False: a resume found it not paused (nothing written).
+  bool set_type_paused(const std::string& kind, const std::string& name, bool paused, const OperatorAction& action);
+  std::vector<PausedTypeRow> paused_types();
 
   struct Admission {
     int admitted = 0;                  // queued runs now admitted
@@ -58,7 +70,7 @@ class QueueStore {
  private:
   ConnectionPool& pool_;
   detail::Sealer seal_;
-  const std::string workflows_channel_, ended_channel_;
+  const std::string workflows_channel_, ended_channel_, tasks_channel_;
 };
 
 }  // namespace durable::pg

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "durable/errors.hpp"
+#include "durable/queue_records.hpp"
 
 namespace durable::pg {
 
@@ -48,6 +49,9 @@ Json options_to_json(const detail::ResolvedActivityOptions& o) {
   if (o.retry.max_backoff.count() != stored_default_max_backoff_ms) j["max_backoff_ms"] = o.retry.max_backoff.count();
   if (o.retry.jitter != stored_default_jitter) j["jitter"] = o.retry.jitter;
   if (!o.retry.non_retryable_errors.empty()) j["non_retryable_errors"] = o.retry.non_retryable_errors;
+  if (o.queue != default_queue) j["queue"] = o.queue;
+  if (o.priority != 0) j["priority"] = o.priority;
+  if (o.concurrency_key) j["concurrency_key"] = *o.concurrency_key;
   return j;
 }
 
@@ -62,6 +66,9 @@ detail::ResolvedActivityOptions options_from_json(const Json& j) {
   o.retry.jitter = j.value("jitter", stored_default_jitter);
   o.retry.non_retryable_errors = j.value("non_retryable_errors", std::vector<std::string>{});
   o.timeout = Duration{j.value("timeout_ms", stored_default_timeout_ms)};
+  o.queue = j.value("queue", std::string(default_queue));
+  o.priority = j.value("priority", 0);
+  if (j.contains("concurrency_key")) o.concurrency_key = j.at("concurrency_key").get<std::string>();
   if (j.contains("idempotency_key_hex") && j["idempotency_key_hex"].is_string()) {
     o.idempotency_key = from_hex(j["idempotency_key_hex"].get<std::string>());
   }

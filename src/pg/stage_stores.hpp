@@ -24,12 +24,24 @@ struct ReusableResult {
   std::string workflow_id;  // whose task committed it
 };
 
+// What a claim on a named queue took, and when a full rate window of the queue frees a place
+// (none: no window is full).
+struct QueuedClaim {
+  std::vector<ClaimedTask> tasks;
+  std::optional<Duration> retry_in;
+};
+
 class TaskStore {
  public:
   virtual ~TaskStore() = default;
-  // Up to `limit` claimable tasks of these activities (json array of names), leased to `owner`.
-  virtual std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
-                                               Duration lease_margin) = 0;
+  // Up to `limit` claimable tasks of these activities (json array of names), leased to `owner`:
+  // those of the default queue when `queues_json` (the queues served, a json array) lists it, and
+  // those whose lease ran out on any queue served.
+  virtual std::vector<ClaimedTask> claim_tasks(const std::string& names_json, const std::string& queues_json, int limit,
+                                               const std::string& owner, Duration lease_margin) = 0;
+  // Up to `limit` waiting tasks of these activities on named queue `queue`, within its limits.
+  virtual QueuedClaim claim_queued_tasks(const std::string& queue, const std::string& names_json, int limit,
+                                         const std::string& owner, Duration lease_margin) = 0;
   virtual RetryOutcome retry_task(const ClaimedTask& task, Duration delay, const std::string& error_type,
                                   const std::string& error_message) = 0;
   // `details` empty keeps the previous details.

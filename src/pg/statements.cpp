@@ -1,6 +1,7 @@
 #include "pg/statements.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,8 @@ std::string wake_channel(const std::string& schema, Wake kind) {
 namespace {
 
 using Names = std::map<std::string, std::string, std::less<>>;
+// Fragment `name` (src/pg/sql/fragments/), its own {{placeholders}} filled by the names given.
+using Fragment = std::function<std::string(const char*, Names)>;
 
 // A file's text without its leading comment lines (they document it, they are not sent) and
 // without the whitespace around it.
@@ -41,6 +44,45 @@ std::string_view body_of(std::string_view file) {
   if (at >= file.size()) return {};
   const auto body = file.substr(at);
   return body.substr(0, body.find_last_not_of(" \t\n") + 1);
+}
+
+// The names of the claims' fragments: what a claim may take, and how it leases what it took.
+Names claim_names(const Fragment& fragment) {
+  auto lease_claimed = [&](const char* owner, const char* margin, const char* token, const char* first_token) {
+    return fragment("lease_claimed", {{"owner", owner},
+                                      {"margin", margin},
+                                      {"token", token},
+                                      {"first_token", first_token},
+                                      {"async_commit", fragment("async_commit", {})}});
+  };
+  return {
+      {"pending_task", fragment("claimable_pending_task", {})},
+      {"expired_task", fragment("claimable_expired_task", {})},
+      {"lease_claimed", lease_claimed("$3", "$4", "$5", "$6")},
+      {"lease_queued", lease_claimed("$4", "$5", "$6", "$7")},
+      {"runnable_workflow", fragment("claimable_runnable_workflow", {})},
+      {"waking_workflow", fragment("claimable_waking_workflow", {})},
+  };
+}
+
+// The names of flow control's fragments (docs/flow-control.md): a queue's windows and turns, for
+// runs and for activity attempts, and the paused types' filters.
+Names flow_control_names(const Fragment& fragment) {
+  return {
+      {"run_windows", fragment("queue_windows", {{"queue", "$1"}, {"kind", "NOT l.attempt"}, {"turn", "run_turn"}})},
+      {"attempt_windows",
+       fragment("queue_windows", {{"queue", "$1"}, {"kind", "l.attempt"}, {"turn", "attempt_turn"}})},
+      {"serve_run_turns", fragment("serve_turns", {{"attempt", "false"}, {"turn", "run_turn"}})},
+      {"serve_attempt_turns", fragment("serve_turns", {{"attempt", "true"}, {"turn", "attempt_turn"}})},
+      {"run_key_turn", fragment("key_turn", {{"attempt", "false"}})},
+      {"unpaused_claimed_workflows", fragment("unpaused", {{"names", "$1::jsonb"}, {"kind", "workflow"}})},
+      {"unpaused_admitted_workflows", fragment("unpaused", {{"names", "$5::jsonb"}, {"kind", "workflow"}})},
+      {"unpaused_claimed_activities", fragment("unpaused", {{"names", "$1::jsonb"}, {"kind", "activity"}})},
+      {"unpaused_queued_activities", fragment("unpaused", {{"names", "$2::jsonb"}, {"kind", "activity"}})},
+      {"started_workflow_paused", fragment("type_paused", {{"kind", "workflow"}, {"name", "$3"}})},
+      {"attempt_key_turn", fragment("key_turn", {{"attempt", "true"}})},
+      {"rate_frees_at", fragment("rate_frees_at", {})},
+  };
 }
 
 // What the statements' {{placeholders}} name: the schema `s`, the clock `now`, the stored
@@ -60,14 +102,20 @@ Names names_for(const std::string& s, const std::string& now) {
   auto insert_tasks = [&](const char* from, const char* tasks, const char* owner, const char* margin,
                           const char* token) {
     return fragment("insert_tasks",
-                    {{"from", from}, {"tasks", tasks}, {"owner", owner}, {"margin", margin}, {"token", token}});
+                    {{"from", from},
+                     {"tasks", tasks},
+                     {"owner", owner},
+                     {"margin", margin},
+                     {"token", token},
+                     {"paused_activity", fragment("type_paused", {{"kind", "activity"}, {"name", "y.v->>'name'"}})}});
   };
   auto request_cancel = [&](const char* from, const char* reason, const char* channel, const char* prefix = "") {
     return fragment("request_cancel", {{"from", from}, {"reason", reason}, {"channel", channel}, {"p", prefix}});
   };
   Names names = common;
   names.insert({
-      {"fast", fragment("fast")},
+      {"fast",
+       fragment("fast", {{"paused_workflow", fragment("type_paused", {{"kind", "workflow"}, {"name", "wf.name"}})}})},
       // In commit_replay: the journal grew, or a message came, since the replay read them.
       {"replay_outdated", "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))"},
       {"replayed_seq", "w.next_seq - w.replay_lag AS replayed_seq"},
@@ -81,10 +129,6 @@ Names names_for(const std::string& s, const std::string& now) {
       {"drop_unawaited", fragment("drop_unawaited", {{"from", "w"}, {"status", "$4"}, {"except", "NULL::bigint"}})},
       {"drop_unawaited_of_steps",
        fragment("drop_unawaited", {{"from", "k"}, {"status", "f.wf_status"}, {"except", "f.task_id"}})},
-      {"pending_task", fragment("claimable_pending_task")},
-      {"expired_task", fragment("claimable_expired_task")},
-      {"runnable_workflow", fragment("claimable_runnable_workflow")},
-      {"waking_workflow", fragment("claimable_waking_workflow")},
       {"finishing_task", fragment("finishing_task")},
       {"finished_task", fragment("finished_task")},
       {"more_of_replay", fragment("more_events", {{"events", "$3::jsonb"}, {"skip", "1"}})},
@@ -110,6 +154,9 @@ Names names_for(const std::string& s, const std::string& now) {
       {"set_clock",
        fragment("move_clock", {{"skew", "timestamptz 'epoch' + $1::bigint * interval '1 microsecond' - now()"}})},
   });
+  const Fragment with_args = [&](const char* name, Names args) { return fragment(name, std::move(args)); };
+  names.merge(claim_names(with_args));
+  names.merge(flow_control_names(with_args));
   return names;
 }
 

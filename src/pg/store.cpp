@@ -296,7 +296,9 @@ std::int64_t Store::blocked_count(const std::string& names_json) {
   return count;
 }
 
-double Store::queue_age(const std::string& names_json) { return read_age(pool_, stmt::queue_age, names_json); }
+double Store::queue_age(const std::string& names_json, const std::string& queues_json) {
+  return read_age(pool_, stmt::queue_age, names_json, queues_json);
+}
 
 double Store::workflow_queue_age(const std::string& names_json, const std::string& queues_json) {
   return read_age(pool_, stmt::workflow_queue_age, names_json, queues_json);

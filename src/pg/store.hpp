@@ -82,8 +82,10 @@ class Store final : public TaskStore, public ReplayStore {
                                                const std::string& owner, Duration lease) override;
   JournalRead read_journal(const std::string& run_id, int from_seq) override;
   ReplayOutcome commit_replay(const ReplayCommit& commit) override;
-  std::vector<ClaimedTask> claim_tasks(const std::string& names_json, int limit, const std::string& owner,
-                                       Duration lease_margin) override;
+  std::vector<ClaimedTask> claim_tasks(const std::string& names_json, const std::string& queues_json, int limit,
+                                       const std::string& owner, Duration lease_margin) override;
+  QueuedClaim claim_queued_tasks(const std::string& queue, const std::string& names_json, int limit,
+                                 const std::string& owner, Duration lease_margin) override;
   // Finishes each step's task, fenced by its lease, and journals its outcome; where a step
   // carries a replay and its workflow is still as that replay saw it, commits the replay too, in
   // the same statement (its tasks marked claim leased to `owner`). At most one step per workflow.
@@ -133,7 +135,7 @@ class Store final : public TaskStore, public ReplayStore {
   // Running runs of these workflow names (json array) that are blocked.
   std::int64_t blocked_count(const std::string& names_json);
   // Seconds since the oldest task of these activities (json array of names) became claimable; 0 if none.
-  double queue_age(const std::string& names_json);
+  double queue_age(const std::string& names_json, const std::string& queues_json);
   // Seconds since the oldest runnable workflow of these names on these queues (json arrays) became
   // claimable; 0 if none.
   double workflow_queue_age(const std::string& names_json, const std::string& queues_json);

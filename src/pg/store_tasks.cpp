@@ -1,5 +1,6 @@
 // Store's operations on activity tasks: claims, completions, retries, heartbeats, hand-backs and
 // the locks of idempotency keys.
+#include <algorithm>
 #include <map>
 
 #include "pg/connection_pool.hpp"
@@ -53,19 +54,48 @@ bool retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task) {
 
 }  // namespace
 
-std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, int limit, const std::string& owner,
-                                            Duration lease_margin) {
+std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, const std::string& queues_json, int limit,
+                                            const std::string& owner, Duration lease_margin) {
   std::vector<ClaimedTask> claimed;
   const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
     auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
                            : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token,
-                                              first_token);
+                                              first_token, queues_json);
     claimed.clear();
     for (const auto& row : rows) claimed.push_back(opened_task(row, seal_));
     return !claimed.empty();
   });
   return claimed;
+}
+
+QueuedClaim Store::claim_queued_tasks(const std::string& queue, const std::string& names_json, int limit,
+                                      const std::string& owner, Duration lease_margin) {
+  QueuedClaim claim;
+  const std::int64_t first_token = tokens_.take(limit);
+  claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
+    claim.tasks.clear();
+    claim.retry_in.reset();
+    if (recovering) {
+      for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, token))
+        claim.tasks.push_back(opened_task(row, seal_));
+      return !claim.tasks.empty();
+    }
+    // The claim counts in a statement begun after the lock: it sees every claim committed before.
+    tx.exec_prepared(stmt::lock_queue, queue);
+    for (const auto& row : tx.exec_prepared(stmt::claim_queued_tasks, queue, names_json, limit, owner,
+                                            lease_margin.count(), token, first_token)) {
+      claim.tasks.push_back(opened_task(row, seal_));
+    }
+    if (static_cast<int>(claim.tasks.size()) < limit) {
+      auto rows = tx.exec_prepared(stmt::attempt_retry_in, queue);
+      if (!rows.empty() && !rows[0][0].is_null()) {
+        claim.retry_in = Duration{std::max<std::int64_t>(1, rows[0][0].as<std::int64_t>())};
+      }
+    }
+    return !claim.tasks.empty();
+  });
+  return claim;
 }
 
 Json Store::steps_json(const std::vector<const StepCommit*>& steps) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "base/log.hpp"
 #include "pipeline/attempt_state.hpp"
@@ -21,9 +22,15 @@ Dispatcher::Dispatcher(DispatcherSettings settings, int capacity, const Registry
       stopping_(stopping),
       transactions_(transactions ? std::optional<TransactionSource>(*transactions) : std::nullopt),
       names_json_(registry_.activity_names_json()),
+      queues_json_(Json(settings_.queues).dump()),
       slots_(
           capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
-          [this] { signals_.task_work.notify(); }) {}
+          [this] { signals_.task_work.notify(); }) {
+  if (registry_.activities.empty()) return;
+  for (const auto& queue : settings_.queues) {
+    if (queue != default_queue) named_queues_.push_back(queue);
+  }
+}
 
 Dispatcher::~Dispatcher() {
   slots_.shutdown();
@@ -86,23 +93,55 @@ void Dispatcher::loop() {
       backoff = first_backoff;
       logger().debug("dispatcher has free slots again: instance={} free={}", settings_.instance, free);
     }
-    std::vector<pg::ClaimedTask> tasks;
-    try {
-      const auto started = std::chrono::steady_clock::now();
-      tasks = store_.claim_tasks(names_json_, free, settings_.owner, settings_.lease_margin);
-      if (!tasks.empty()) metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
-    } catch (const std::exception& e) {
-      logger().warn("claiming activity tasks failed: instance={} error={}", settings_.instance, e.what());
-    }
+    std::optional<Duration> retry_in;
+    std::vector<pg::ClaimedTask> tasks = claim(free, retry_in);
     const std::size_t claimed = tasks.size();
     probe = claimed == 0;
     slots_.launch(std::move(tasks), std::move(slots), ActivitySlots::Unused::keep_quiet);
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
-    // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered.
+    // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered; or until a named
+    // queue's full rate window frees a place.
     const auto poll = settings_.poll_interval;
-    signals_.task_work.wait_for(seen, uniform(poll, poll + poll / 4));
+    signals_.task_work.wait_for(seen, std::min(uniform(poll, poll + poll / 4), retry_in.value_or(poll + poll / 4)));
   }
+}
+
+std::vector<pg::ClaimedTask> Dispatcher::claim(int free, std::optional<Duration>& retry_in) {
+  std::vector<pg::ClaimedTask> tasks;
+  const auto started = std::chrono::steady_clock::now();
+  named_first_ = !named_first_;
+  if (named_first_) claim_named(tasks, free, retry_in);
+  const int left = free - static_cast<int>(tasks.size());
+  if (left > 0) {
+    try {
+      auto more = store_.claim_tasks(names_json_, queues_json_, left, settings_.owner, settings_.lease_margin);
+      std::move(more.begin(), more.end(), std::back_inserter(tasks));
+    } catch (const std::exception& e) {
+      logger().warn("claiming activity tasks failed: instance={} error={}", settings_.instance, e.what());
+    }
+  }
+  if (!named_first_) claim_named(tasks, free, retry_in);
+  if (!tasks.empty()) metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
+  return tasks;
+}
+
+void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std::optional<Duration>& retry_in) {
+  // Each call starts at the next queue, so a busy queue does not keep the slots from the others.
+  for (std::size_t i = 0; i < named_queues_.size(); ++i) {
+    const int left = free - static_cast<int>(tasks.size());
+    if (left <= 0) return;
+    const auto& queue = named_queues_[(next_named_ + i) % named_queues_.size()];
+    try {
+      auto claim = store_.claim_queued_tasks(queue, names_json_, left, settings_.owner, settings_.lease_margin);
+      std::move(claim.tasks.begin(), claim.tasks.end(), std::back_inserter(tasks));
+      if (claim.retry_in) retry_in = std::min(retry_in.value_or(*claim.retry_in), *claim.retry_in);
+    } catch (const std::exception& e) {
+      logger().warn("claiming the activity tasks of queue '{}' failed: instance={} error={}", queue, settings_.instance,
+                    e.what());
+    }
+  }
+  if (!named_queues_.empty()) next_named_ = (next_named_ + 1) % named_queues_.size();
 }
 
 int Dispatcher::stuck_slots() const {

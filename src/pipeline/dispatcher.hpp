@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/exceptions.hpp"
 #include "base/registry.hpp"
@@ -36,6 +37,9 @@ struct DispatcherSettings {
   Duration poll_interval{};
   Duration lease_margin{};  // an attempt's lease is its timeout plus this
   bool idempotency_input_mismatch_fails = false;
+  // The queues served: the default queue's tasks are claimed only when it is listed, a named
+  // queue's within its limits (pg::TaskStore::claim_queued_tasks).
+  std::vector<std::string> queues{};
 };
 
 // Where transactional activities open the transactions their bodies run in.
@@ -75,6 +79,11 @@ class Dispatcher {
   // Settles one task on a pool thread, where `hold` is what it holds of the slots.
   void run(const pg::ClaimedTask& task, SlotHold& hold);
   int stuck_slots() const;
+  // Claims up to `free` tasks: the default queue's and those whose lease ran out, and the named
+  // queues' in turn (first on every other call, so neither kind starves the other). `retry_in`:
+  // when a named queue's full rate window frees a place.
+  std::vector<pg::ClaimedTask> claim(int free, std::optional<Duration>& retry_in);
+  void claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std::optional<Duration>& retry_in);
   void watch();
   void stop_watching();
   void tell_unwanted();  // marks cancelled the running attempts whose tasks were dropped
@@ -120,6 +129,10 @@ class Dispatcher {
   const std::atomic<bool>& stopping_;
   const std::optional<TransactionSource> transactions_;
   std::string names_json_;
+  std::string queues_json_;                // the queues served
+  std::vector<std::string> named_queues_;  // those of them with limits: claimed under their locks
+  std::size_t next_named_ = 0;             // the named queue to claim from first, in turn
+  bool named_first_ = false;
   mutable std::mutex running_mutex_;
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).
   std::map<std::int64_t, Running> running_;

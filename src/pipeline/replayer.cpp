@@ -111,7 +111,8 @@ void Replayer::fill(Planned& planned, Decisions decided, const JournalCache& jou
 // leased to it, instead of waiting for a claim. Durable all the same: they are rows like any other.
 Reservation Replayer::lease_at_once(pg::ReplayCommit& commit, SlotHold* hold) {
   const auto runs_here = [&](const pg::NewTask& task) {
-    return !task.dropped && registry_.activities.count(task.name) > 0;
+    return !task.dropped && settings_.serves_default_queue && task.options.queue == default_queue &&
+           registry_.activities.count(task.name) > 0;
   };
   int local = 0;
   for (const pg::NewTask& task : commit.tasks) local += runs_here(task) ? 1 : 0;

@@ -29,6 +29,9 @@ struct ReplaySettings {
   OnNondeterminism on_nondeterminism = OnNondeterminism::block;
   bool encoded = false;  // a codec is set: logged error messages are shown as stored
   Duration lease_margin{};
+  // The engine serves the default queue: its commits lease that queue's tasks at once (a named
+  // queue's wait for its claim, under the queue's limits).
+  bool serves_default_queue = true;
 };
 
 class Replayer {

@@ -395,7 +395,7 @@ TEST_CASE("fault 6: statement_timeout and idle_in_transaction_session_timeout on
 }
 
 TEST_CASE("fault 7: a long-open REPEATABLE READ transaction elsewhere", "[fault][long_transaction]") {
-  const auto phase = full_run() ? std::chrono::seconds{300} : std::chrono::seconds{6};
+  const auto phase = full_run() ? std::chrono::seconds{300} : std::chrono::seconds{3};
   Workload w(durable::testing::database_url());
   Workers workers(w.url, w.schema);
   for (int i = 0; i < 2; ++i) workers.spawn();

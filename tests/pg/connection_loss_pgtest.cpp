@@ -83,7 +83,7 @@ TEST_CASE("lease tokens handed out before a PostgreSQL crash are never handed ou
     pool.write("migrate", [&](pqxx::connection& conn, bool) { pg::migrate(conn, schema); });
     pg::Store store(pool);
     std::vector<std::int64_t> tokens;
-    for (const auto& task : store.claim_tasks(names, tasks, owner, std::chrono::seconds{30})) {
+    for (const auto& task : store.claim_tasks(names, R"(["default"])", tasks, owner, std::chrono::seconds{30})) {
       tokens.push_back(task.lease_token);
     }
     return tokens;

@@ -34,9 +34,9 @@ long long expected_sum(int n) { return static_cast<long long>(n) * (n - 1) / 2; 
 
 }  // namespace
 
-TEST_CASE_METHOD(RunningEngine, "a loop of 10,000 steps continuing as new every 100 keeps each journal bounded",
+TEST_CASE_METHOD(RunningEngine, "a loop of 4,000 steps continuing as new every 100 keeps each journal bounded",
                  "[pg][continue]") {
-  constexpr int total = 10'000, every = 100, ticks = 50;
+  constexpr int total = 4'000, every = 100, ticks = 50;
   auto first = engine.start_workflow<LoopWorkflow>("loop-10k", loop_of(total, every, ticks));
   // Messages sent all through the loop, many while a run is ending: none lost, none taken twice.
   std::thread sender([&] {

@@ -136,6 +136,25 @@ TEST_CASE("keys take turns: a key with a backlog does not hold back a key with a
   CHECK(last_b - order.begin() < 8);
 }
 
+TEST_CASE("keys take turns one run at a time: a key is served by turns, not only by its runs running", "[queues]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"single", 1, std::nullopt});
+  for (int i = 0; i < 6; ++i) {
+    client.start_workflow<SlowWorkflow>(fmt::format("a-{:02}", i), 10, on_queue("single", "tenant-a"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    client.start_workflow<SlowWorkflow>(fmt::format("b-{:02}", i), 10, on_queue("single", "tenant-b"));
+  }
+  auto engine = serving(db, "single");
+  REQUIRE(wait_until([&] { return ended_in_order(db, "single").size() == 8; }, 30s));
+  // With one run at a time no key ever has a run running when the next is admitted: a turn that
+  // counted only running runs would admit every older a-run first.
+  const auto order = ended_in_order(db, "single");
+  CHECK(std::find(order.begin(), order.end(), "b-01") - order.begin() < 4);
+}
+
 TEST_CASE("a key's concurrency holds per key while other keys use the rest of the queue", "[queues]") {
   TestDb db;
   const QueueSpec spec{"per-key", 4, 1};

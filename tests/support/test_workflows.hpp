@@ -86,6 +86,30 @@ struct SparedSlowWorkflow {
   }
 };
 
+// Calls SlowActivity `calls` times at once on activity queue `queue` (attempts to spare), with
+// this priority and key (empty: the run's), and sums what they return.
+struct QueuedCallsInput {
+  std::string queue;
+  int calls = 0;
+  int ms = 0;
+  int priority = 0;
+  std::string key;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(QueuedCallsInput, queue, calls, ms, priority, key)
+
+struct QueuedCallsWorkflow {
+  static constexpr auto name = "queued_calls";
+  int operator()(WorkflowContext& ctx, const QueuedCallsInput& in) {
+    ActivityOptions options{.retry = RetryPolicy{.max_attempts = 3}, .queue = in.queue, .priority = in.priority};
+    if (!in.key.empty()) options.concurrency_key = in.key;
+    std::vector<Future<int>> calls;
+    for (int i = 0; i < in.calls; ++i) calls.push_back(ctx.start<SlowActivity>(in.ms, options));
+    int total = 0;
+    for (auto& call : calls) total += call.get();
+    return total;
+  }
+};
+
 // Sleeps durably and reports how long the database clock says it slept, and a journaled uuid.
 struct SleepWorkflow {
   static constexpr auto name = "sleeper";
@@ -477,7 +501,8 @@ inline void register_all(Engine& engine) {
       .add<RefundingWorkflow>()
       .add<GuardianWorkflow>()
       .add<LoopWorkflow>()
-      .add<HopWorkflow>();
+      .add<HopWorkflow>()
+      .add<QueuedCallsWorkflow>();
 }
 
 }  // namespace durable::test

@@ -23,9 +23,22 @@ std::vector<EngineMetrics> snapshot() {
   a.queue_age_seconds = 2.5;
   a.workflow_queue_age_seconds = 0.5;
   a.workflows_blocked = 2;
-  a.queues = {
-      {.queue = "tenants", .queued = 12, .running = 3, .throttled = 9, .oldest_queued_seconds = 1.5, .paused = false},
-      {.queue = "bulk\"x", .queued = 0, .running = 0, .throttled = 0, .oldest_queued_seconds = 0, .paused = true}};
+  a.queues = {{.queue = "tenants",
+               .queued = 12,
+               .running = 3,
+               .throttled = 9,
+               .oldest_queued_seconds = 1.5,
+               .paused = false,
+               .activities_waiting = 4,
+               .activities_running = 2},
+              {.queue = "bulk\"x",
+               .queued = 0,
+               .running = 0,
+               .throttled = 0,
+               .oldest_queued_seconds = 0,
+               .paused = true,
+               .activities_waiting = 0,
+               .activities_running = 0}};
   a.claims = 10;
   a.rejected_claims = 7;
   a.completions = 8;
@@ -100,6 +113,14 @@ durable_queue_oldest_queued_seconds{schema="durable",engine_instance="api-1",que
 # TYPE durable_queue_paused gauge
 durable_queue_paused{schema="durable",engine_instance="api-1",queue="tenants"} 0
 durable_queue_paused{schema="durable",engine_instance="api-1",queue="bulk\"x"} 1
+# HELP durable_queue_activities_waiting Activity tasks on a named queue due to run and waiting for a place
+# TYPE durable_queue_activities_waiting gauge
+durable_queue_activities_waiting{schema="durable",engine_instance="api-1",queue="tenants"} 4
+durable_queue_activities_waiting{schema="durable",engine_instance="api-1",queue="bulk\"x"} 0
+# HELP durable_queue_activities_running Activity attempts on a named queue running now, all engines together
+# TYPE durable_queue_activities_running gauge
+durable_queue_activities_running{schema="durable",engine_instance="api-1",queue="tenants"} 2
+durable_queue_activities_running{schema="durable",engine_instance="api-1",queue="bulk\"x"} 0
 # HELP durable_activity_claims_total Activity tasks this instance took to run (claimed or run at once)
 # TYPE durable_activity_claims_total counter
 durable_activity_claims_total{schema="durable",engine_instance="api-1"} 10

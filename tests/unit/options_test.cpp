@@ -38,6 +38,13 @@ TEST_CASE("options resolve call site first, then the activity's own, then the de
   auto defaults = resolve({}, {});
   CHECK(defaults.retry.max_attempts == 1);
   CHECK(defaults.timeout == 30s);
+  CHECK(defaults.queue == "default");
+  CHECK(defaults.priority == 0);
+  CHECK(!defaults.concurrency_key);
+  auto queued = resolve({.priority = 7, .concurrency_key = "acme"}, {.queue = "api", .priority = 1});
+  CHECK(queued.queue == "api");  // declared, and the call's priority and key win
+  CHECK(queued.priority == 7);
+  CHECK(queued.concurrency_key == "acme");
 }
 
 TEST_CASE("invalid options name the field, the value and the rule", "[unit][options]") {
@@ -60,6 +67,18 @@ TEST_CASE("invalid options name the field, the value and the rule", "[unit][opti
   o.retry.max_attempts = 10;
   o.timeout = 3h;  // 10 attempts of 3 h each cannot fit the 24 h horizon
   check_invalid(o, "retry.max_retry_horizon = 86400000ms is invalid");
+  o = {};
+  o.queue = "no spaces";
+  check_invalid(o, "activity 'charge': queue = 'no spaces' is invalid: a queue name is 1 to 63 characters");
+  o = {};
+  o.queue = "api";
+  o.concurrency_key = "\xff\xfe";
+  check_invalid(o, "concurrency_key = '\\xff\\xfe' is invalid: it is not valid UTF-8");
+  o.concurrency_key = std::string(256, 'k');
+  check_invalid(o, "it is 256 bytes long: the limit is 255 bytes");
+  o = {};
+  o.concurrency_key = "acme";
+  check_invalid(o, "a key applies on a named queue only: set ActivityOptions::queue too");
   o = {};
   CHECK_NOTHROW(validate(o, "charge"));
 }

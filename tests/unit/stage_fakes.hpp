@@ -47,7 +47,8 @@ class FakeTaskStore final : public pg::TaskStore {
   }
   std::size_t retried_count_locked() const { return retried_.size(); }
 
-  std::vector<pg::ClaimedTask> claim_tasks(const std::string&, int limit, const std::string&, Duration) override {
+  std::vector<pg::ClaimedTask> claim_tasks(const std::string&, const std::string&, int limit, const std::string&,
+                                           Duration) override {
     std::lock_guard lock(mutex_);
     std::vector<pg::ClaimedTask> out;
     while (!queued_.empty() && static_cast<int>(out.size()) < limit) {
@@ -56,6 +57,10 @@ class FakeTaskStore final : public pg::TaskStore {
     }
     if (static_cast<int>(out.size()) > largest_claim_) largest_claim_ = static_cast<int>(out.size());
     return out;
+  }
+  pg::QueuedClaim claim_queued_tasks(const std::string&, const std::string&, int, const std::string&,
+                                     Duration) override {
+    return {};  // the fakes run on the default queue only
   }
   pg::RetryOutcome retry_task(const pg::ClaimedTask& task, Duration, const std::string& error_type,
                               const std::string&) override {

@@ -33,10 +33,12 @@ void show_stats(Tool& tool) {
     flows.add({q.workflow, std::to_string(q.waiting), fmt::format("{:.3f}s", q.oldest_waiting_seconds)});
   }
   h += "\nworkflows waiting for a replay\n" + (s.workflow_queues.empty() ? "none\n" : flows.str());
-  Table named({"QUEUE", "PAUSED", "QUEUED", "RUNNING", "THROTTLED", "OLDEST QUEUED"});
+  Table named({"QUEUE", "PAUSED", "QUEUED", "RUNNING", "THROTTLED", "OLDEST QUEUED", "ACTIVITIES RUNNING",
+               "ACTIVITIES WAITING"});
   for (const auto& q : s.queues) {
     named.add({q.spec.name, q.paused ? "yes" : "no", std::to_string(q.queued), std::to_string(q.running),
-               std::to_string(q.throttled), fmt::format("{:.3f}s", q.oldest_queued_seconds)});
+               std::to_string(q.throttled), fmt::format("{:.3f}s", q.oldest_queued_seconds),
+               std::to_string(q.activities_running), std::to_string(q.activities_waiting)});
   }
   h += "\nnamed queues\n" + (s.queues.empty() ? "none\n" : named.str());
   Table engines({"ENGINE", "APP VERSION", "ACTIVITIES", "SLOTS", "SATURATION", "RUNNERS", "SEEN"});

@@ -23,12 +23,22 @@ Json queue_json(const QueueInfo& q, Json paused_at) {
           {"queued", q.queued},
           {"running", q.running},
           {"throttled", q.throttled},
-          {"oldest_queued_seconds", q.oldest_queued_seconds}};
+          {"oldest_queued_seconds", q.oldest_queued_seconds},
+          {"activities_waiting", q.activities_waiting},
+          {"activities_running", q.activities_running}};
 }
 
 Json queue_key_json(const QueueKeyInfo& k) {
   return {
       {"key", k.key}, {"queued", k.queued}, {"running", k.running}, {"oldest_queued_seconds", k.oldest_queued_seconds}};
+}
+
+Json paused_type_json(const PausedType& t, Json paused_at) {
+  return {{"kind", t.kind == TypeKind::workflow ? "workflow" : "activity"},
+          {"name", t.name},
+          {"paused_at", std::move(paused_at)},
+          {"paused_by", t.paused_by},
+          {"paused_reason", t.paused_reason}};
 }
 
 }  // namespace durable::console

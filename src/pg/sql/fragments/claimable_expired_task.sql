@@ -1,3 +1,4 @@
--- What a claim may take, per name `n.name` of a json array of names; the queue-age gauges read
--- the same, so they measure what a claim would find.
-status = 'running' AND name = n.name AND lease_until < {{now}}
+-- What a claim may take again, per queue `q.queue` and name `n.name` (json arrays of each): a
+-- task whose lease ran out holds its queue's place already, so any claim that serves its queue
+-- takes it on. The queue-age gauges read the same.
+status = 'running' AND queue = q.queue AND name = n.name AND lease_until < {{now}}

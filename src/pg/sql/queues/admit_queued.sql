@@ -3,24 +3,21 @@
 -- channel.
 -- - Concurrency: the queue's and each key's count the admitted runs (running, not queued) as they
 --   are now, so no more than a limit allows are ever admitted; a run's end frees its place.
--- - Rates: the queue's and each key's count the admissions in the log (queue_admissions) within
---   their window, on the database clock; each admission goes into the log, and entries older than
---   both windows go.
+-- - Rates: the queue's and each key's count the admissions in the log (queue_admissions, not the
+--   attempts of activities on the queue) within their window, on the database clock; each
+--   admission goes into the log, and entries older than both windows go.
 -- - Debounce: a queued run is not admitted before its admit_after.
 -- - Turns: a run's turn is its rank in its key's line (higher priority first, then oldest first)
---   plus the runs its key has admitted, so a key with 100,000 queued does not hold back a key
---   with 10. Higher priority goes first across keys. Each key offers no more runs than there is
---   room for, and no key is read when there is none.
+--   after where the key's line starts (key_turn.sql: after its latest turn served, or at the
+--   queue's turn), so a key with 100,000 queued does not hold back a key with 10, even when none
+--   of either key's runs is running. Higher priority goes first across keys. Each key offers no
+--   more runs than there is room for, and no key is read when there is none. Each key's latest
+--   turn served, and the queue's, are kept (serve_turns.sql).
 -- - Runnable admitted runs waiting for a runner count against $2 too: admitting more than runners
 --   take would only lengthen their line, out of turn.
--- A paused queue admits nothing. Queued runs asked to cancel end here (their code never ran).
+-- A paused queue admits nothing, nor is a run of a paused workflow type admitted. Queued runs asked to cancel end here (their code never ran).
 -- `retry_in_ms`: when a full window frees a place or a debounced run comes due (NULL: neither).
-WITH RECURSIVE q AS (
-  SELECT concurrency, key_concurrency, paused, rate_count, key_rate_count,
-         {{now}} - rate_period_ms * interval '1 millisecond' AS rate_since,
-         {{now}} - key_rate_period_ms * interval '1 millisecond' AS key_rate_since,
-         rate_period_ms, key_rate_period_ms
-  FROM {{s}}.queues WHERE name = $1),
+WITH RECURSIVE {{run_windows}},
 running AS (
   SELECT concurrency_key AS key, count(*) AS n FROM {{s}}.workflows
   WHERE queue = $1 AND status = 'running' AND NOT queued AND queue <> 'default'
@@ -28,16 +25,9 @@ running AS (
 ready AS (
   SELECT count(*) AS n FROM (
     SELECT 1 FROM {{s}}.workflows
-    WHERE queue = $1 AND name IN (SELECT jsonb_array_elements_text($5::jsonb)) AND status = 'running' AND runnable
-      AND NOT queued
+    WHERE queue = $1 AND name IN (SELECT name FROM {{unpaused_admitted_workflows}} AS n) AND status = 'running'
+      AND runnable AND NOT queued
     LIMIT $2) x),
-rated AS (
-  SELECT count(*) AS n, min(l.admitted_at) AS oldest FROM q, {{s}}.queue_admissions l
-  WHERE q.rate_count IS NOT NULL AND l.queue = $1 AND l.admitted_at > q.rate_since),
-key_rated AS (
-  SELECT l.concurrency_key AS key, count(*) AS n, min(l.admitted_at) AS oldest FROM q, {{s}}.queue_admissions l
-  WHERE q.key_rate_count IS NOT NULL AND l.queue = $1 AND l.admitted_at > q.key_rate_since
-  GROUP BY l.concurrency_key),
 room AS (
   SELECT greatest(0, least($2::bigint - (SELECT n FROM ready),
                            coalesce(q.concurrency - (SELECT coalesce(sum(n), 0) FROM running), $2::bigint),
@@ -52,20 +42,22 @@ keys(key) AS (
           ORDER BY concurrency_key LIMIT 1)
   FROM keys WHERE keys.key IS NOT NULL),
 cand AS (
-  SELECT c.run_id, c.priority, c.created_at, c.rank + coalesce(r.n, 0) AS turn
+  SELECT k.key, c.run_id, c.priority, c.created_at, {{run_key_turn}} + c.rank AS turn
   FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
   LATERAL (
     SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.created_at) AS rank FROM (
       SELECT w.run_id, w.priority, w.created_at FROM {{s}}.workflows w
       WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued
-        AND w.cancel_requested_at IS NULL AND w.name IN (SELECT jsonb_array_elements_text($5::jsonb))
+        AND w.cancel_requested_at IS NULL AND w.name IN (SELECT name FROM {{unpaused_admitted_workflows}} AS n)
         AND (w.admit_after IS NULL OR w.admit_after <= {{now}})
       ORDER BY w.priority DESC, w.created_at
       LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)
                              ELSE least((SELECT n FROM room), coalesce(q.key_concurrency - coalesce(r.n, 0), $2::bigint),
                                         coalesce(q.key_rate_count - coalesce(kr.n, 0), $2::bigint)) END)) l) c
   WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0),
-pick AS (SELECT run_id FROM cand ORDER BY priority DESC, turn, created_at LIMIT (SELECT coalesce(max(n), 0) FROM room)),
+pick AS (
+  SELECT key, run_id, turn FROM cand ORDER BY priority DESC, turn, created_at
+  LIMIT (SELECT coalesce(max(n), 0) FROM room)),
 a AS (
   UPDATE {{s}}.workflows w
   SET queued = false, runnable = true, runnable_since = statement_timestamp(), updated_at = statement_timestamp()
@@ -74,9 +66,8 @@ a AS (
 logged AS (
   INSERT INTO {{s}}.queue_admissions (queue, concurrency_key, admitted_at, run_id)
   SELECT $1, a.concurrency_key, {{now}}, a.run_id FROM a, q WHERE q.rate_count IS NOT NULL OR q.key_rate_count IS NOT NULL),
-forgotten AS (
-  DELETE FROM {{s}}.queue_admissions l USING q
-  WHERE l.queue = $1 AND l.admitted_at <= least(coalesce(q.rate_since, q.key_rate_since), coalesce(q.key_rate_since, q.rate_since))),
+taken AS (SELECT pick.key, pick.turn FROM pick JOIN a USING (run_id)),
+{{serve_run_turns}},
 an AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM a)),
 r AS (
   SELECT run_id FROM {{s}}.workflows
@@ -85,9 +76,7 @@ r AS (
 SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancelled,
        (SELECT count(*) FROM an) + (SELECT count(*) FROM n) AS notified,
        (SELECT ceil(extract(epoch FROM least(
-                  CASE WHEN rated.n >= q.rate_count THEN rated.oldest + q.rate_period_ms * interval '1 millisecond' END,
-                  (SELECT min(kr.oldest) FROM key_rated kr WHERE kr.n >= q.key_rate_count)
-                    + q.key_rate_period_ms * interval '1 millisecond',
+                  {{rate_frees_at}},
                   (SELECT min(d.admit_after) FROM {{s}}.workflows d
                    WHERE d.queue = $1 AND d.status = 'running' AND d.queued AND d.admit_after > {{now}})) - {{now}}) * 1000)::bigint
         FROM q, rated) AS retry_in_ms

@@ -1,6 +1,7 @@
 -- The queues (all, or only $1 when it is not ''), by name, with what each holds now: its queued
 -- runs, its admitted runs (running, not queued), the queued runs held back by their key's limit
--- (`key_throttled`), and when its oldest queued run was started.
+-- (`key_throttled`), and when its oldest queued run was started; its activity tasks due to run
+-- and waiting (`activities_waiting`) and its attempts running.
 SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurrency, 0) AS key_concurrency,
        coalesce(q.rate_count, 0) AS rate_count, coalesce(q.rate_period_ms, 0) AS rate_period_ms,
        coalesce(q.key_rate_count, 0) AS key_rate_count, coalesce(q.key_rate_period_ms, 0) AS key_rate_period_ms, q.paused,
@@ -8,11 +9,16 @@ SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurr
        coalesce(q.paused_reason, '') AS paused_reason,
        coalesce(sum(k.queued), 0) AS queued, coalesce(sum(k.running), 0) AS running,
        coalesce(sum(k.queued) FILTER (WHERE k.key <> '' AND k.running >= q.key_concurrency), 0) AS key_throttled,
-       {{s}}.epoch_us(min(k.oldest)) AS oldest_queued_us, {{s}}.epoch_us(statement_timestamp()) AS now_us
+       {{s}}.epoch_us(min(k.oldest)) AS oldest_queued_us, {{s}}.epoch_us(statement_timestamp()) AS now_us,
+       max(a.waiting) AS activities_waiting, max(a.running) AS activities_running
 FROM {{s}}.queues q
 LEFT JOIN LATERAL (
   SELECT concurrency_key AS key, count(*) FILTER (WHERE queued) AS queued, count(*) FILTER (WHERE NOT queued) AS running,
          min(created_at) FILTER (WHERE queued) AS oldest
   FROM {{s}}.workflows WHERE queue = q.name AND status = 'running' GROUP BY concurrency_key) k ON true
+CROSS JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE status = 'pending' AND available_at <= {{now}}) AS waiting,
+         count(*) FILTER (WHERE status = 'running') AS running
+  FROM {{s}}.tasks WHERE queue = q.name AND status IN ('pending', 'running') AND queue <> 'default') a
 WHERE $1 = '' OR q.name = $1
 GROUP BY q.name ORDER BY q.name

@@ -28,8 +28,12 @@ function pausedMarker(q) {
     h('span', {class: 'muted'}, shown(q.paused_reason, false))] : 'no';
 }
 
+function activitiesText(q) {
+  return `${q.activities_running} running, ${q.activities_waiting} waiting`;
+}
+
 async function renderQueues() {
-  const {queues} = await get('queues');
+  const {queues, paused_types: pausedTypes} = await get('queues');
   const rows = queues.map(q => h('tr', {'data-queue': q.name},
       h('td', {class: 'c-name mono'}, queueLink(q.name)),
       h('td', {class: 'c-concurrency'}, limitText(q.concurrency)),
@@ -40,15 +44,24 @@ async function renderQueues() {
       h('td', {class: 'c-queued'}, q.queued),
       h('td', {class: 'c-running'}, q.running),
       h('td', {class: 'c-throttled'}, q.throttled),
-      h('td', {class: 'c-oldest'}, oldestText(q.queued, q.oldest_queued_seconds))));
+      h('td', {class: 'c-oldest'}, oldestText(q.queued, q.oldest_queued_seconds)),
+      h('td', {class: 'c-activities'}, activitiesText(q))));
   const headings = ['Queue', 'Concurrency', 'Per key', 'Rate', 'Key rate', 'Paused', 'Queued', 'Running',
-    'Throttled', 'Oldest queued'];
+    'Throttled', 'Oldest queued', 'Activities'];
   setPage(h('h1', {}, 'Queues'), h('table', {id: 'queues', class: 'numbers'},
       h('thead', {}, h('tr', {}, headings.map(t => h('th', {}, t)))),
       h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', {colspan: headings.length, class: 'muted'},
           'No named queues. Runs started without StartOptions::queue are on the default queue, which has no limits.')))),
   h('p', {class: 'muted'}, 'Queued: waiting for admission. Running: admitted and not ended. Throttled: queued ' +
-      'behind a concurrency limit (all queued runs when the queue is full, else those of keys at their limit).'));
+      'behind a concurrency limit (all queued runs when the queue is full, else those of keys at their limit). ' +
+      'Activities: attempts of activities on the queue running, and tasks due that wait for a place; ' +
+      'the limits count them apart from the runs.'),
+  pausedTypes.length ? h('div', {class: 'panel', id: 'paused-types-panel'}, h('h2', {}, 'Paused types'),
+      h('table', {id: 'paused-types'},
+          h('thead', {}, h('tr', {}, ['Kind', 'Name', 'Since', 'By', 'Reason'].map(t => h('th', {}, t)))),
+          h('tbody', {}, pausedTypes.map(t => h('tr', {'data-kind': t.kind, 'data-name': t.name},
+              h('td', {}, t.kind), h('td', {class: 'mono'}, t.name), h('td', {}, formatTime(t.paused_at)),
+              h('td', {}, t.paused_by), h('td', {}, shown(t.paused_reason, false))))))) : '');
 }
 
 async function renderQueue(name) {
@@ -63,7 +76,8 @@ async function renderQueue(name) {
       fact('Queued', h('span', {id: 'queue-queued'}, q.queued)),
       fact('Running', h('span', {id: 'queue-running'}, q.running)),
       fact('Throttled', h('span', {id: 'queue-throttled'}, q.throttled)),
-      fact('Oldest queued', oldestText(q.queued, q.oldest_queued_seconds)));
+      fact('Oldest queued', oldestText(q.queued, q.oldest_queued_seconds)),
+      fact('Activities', h('span', {id: 'queue-activities'}, activitiesText(q))));
   const rows = q.keys.map(k => h('tr', {'data-key': k.key},
       h('td', {class: 'c-key mono'}, k.key === '' ? h('span', {class: 'muted'}, '(no key)') : k.key),
       h('td', {class: 'c-queued'}, k.queued),

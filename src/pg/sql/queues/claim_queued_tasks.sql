@@ -1,0 +1,58 @@
+-- Claims up to $3 waiting tasks of named queue $1 (under its lock: lock_queue.sql, this
+-- transaction) of the activities $2 (json array: those the claiming engine runs), leased to owner
+-- $4 for each one's timeout plus $5 ms, with claim token $6 and lease tokens from $7 on.
+-- - Concurrency: the queue's and each key's (the key of the task's run) count the queue's running
+--   tasks as they are now, so no more than a limit allows ever run; an attempt's end (its outcome,
+--   a retry's wait) frees its place, and a task whose lease ran out keeps it until it is claimed
+--   again (claim_tasks.sql takes those on).
+-- - Rates: the queue's and each key's count the attempts started in the log (queue_admissions
+--   marked `attempt`) within their window; each start goes into the log.
+-- - Turns: as in admit_queued.sql, a task's turn is its rank in its key's line (higher priority
+--   first, then oldest) after where its key's line starts; higher priority goes first across keys.
+-- A paused queue starts nothing (attempts running go on), nor does a queue that is not defined;
+-- nor is a paused activity type started.
+WITH RECURSIVE {{attempt_windows}},
+running AS (
+  SELECT concurrency_key AS key, count(*) AS n FROM {{s}}.tasks
+  WHERE queue = $1 AND status = 'running' AND queue <> 'default'
+  GROUP BY concurrency_key),
+room AS (
+  SELECT greatest(0, least($3::bigint,
+                           coalesce(q.concurrency - (SELECT coalesce(sum(n), 0) FROM running), $3::bigint),
+                           coalesce(q.rate_count - (SELECT n FROM rated), $3::bigint))) AS n
+  FROM q WHERE NOT q.paused),
+keys(key) AS (
+  (SELECT concurrency_key FROM {{s}}.tasks WHERE queue = $1 AND status = 'pending' AND queue <> 'default'
+   ORDER BY concurrency_key LIMIT 1)
+  UNION ALL
+  SELECT (SELECT concurrency_key FROM {{s}}.tasks
+          WHERE queue = $1 AND status = 'pending' AND queue <> 'default' AND concurrency_key > keys.key
+          ORDER BY concurrency_key LIMIT 1)
+  FROM keys WHERE keys.key IS NOT NULL),
+cand AS (
+  SELECT k.key, c.run_id, c.step, c.priority, c.available_at, {{attempt_key_turn}} + c.rank AS turn
+  FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
+  LATERAL (
+    SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.available_at) AS rank FROM (
+      SELECT t.run_id, t.step, t.priority, t.available_at FROM {{s}}.tasks t
+      WHERE t.queue = $1 AND t.concurrency_key = k.key AND t.status = 'pending' AND t.queue <> 'default'
+        AND t.available_at <= {{now}} AND t.name IN (SELECT name FROM {{unpaused_queued_activities}} AS n)
+      ORDER BY t.priority DESC, t.available_at
+      LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)
+                             ELSE least((SELECT n FROM room), coalesce(q.key_concurrency - coalesce(r.n, 0), $3::bigint),
+                                        coalesce(q.key_rate_count - coalesce(kr.n, 0), $3::bigint)) END)) l) c
+  WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0),
+pick AS (
+  SELECT key, run_id, step, turn FROM cand ORDER BY priority DESC, turn, available_at
+  LIMIT (SELECT coalesce(max(n), 0) FROM room)),
+c AS (
+  SELECT t.task_id, t.run_id, t.step, t.status AS was, t.available_at AS since, p.key, p.turn
+  FROM pick p JOIN {{s}}.tasks t ON t.run_id = p.run_id AND t.step = p.step),
+{{lease_queued}},
+logged AS (
+  INSERT INTO {{s}}.queue_admissions (queue, concurrency_key, admitted_at, run_id, attempt)
+  SELECT $1, c.key, {{now}}, c.run_id, true FROM c JOIN u USING (task_id), q
+  WHERE q.rate_count IS NOT NULL OR q.key_rate_count IS NOT NULL),
+taken AS (SELECT c.key, c.turn FROM c JOIN u USING (task_id)),
+{{serve_attempt_turns}}
+SELECT * FROM u
