@@ -26,8 +26,9 @@ struct EngineOptions {
   // options value can so configure every instance of a process.
   std::map<std::string, int> instance_activity_concurrency{};
   int workflow_max_concurrency = 4;  // workflow replays at once in this engine
-  // The queues whose runs this engine admits and runs (durable/queues.hpp), besides those it adds
-  // with Engine::add_queue. Leave "default" out for a dedicated pool that runs only named queues.
+  // The queues whose runs this engine admits and runs, and whose activity tasks it runs
+  // (durable/queues.hpp), besides those it adds with Engine::add_queue. Leave "default" out for a
+  // dedicated pool that runs only named queues: it runs no default-queue run or activity then.
   std::vector<std::string> queues{"default"};
   int connection_pool_size = 8;                        // Postgres connections shared by runners, claims and completions
   Duration poll_interval = std::chrono::seconds{1};    // fallback when no NOTIFY arrives

@@ -49,8 +49,8 @@ struct ActivityOptions {
   // The named queue its attempts wait on (durable/queues.hpp), under that queue's limits; only
   // engines that serve the queue run them. Default: the default queue, which has no limits.
   std::optional<std::string> queue{};
-  // On a named queue, higher goes first (FIFO within a priority); the default queue ignores it.
-  // Default 0.
+  // On a named queue, higher goes first (then keys' turns, then the oldest); the default queue
+  // ignores it. Default 0.
   std::optional<int> priority{};
   // On a named queue, the key its per-key limits and turns count it under (UTF-8, at most
   // max_concurrency_key_bytes). Default: its run's StartOptions::concurrency_key.

@@ -25,13 +25,14 @@ struct RateLimit {
 
 // A named queue's limits. Unset: no limit of that kind; a limit must be at least 1. Runs started
 // on the queue and activity attempts on it (ActivityOptions::queue) are counted apart: a limit of
-// 5 allows 5 runs admitted and 5 attempts running. An attempt's key is its run's concurrency key.
+// 5 allows 5 runs admitted and 5 attempts running. An attempt's key is its call's
+// ActivityOptions::concurrency_key, else its run's StartOptions::concurrency_key.
 struct QueueSpec {
   std::string name;
-  std::optional<int> concurrency{};      // admitted runs of the queue at once, all engines together
-  std::optional<int> key_concurrency{};  // admitted runs at once per concurrency key
-  std::optional<RateLimit> rate{};       // admissions of the queue, all engines together
-  std::optional<RateLimit> key_rate{};   // admissions per concurrency key
+  std::optional<int> concurrency{};      // admitted runs (apart: running attempts) at once, all engines
+  std::optional<int> key_concurrency{};  // the same per concurrency key
+  std::optional<RateLimit> rate{};       // admissions (apart: attempts started), all engines together
+  std::optional<RateLimit> key_rate{};   // the same per concurrency key
 };
 
 // A queue as the database shows it now.

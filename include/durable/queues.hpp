@@ -40,8 +40,8 @@ class Queues {
   void pause(const std::string& name, const OperatorAction& action);
   void resume(const std::string& name, const OperatorAction& action);
 
-  // Pauses a workflow type, on every engine at once: from now on no run of it is claimed, admitted
-  // or continued by a step's commit; a replay under way finishes, its activities run on, and runs
+  // Pauses a workflow type, on every engine at once: from now on no run of it is claimed, admitted,
+  // leased at its start or continued by a step's commit; a replay under way finishes, its activities run on, and runs
   // may still start (they wait). Any name may be paused, registered anywhere or not. Audited
   // (workflow_type_pause, details {"workflow": name}). Throws InvalidArgument for an empty name
   // or reason; nothing is written then.

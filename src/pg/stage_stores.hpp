@@ -48,6 +48,8 @@ class TaskStore {
   virtual HeartbeatOutcome heartbeat(const ClaimedTask& task, Duration lease, const std::string& details) = 0;
   // Of these running tasks, the ids of those their run no longer wants (cancelled, or deleted).
   virtual std::vector<std::int64_t> unwanted_tasks(const std::vector<std::int64_t>& task_ids) = 0;
+  // The body of a task on a named queue returned after its task was cancelled: its place is free.
+  virtual void release_place(const ClaimedTask& task) = 0;
   // Hands the task back without counting the attempt; claimable again after `delay`.
   virtual void release_task(const ClaimedTask& task, Duration delay) = 0;
   // Hands back a task this engine cannot run and marks its run blocked (Store::block_task).

@@ -48,18 +48,23 @@ std::string_view body_of(std::string_view file) {
 
 // The names of the claims' fragments: what a claim may take, and how it leases what it took.
 Names claim_names(const Fragment& fragment) {
-  auto lease_claimed = [&](const char* owner, const char* margin, const char* token, const char* first_token) {
-    return fragment("lease_claimed", {{"owner", owner},
-                                      {"margin", margin},
-                                      {"token", token},
-                                      {"first_token", first_token},
-                                      {"async_commit", fragment("async_commit", {})}});
+  // A named queue's claim commits synchronously: a claim lost in a server crash would let its task
+  // be claimed again while the body that took it still runs, over the queue's limit.
+  auto lease_claimed = [&](const char* owner, const char* margin, const char* token, const char* first_token,
+                           bool async) {
+    return fragment("lease_claimed",
+                    {{"owner", owner},
+                     {"margin", margin},
+                     {"token", token},
+                     {"first_token", first_token},
+                     {"async_commit", async ? fragment("async_commit", {}) : "NULL::text AS async_commit"}});
   };
   return {
       {"pending_task", fragment("claimable_pending_task", {})},
       {"expired_task", fragment("claimable_expired_task", {})},
-      {"lease_claimed", lease_claimed("$3", "$4", "$5", "$6")},
-      {"lease_queued", lease_claimed("$4", "$5", "$6", "$7")},
+      {"lease_claimed", lease_claimed("$3", "$4", "$5", "$6", true)},
+      {"lease_queued", lease_claimed("$4", "$5", "$6", "$7", false)},
+      {"record_lost_attempts", fragment("record_lost_attempts", {})},
       {"runnable_workflow", fragment("claimable_runnable_workflow", {})},
       {"waking_workflow", fragment("claimable_waking_workflow", {})},
   };

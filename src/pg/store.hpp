@@ -86,6 +86,7 @@ class Store final : public TaskStore, public ReplayStore {
                                        const std::string& owner, Duration lease_margin) override;
   QueuedClaim claim_queued_tasks(const std::string& queue, const std::string& names_json, int limit,
                                  const std::string& owner, Duration lease_margin) override;
+  void release_place(const ClaimedTask& task) override;
   // Finishes each step's task, fenced by its lease, and journals its outcome; where a step
   // carries a replay and its workflow is still as that replay saw it, commits the replay too, in
   // the same statement (its tasks marked claim leased to `owner`). At most one step per workflow.

@@ -81,6 +81,7 @@ QueuedClaim Store::claim_queued_tasks(const std::string& queue, const std::strin
         claim.tasks.push_back(opened_task(row, seal_));
       return !claim.tasks.empty();
     }
+    if (!tx.exec_prepared1(stmt::tasks_waiting, queue, names_json)["waiting"].as<bool>()) return false;
     // The claim counts in a statement begun after the lock: it sees every claim committed before.
     tx.exec_prepared(stmt::lock_queue, queue);
     for (const auto& row : tx.exec_prepared(stmt::claim_queued_tasks, queue, names_json, limit, owner,
@@ -96,6 +97,14 @@ QueuedClaim Store::claim_queued_tasks(const std::string& queue, const std::strin
     return !claim.tasks.empty();
   });
   return claim;
+}
+
+void Store::release_place(const ClaimedTask& task) {
+  pool_.write(stmt::release_place, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
+    pqxx::work tx(conn);
+    tx.exec_prepared0(stmt::release_place, task.run_id, task.step, task.lease_token);
+    tx.commit();
+  });
 }
 
 Json Store::steps_json(const std::vector<const StepCommit*>& steps) {

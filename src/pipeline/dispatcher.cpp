@@ -256,6 +256,14 @@ void Dispatcher::release_key(const pg::ClaimedTask& task) {
   }
 }
 
+void Dispatcher::release_place(const pg::ClaimedTask& task) {
+  try {
+    store_.release_place(task);
+  } catch (const std::exception& e) {
+    logger().warn("could not free the queue place of task {} ({}); its lease runs out", task.task_id, e.what());
+  }
+}
+
 void Dispatcher::drain(std::chrono::milliseconds grace) {
   slots_.close();  // tasks still waiting for a body slot hand themselves back
   if (!slots_.wait_idle(grace)) {

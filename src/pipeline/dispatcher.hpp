@@ -89,6 +89,7 @@ class Dispatcher {
   void tell_unwanted();  // marks cancelled the running attempts whose tasks were dropped
   void renew_held_keys();
   void release_key(const pg::ClaimedTask& task);          // the body returned: let go of its key, wake waiters
+  void release_place(const pg::ClaimedTask& task);        // a cancelled task's body returned: free its place
   bool gave_up_at_shutdown(const pg::ClaimedTask& task);  // hands it back; false if that failed
   void horizon_cut(const pg::ClaimedTask& task);          // a retry the horizon forbids: warns
   // `hold` is null off the task's pool thread (a timeout failed by the watcher). True when the

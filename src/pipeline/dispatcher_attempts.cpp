@@ -99,6 +99,8 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     // The body has returned: a commit or a retry let go of its key, unless the key was held past
     // its task; otherwise it is let go of here, and whoever waits for it woken.
     if (task.options.idempotency_key && (key_held || !settled)) release_key(task);
+    // A cancelled task's body held its queue's place until now.
+    if (!settled && task.options.queue != default_queue) release_place(task);
   } catch (const std::exception& e) {
     // The outcome could not be committed; the lease runs out and the attempt is retried.
     logger().warn("activity '{}' (task {}) could not be settled: {}", task.name, task.task_id, e.what());

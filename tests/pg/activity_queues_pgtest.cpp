@@ -2,10 +2,10 @@
 // and crashes, keys that take turns, priorities, rates, pause, dedicated pools, and bad input.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <atomic>
 #include <csignal>
-#include <sys/wait.h>
 #include <thread>
 #include <vector>
 
@@ -109,6 +109,27 @@ std::vector<std::string> completed_in_order(const TestDb& db, const std::string&
   return ids;
 }
 
+// Bodies of CountedCall running now in this process, and the most ever at once.
+std::atomic<int> counted_now{0}, counted_most{0};
+
+// An activity on queue "one-at-a-time" that never heartbeats: a cancel reaches it only as it returns.
+struct CountedCall {
+  static constexpr auto name = "counted_call";
+  static ActivityOptions options() { return {.queue = "one-at-a-time"}; }
+  int operator()(ActivityContext&, const int& ms) const {
+    const int now = ++counted_now;
+    counted_most = std::max(counted_most.load(), now);
+    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+    --counted_now;
+    return ms;
+  }
+};
+
+struct CountedWorkflow {
+  static constexpr auto name = "counted";
+  int operator()(WorkflowContext& ctx, const int& ms) { return ctx.call<CountedCall>(ms); }
+};
+
 }  // namespace
 
 TEST_CASE("activities on a named queue run no more attempts at once than its concurrency", "[queues][activities]") {
@@ -152,9 +173,10 @@ TEST_CASE("attempt limits hold exactly across three engine processes, one of the
   wait_for(workers[0]);
   // Its leases end now, as they would have run out: the others take its tasks and runs over.
   for (const char* table : {"tasks", "workflows"}) {
-    db.query(fmt::format("UPDATE {{s}}.{} SET lease_until = {{s}}.db_now() WHERE status = 'running' AND lease_owner "
-                         "LIKE '%:{}'",
-                         table, workers[0]));
+    db.query(
+        fmt::format("UPDATE {{s}}.{} SET lease_until = {{s}}.db_now() WHERE status = 'running' AND lease_owner "
+                    "LIKE '%:{}'",
+                    table, workers[0]));
   }
   workers[0] = worker();
   for (auto& run : runs) CHECK(run.result(60s) == 400);
@@ -283,7 +305,8 @@ TEST_CASE("bad activity queue options fail the run with InvalidOptions and write
   const ActivityRef<int, int> echo_int{"declared_bad_queue"};
   ActivityOptions options;
   options.queue = "";
-  CHECK_THROWS_AS(declared.add_activity(echo_int, [](ActivityContext&, const int& n) { return n; }, options),
+  CHECK_THROWS_AS(declared.add_activity(
+                      echo_int, [](ActivityContext&, const int& n) { return n; }, options),
                   InvalidOptions);
 }
 
@@ -348,4 +371,50 @@ TEST_CASE("pausing a type with an empty name or reason is refused and writes not
   CHECK_THROWS_AS(engine.queues().resume_activity(std::string(1001, 'a'), {"oncall", "why"}), InvalidArgument);
   CHECK(engine.queues().paused_types().empty());
   CHECK(db.count("SELECT count(*) FROM {s}.audit") == 0);
+}
+
+TEST_CASE("an attempt whose run is cancelled keeps its place until its body returns", "[queues][activities]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.queues = {"default", "one-at-a-time"};
+  Engine engine(options);
+  engine.add<CountedCall>().add<CountedWorkflow>().add_queue({"one-at-a-time", 1, std::nullopt});
+  engine.start();
+  counted_most = 0;
+  auto first = engine.start_workflow<CountedWorkflow>("counted-first", 1500);
+  REQUIRE(wait_until([&] { return counted_now.load() == 1; }, 10s));
+  first.cancel("the customer left");
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'cancelled'") == 1; }, 10s));
+  // The cancelled body runs on for a while: the next call waits for it, not for its lease.
+  auto second = engine.start_workflow<CountedWorkflow>("counted-second", 10);
+  CHECK(second.result(10s) == 10);
+  CHECK(counted_most.load() == 1);
+}
+
+TEST_CASE("an attempt taken over from a dead engine waits while its queue is paused, and counts as an attempt",
+          "[queues][activities][process]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"calls", 2, std::nullopt});
+  const auto worker = [&] {
+    return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_TEST_QUEUES=calls"});
+  };
+  std::vector<pid_t> workers{worker()};
+  const KilledAtExit cleanup{workers};
+  auto run = client.start_workflow<QueuedCallsWorkflow>("calls-taken-over", calls_on("calls", 1, 1500));
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }, 20s));
+  kill(workers[0], SIGKILL);
+  wait_for(workers[0]);
+  client.queues().pause("calls", {"oncall", "the API is down"});
+  db.query("UPDATE {s}.tasks SET lease_until = {s}.db_now() WHERE status = 'running'");  // as it would run out
+  db.query("UPDATE {s}.workflows SET lease_until = {s}.db_now() WHERE status = 'running'");
+  workers[0] = worker();
+  std::this_thread::sleep_for(1500ms);  // the new worker polls: the expired attempt is not started again
+  CHECK(db.count("SELECT attempt FROM {s}.tasks WHERE status = 'running'") == 1);
+  client.queues().resume("calls", {"oncall", "the API is back"});
+  CHECK(run.result(20s) == 1500);
+  CHECK(db.count("SELECT count(*) FROM {s}.attempts WHERE outcome = 'lease_expired'") == 1);
+  kill(workers[0], SIGTERM);
+  wait_for(workers[0]);
 }

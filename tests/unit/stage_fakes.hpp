@@ -58,6 +58,7 @@ class FakeTaskStore final : public pg::TaskStore {
     if (static_cast<int>(out.size()) > largest_claim_) largest_claim_ = static_cast<int>(out.size());
     return out;
   }
+  void release_place(const pg::ClaimedTask&) override {}
   pg::QueuedClaim claim_queued_tasks(const std::string&, const std::string&, int, const std::string&,
                                      Duration) override {
     return {};  // the fakes run on the default queue only

@@ -21,6 +21,10 @@ CREATE INDEX tasks_queued ON {{s}}.tasks (queue, concurrency_key, priority DESC,
   WHERE status = 'pending' AND queue <> 'default';
 CREATE INDEX tasks_running_in_queue ON {{s}}.tasks (queue, concurrency_key)
   WHERE status = 'running' AND queue <> 'default';
+-- A task cancelled while its attempt ran keeps its place until its body returns (or its lease
+-- runs out): the claim counts those too.
+CREATE INDEX tasks_cancelled_in_queue ON {{s}}.tasks (queue, lease_until)
+  WHERE status = 'cancelled' AND queue <> 'default';
 
 ALTER TABLE {{s}}.queue_admissions ADD COLUMN attempt boolean NOT NULL DEFAULT false;
 

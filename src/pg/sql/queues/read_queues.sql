@@ -17,8 +17,8 @@ LEFT JOIN LATERAL (
          min(created_at) FILTER (WHERE queued) AS oldest
   FROM {{s}}.workflows WHERE queue = q.name AND status = 'running' GROUP BY concurrency_key) k ON true
 CROSS JOIN LATERAL (
-  SELECT count(*) FILTER (WHERE status = 'pending' AND available_at <= {{now}}) AS waiting,
-         count(*) FILTER (WHERE status = 'running') AS running
-  FROM {{s}}.tasks WHERE queue = q.name AND status IN ('pending', 'running') AND queue <> 'default') a
+  SELECT (SELECT count(*) FROM {{s}}.tasks
+          WHERE queue = q.name AND status = 'pending' AND queue <> 'default' AND available_at <= {{now}}) AS waiting,
+         (SELECT count(*) FROM {{s}}.tasks WHERE queue = q.name AND status = 'running' AND queue <> 'default') AS running) a
 WHERE $1 = '' OR q.name = $1
 GROUP BY q.name ORDER BY q.name
