@@ -104,61 +104,6 @@ void Queues::resume(const std::string& name, const OperatorAction& action) {
                         detail::loggable(action.reason, core_->options().codec != nullptr));
 }
 
-namespace {
-
-const char* kind_text(TypeKind kind) { return kind == TypeKind::workflow ? "workflow" : "activity"; }
-
-void check_type_name(const std::string& name, TypeKind kind) {
-  const auto problem = name.empty() ? std::string("is empty") : detail::text_problem(name, 1000);
-  if (!problem.empty()) {
-    throw InvalidArgument(fmt::format("the {} type name '{}' {}: give the name it is registered under", kind_text(kind),
-                                      detail::printable(name, 60), problem));
-  }
-}
-
-}  // namespace
-
-void Queues::pause_type(TypeKind kind, const std::string& name, const OperatorAction& action) {
-  check_type_name(name, kind);
-  detail::check_action(action);
-  core_->queue_store().set_type_paused(kind_text(kind), name, true, action);
-  detail::logger().info("{} type '{}' paused by '{}': {}", kind_text(kind), detail::printable(name), action.actor,
-                        detail::loggable(action.reason, core_->options().codec != nullptr));
-}
-
-bool Queues::resume_type(TypeKind kind, const std::string& name, const OperatorAction& action) {
-  check_type_name(name, kind);
-  detail::check_action(action);
-  if (!core_->queue_store().set_type_paused(kind_text(kind), name, false, action)) return false;
-  core_->signals().workflow_work.notify();
-  core_->signals().task_work.notify();
-  detail::logger().info("{} type '{}' resumed by '{}': {}", kind_text(kind), detail::printable(name), action.actor,
-                        detail::loggable(action.reason, core_->options().codec != nullptr));
-  return true;
-}
-
-void Queues::pause_workflow(const std::string& name, const OperatorAction& action) {
-  pause_type(TypeKind::workflow, name, action);
-}
-bool Queues::resume_workflow(const std::string& name, const OperatorAction& action) {
-  return resume_type(TypeKind::workflow, name, action);
-}
-void Queues::pause_activity(const std::string& name, const OperatorAction& action) {
-  pause_type(TypeKind::activity, name, action);
-}
-bool Queues::resume_activity(const std::string& name, const OperatorAction& action) {
-  return resume_type(TypeKind::activity, name, action);
-}
-
-std::vector<PausedType> Queues::paused_types() const {
-  std::vector<PausedType> types;
-  for (auto& row : core_->queue_store().paused_types()) {
-    types.push_back({row.kind == "workflow" ? TypeKind::workflow : TypeKind::activity, std::move(row.name),
-                     time_of(row.paused_at_us), std::move(row.paused_by), std::move(row.paused_reason)});
-  }
-  return types;
-}
-
 // The engine's side of queues: the ones it serves, adds and admits.
 namespace detail {
 

@@ -26,13 +26,6 @@ struct QueueRow {
   std::int64_t now_us = 0;
 };
 
-struct PausedTypeRow {
-  std::string kind;  // "workflow" or "activity"
-  std::string name;
-  std::int64_t paused_at_us = 0;
-  std::string paused_by, paused_reason;
-};
-
 struct QueueKeyRow {
   std::string key;
   std::int64_t queued = 0, running = 0;
@@ -52,10 +45,6 @@ class QueueStore {
   std::vector<QueueRow> read(const std::string& name = {});  // '': all of them
   std::vector<QueueKeyRow> keys(const std::string& name, int limit);
   std::vector<std::string> names_of_defined(const std::vector<std::string>& names);
-  // Pauses or resumes a workflow or activity type (`kind` "workflow" or "activity"), with its
-  // audit entry in the same transaction. False: a resume found it not paused (nothing written).
-  bool set_type_paused(const std::string& kind, const std::string& name, bool paused, const OperatorAction& action);
-  std::vector<PausedTypeRow> paused_types();
 
   struct Admission {
     int admitted = 0;                  // queued runs now admitted

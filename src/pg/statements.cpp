@@ -71,7 +71,7 @@ Names claim_names(const Fragment& fragment) {
 }
 
 // The names of flow control's fragments (docs/flow-control.md): a queue's windows and turns, for
-// runs and for activity attempts, and the paused types' filters.
+// runs and for activity attempts.
 Names flow_control_names(const Fragment& fragment) {
   return {
       {"run_windows", fragment("queue_windows", {{"queue", "$1"}, {"kind", "NOT l.attempt"}, {"turn", "run_turn"}})},
@@ -80,11 +80,6 @@ Names flow_control_names(const Fragment& fragment) {
       {"serve_run_turns", fragment("serve_turns", {{"attempt", "false"}, {"turn", "run_turn"}})},
       {"serve_attempt_turns", fragment("serve_turns", {{"attempt", "true"}, {"turn", "attempt_turn"}})},
       {"run_key_turn", fragment("key_turn", {{"attempt", "false"}})},
-      {"unpaused_claimed_workflows", fragment("unpaused", {{"names", "$1::jsonb"}, {"kind", "workflow"}})},
-      {"unpaused_admitted_workflows", fragment("unpaused", {{"names", "$5::jsonb"}, {"kind", "workflow"}})},
-      {"unpaused_claimed_activities", fragment("unpaused", {{"names", "$1::jsonb"}, {"kind", "activity"}})},
-      {"unpaused_queued_activities", fragment("unpaused", {{"names", "$2::jsonb"}, {"kind", "activity"}})},
-      {"started_workflow_paused", fragment("type_paused", {{"kind", "workflow"}, {"name", "$3"}})},
       {"attempt_key_turn", fragment("key_turn", {{"attempt", "true"}})},
       {"rate_frees_at", fragment("rate_frees_at", {})},
   };
@@ -107,20 +102,14 @@ Names names_for(const std::string& s, const std::string& now) {
   auto insert_tasks = [&](const char* from, const char* tasks, const char* owner, const char* margin,
                           const char* token) {
     return fragment("insert_tasks",
-                    {{"from", from},
-                     {"tasks", tasks},
-                     {"owner", owner},
-                     {"margin", margin},
-                     {"token", token},
-                     {"paused_activity", fragment("type_paused", {{"kind", "activity"}, {"name", "y.v->>'name'"}})}});
+                    {{"from", from}, {"tasks", tasks}, {"owner", owner}, {"margin", margin}, {"token", token}});
   };
   auto request_cancel = [&](const char* from, const char* reason, const char* channel, const char* prefix = "") {
     return fragment("request_cancel", {{"from", from}, {"reason", reason}, {"channel", channel}, {"p", prefix}});
   };
   Names names = common;
   names.insert({
-      {"fast",
-       fragment("fast", {{"paused_workflow", fragment("type_paused", {{"kind", "workflow"}, {"name", "wf.name"}})}})},
+      {"fast", fragment("fast")},
       // In commit_replay: the journal grew, or a message came, since the replay read them.
       {"replay_outdated", "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))"},
       {"replayed_seq", "w.next_seq - w.replay_lag AS replayed_seq"},

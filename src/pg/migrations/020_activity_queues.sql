@@ -30,7 +30,7 @@ ALTER TABLE {{s}}.queue_admissions ADD COLUMN attempt boolean NOT NULL DEFAULT f
 
 -- Turns remember who was served (start-time fair queuing): a key's next turn follows the turn of
 -- its latest run admitted or attempt started (`served`), and a key without a row starts at the
--- queue's turn (`run_turn`, `attempt_turn`: just before the latest turn served). So a key is
+-- queue's turn (`run_turn`, `attempt_turn`: just before the latest admission's first turn). So a key is
 -- served in turn even when none of its work is running at the moment, as at a concurrency of 1.
 -- A key whose turn the queue's has passed needs no row: it goes.
 ALTER TABLE {{s}}.queues
@@ -45,14 +45,3 @@ CREATE TABLE {{s}}.queue_keys (
 );
 CREATE INDEX queue_keys_by_turn ON {{s}}.queue_keys (queue, attempt, served);
 
--- Paused workflow and activity types: no run of a paused workflow is claimed, admitted, leased at
--- its start or continued in place by a step, and no attempt of a paused activity starts; what
--- runs goes on to its end. Every statement that starts work reads this table (a probe by key).
-CREATE TABLE {{s}}.paused_types (
-  kind          text NOT NULL CHECK (kind IN ('workflow', 'activity')),
-  name          text NOT NULL,
-  paused_at     timestamptz NOT NULL DEFAULT statement_timestamp(),
-  paused_by     text NOT NULL,
-  paused_reason text NOT NULL,
-  PRIMARY KEY (kind, name)
-);

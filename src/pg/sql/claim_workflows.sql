@@ -1,15 +1,15 @@
 -- $1 names (json array), $2 limit, $3 owner, $4 lease ms, $5 claim token, $6 first of $2 lease tokens,
 -- $7 the queues served (json array). Oldest first: runnable since, or due to wake since. Searched
 -- per queue and workflow name, so a claim reads only the head of each one's index, never the whole
--- backlog (nor other services' or queues'). A paused workflow type is not claimed.
+-- backlog (nor other services' or queues').
 WITH c AS (
   SELECT * FROM (
-    SELECT p.* FROM jsonb_array_elements_text($7::jsonb) AS q(queue), {{unpaused_claimed_workflows}} AS n,
+    SELECT p.* FROM jsonb_array_elements_text($7::jsonb) AS q(queue), jsonb_array_elements_text($1::jsonb) AS n(name),
     LATERAL (
       SELECT run_id, runnable_since AS since FROM {{s}}.workflows WHERE {{runnable_workflow}}
       ORDER BY runnable_since LIMIT $2 FOR UPDATE SKIP LOCKED) AS p
     UNION ALL
-    SELECT x.* FROM jsonb_array_elements_text($7::jsonb) AS q(queue), {{unpaused_claimed_workflows}} AS n,
+    SELECT x.* FROM jsonb_array_elements_text($7::jsonb) AS q(queue), jsonb_array_elements_text($1::jsonb) AS n(name),
     LATERAL (
       SELECT run_id, wake_at FROM {{s}}.workflows WHERE {{waking_workflow}}
       ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED) AS x) AS waiting

@@ -63,8 +63,7 @@ w AS (
       replay_lag = CASE WHEN {{fast}} THEN jsonb_array_length(t.events) ELSE wf.replay_lag + 1 END,
       runnable = NOT {{fast}}, updated_at = statement_timestamp(),
       runnable_since = CASE WHEN NOT {{fast}} AND NOT wf.runnable THEN statement_timestamp() ELSE wf.runnable_since END
-  FROM t, (SELECT EXISTS (SELECT 1 FROM {{s}}.paused_types WHERE kind = 'workflow') AS any) AS paused
-  WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
+  FROM t WHERE wf.run_id = t.run_id AND (wf.status = 'running') IS TRUE
   RETURNING wf.workflow_id, wf.run_id, t.task_id, t.step, t.name, t.attempt, t.attempt_started_at, t.outcome, t.result,
             t.error_type,
             t.error_message, t.events, t.tasks, t.wf_status, t.claim_token,

@@ -1,5 +1,5 @@
 -- Inserts the new tasks (json array `{{tasks}}`) of each workflow in CTE `{{from}}`. Tasks marked
--- "claim" (unless their activity type is paused) are leased at once to owner `{{owner}}` with claim token `{{token}}` and their own
+-- "claim" are leased at once to owner `{{owner}}` with claim token `{{token}}` and their own
 -- "lease_token" (run at once by this engine); those marked "dropped" (their run ended without
 -- awaiting them) are written cancelled; the others wait, pending, for any dispatcher. A task on a
 -- named queue (its options name one) carries its priority and its call's concurrency key, else
@@ -20,5 +20,5 @@
               THEN coalesce((SELECT r.concurrency_key FROM {{s}}.workflows r WHERE r.run_id = f.run_id), '') ELSE '' END,
          coalesce((y.v->'options'->>'priority')::int, 0)
   FROM {{from}} f, jsonb_array_elements({{tasks}}) AS y(v),
-       LATERAL (SELECT coalesce((y.v->>'claim')::boolean, false) AND NOT {{paused_activity}} AS claim) AS c
+       LATERAL (SELECT coalesce((y.v->>'claim')::boolean, false) AS claim) AS c
   RETURNING run_id, task_id, step, lease_token, status

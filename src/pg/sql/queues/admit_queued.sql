@@ -15,7 +15,7 @@
 --   turn served, and the queue's, are kept (serve_turns.sql).
 -- - Runnable admitted runs waiting for a runner count against $2 too: admitting more than runners
 --   take would only lengthen their line, out of turn.
--- A paused queue admits nothing, nor is a run of a paused workflow type admitted. Queued runs asked to cancel end here (their code never ran).
+-- A paused queue admits nothing. Queued runs asked to cancel end here (their code never ran).
 -- `retry_in_ms`: when a full window frees a place or a debounced run comes due (NULL: neither).
 WITH RECURSIVE {{run_windows}},
 running AS (
@@ -25,7 +25,7 @@ running AS (
 ready AS (
   SELECT count(*) AS n FROM (
     SELECT 1 FROM {{s}}.workflows
-    WHERE queue = $1 AND name IN (SELECT name FROM {{unpaused_admitted_workflows}} AS n) AND status = 'running'
+    WHERE queue = $1 AND name IN (SELECT jsonb_array_elements_text($5::jsonb)) AND status = 'running'
       AND runnable AND NOT queued
     LIMIT $2) x),
 room AS (
@@ -48,7 +48,7 @@ cand AS (
     SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.created_at) AS rank FROM (
       SELECT w.run_id, w.priority, w.created_at FROM {{s}}.workflows w
       WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued
-        AND w.cancel_requested_at IS NULL AND w.name IN (SELECT name FROM {{unpaused_admitted_workflows}} AS n)
+        AND w.cancel_requested_at IS NULL AND w.name IN (SELECT jsonb_array_elements_text($5::jsonb))
         AND (w.admit_after IS NULL OR w.admit_after <= {{now}})
       ORDER BY w.priority DESC, w.created_at
       LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)

@@ -12,8 +12,7 @@
 --   marked `attempt`) within their window; each start goes into the log.
 -- - Turns: as in admit_queued.sql, a task's turn is its rank in its key's line (higher priority
 --   first, then oldest) after where its key's line starts; higher priority goes first across keys.
--- A paused queue starts nothing (attempts running go on), nor does a queue that is not defined;
--- nor is a paused activity type started.
+-- A paused queue starts nothing (attempts running go on), nor does a queue that is not defined.
 WITH RECURSIVE {{attempt_windows}},
 running AS (
   SELECT key, count(*) AS n FROM (
@@ -25,7 +24,7 @@ running AS (
 expired AS (
   SELECT e.task_id, e.run_id, e.step, e.concurrency_key AS key, e.lease_until AS since, e.attempt AS old_attempt,
          e.attempt_started_at AS old_started
-  FROM {{unpaused_queued_activities}} AS n, LATERAL (
+  FROM jsonb_array_elements_text($2::jsonb) AS n(name), LATERAL (
     SELECT t.task_id, t.run_id, t.step, t.concurrency_key, t.lease_until, t.attempt, t.attempt_started_at
     FROM {{s}}.tasks t
     WHERE t.queue = $1 AND t.name = n.name AND t.status = 'running' AND t.queue <> 'default' AND t.lease_until < {{now}}
@@ -53,7 +52,7 @@ cand AS (
     SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.available_at) AS rank FROM (
       SELECT t.run_id, t.step, t.priority, t.available_at FROM {{s}}.tasks t
       WHERE t.queue = $1 AND t.concurrency_key = k.key AND t.status = 'pending' AND t.queue <> 'default'
-        AND t.available_at <= {{now}} AND t.name IN (SELECT name FROM {{unpaused_queued_activities}} AS n)
+        AND t.available_at <= {{now}} AND t.name IN (SELECT jsonb_array_elements_text($2::jsonb))
       ORDER BY t.priority DESC, t.available_at
       LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)
                              ELSE least((SELECT n FROM room), coalesce(q.key_concurrency - coalesce(r.n, 0), $3::bigint),
