@@ -80,6 +80,8 @@ Names flow_control_names(const Fragment& fragment) {
       {"serve_run_turns", fragment("serve_turns", {{"attempt", "false"}, {"turn", "run_turn"}})},
       {"serve_attempt_turns", fragment("serve_turns", {{"attempt", "true"}, {"turn", "attempt_turn"}})},
       {"run_key_turn", fragment("key_turn", {{"attempt", "false"}})},
+      {"run_key_room", fragment("key_room", {{"most", "$2"}})},
+      {"attempt_key_room", fragment("key_room", {{"most", "$3"}})},
       {"attempt_key_turn", fragment("key_turn", {{"attempt", "true"}})},
       {"rate_frees_at", fragment("rate_frees_at", {})},
   };

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/most_sampler.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 #include "support/workers.hpp"
@@ -19,47 +20,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Reads the running attempts of a queue every couple of milliseconds on a connection of its own,
-// and keeps the most it ever saw, in total and per key.
-class RunningSampler {
- public:
-  RunningSampler(const TestDb& db, std::string queue) : db_(db), queue_(std::move(queue)) {
-    thread_ = std::thread([this] { sample(); });
-  }
-  ~RunningSampler() { stop(); }
-  void stop() {
-    stopping_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  long long most_in_total() const { return most_total_.load(); }
-  long long most_per_key() const { return most_key_.load(); }
-  long long samples() const { return samples_.load(); }
-
- private:
-  void sample() {
-    pqxx::connection conn(db_.url());
-    const std::string sql = "SELECT concurrency_key, count(*) FROM \"" + db_.schema() +
-                            "\".tasks WHERE queue = " + conn.quote(queue_) +
-                            " AND status = 'running' GROUP BY concurrency_key";
-    while (!stopping_) {
-      pqxx::nontransaction tx(conn);
-      long long total = 0;
-      for (const auto& row : tx.exec(sql)) {
-        const auto n = row[1].as<long long>();
-        total += n;
-        if (!row[0].as<std::string>().empty()) most_key_ = std::max(most_key_.load(), n);
-      }
-      most_total_ = std::max(most_total_.load(), total);
-      ++samples_;
-      std::this_thread::sleep_for(2ms);
-    }
-  }
-  const TestDb& db_;
-  const std::string queue_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<long long> most_total_{0}, most_key_{0}, samples_{0};
-  std::thread thread_;
-};
+// The most running attempts of a queue ever seen at once, in total and per key.
+MostSampler running_sampler(const TestDb& db, const std::string& queue) {
+  return MostSampler(db, "SELECT concurrency_key, count(*) FROM \"" + db.schema() + "\".tasks WHERE queue = '" + queue +
+                             "' AND status = 'running' GROUP BY concurrency_key");
+}
 
 QueuedCallsInput calls_on(const std::string& queue, int calls, int ms, int priority = 0, const std::string& key = {}) {
   return {queue, calls, ms, priority, key};
@@ -136,7 +101,7 @@ TEST_CASE("activities on a named queue run no more attempts at once than its con
   TestDb db;
   const QueueSpec spec{"api", 3, std::nullopt};
   auto engine = serving(db, {"default", "api"}, &spec);
-  RunningSampler sampler(db, "api");
+  MostSampler sampler = running_sampler(db, "api");
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 4; ++i) {
     runs.push_back(engine->start_workflow<QueuedCallsWorkflow>(fmt::format("api-{}", i), calls_on("api", 4, 100)));
@@ -160,7 +125,7 @@ TEST_CASE("attempt limits hold exactly across three engine processes, one of the
   const auto worker = [&] {
     return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_TEST_QUEUES=calls"});
   };
-  RunningSampler sampler(db, "calls");
+  MostSampler sampler = running_sampler(db, "calls");
   std::vector<pid_t> workers{worker(), worker(), worker()};
   const KilledAtExit cleanup{workers};
   std::vector<WorkflowHandle<int>> runs;
@@ -172,24 +137,11 @@ TEST_CASE("attempt limits hold exactly across three engine processes, one of the
   kill(workers[0], SIGKILL);  // mid-flight: its running attempts keep their places until taken over
   wait_for(workers[0]);
   // Its leases end now, as they would have run out: the others take its tasks and runs over.
-  for (const char* table : {"tasks", "workflows"}) {
-    db.query(
-        fmt::format("UPDATE {{s}}.{} SET lease_until = {{s}}.db_now() WHERE status = 'running' AND lease_owner "
-                    "LIKE '%:{}'",
-                    table, workers[0]));
-  }
+  end_leases_of(db, workers[0]);
   workers[0] = worker();
   for (auto& run : runs) CHECK(run.result(60s) == 400);
-  sampler.stop();
-  for (pid_t pid : workers) {
-    kill(pid, SIGTERM);
-    wait_for(pid);
-  }
-  INFO("samples: " << sampler.samples());
-  CHECK(sampler.samples() > 100);
-  CHECK(sampler.most_in_total() <= 4);
-  CHECK(sampler.most_per_key() <= 2);
-  CHECK(sampler.most_in_total() >= 3);  // the engines together used the queue
+  stop_workers(workers);
+  check_never_over(sampler, 4, 2, 3);  // and the engines together used the queue
 }
 
 TEST_CASE("an activity's key is its run's unless its call names one, and keys take turns", "[queues][activities]") {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/most_sampler.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 #include "support/workers.hpp"
@@ -29,47 +30,11 @@ StartOptions on_queue(const std::string& queue, const std::string& key = {}, int
   return options;
 }
 
-// Reads the admitted runs of a queue (running, not queued) every couple of milliseconds on a
-// connection of its own, and keeps the most it ever saw, in total and per key.
-class AdmittedSampler {
- public:
-  AdmittedSampler(const TestDb& db, std::string queue) : db_(db), queue_(std::move(queue)) {
-    thread_ = std::thread([this] { sample(); });
-  }
-  ~AdmittedSampler() { stop(); }
-  void stop() {
-    stopping_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  long long most_in_total() const { return most_total_.load(); }
-  long long most_per_key() const { return most_key_.load(); }
-  long long samples() const { return samples_.load(); }
-
- private:
-  void sample() {
-    pqxx::connection conn(db_.url());
-    const std::string sql = "SELECT concurrency_key, count(*) FROM \"" + db_.schema() +
-                            "\".workflows WHERE queue = " + conn.quote(queue_) +
-                            " AND status = 'running' AND NOT queued GROUP BY concurrency_key";
-    while (!stopping_) {
-      pqxx::nontransaction tx(conn);
-      long long total = 0;
-      for (const auto& row : tx.exec(sql)) {
-        const auto n = row[1].as<long long>();
-        total += n;
-        if (!row[0].as<std::string>().empty()) most_key_ = std::max(most_key_.load(), n);
-      }
-      most_total_ = std::max(most_total_.load(), total);
-      ++samples_;
-      std::this_thread::sleep_for(2ms);
-    }
-  }
-  const TestDb& db_;
-  const std::string queue_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<long long> most_total_{0}, most_key_{0}, samples_{0};
-  std::thread thread_;
-};
+// The most admitted runs of a queue (running, not queued) ever seen at once, in total and per key.
+MostSampler admitted_sampler(const TestDb& db, const std::string& queue) {
+  return MostSampler(db, "SELECT concurrency_key, count(*) FROM \"" + db.schema() + "\".workflows WHERE queue = '" +
+                             queue + "' AND status = 'running' AND NOT queued GROUP BY concurrency_key");
+}
 
 // The workflow ids of a queue's runs, in the order they ended.
 std::vector<std::string> ended_in_order(const TestDb& db, const std::string& queue) {
@@ -104,7 +69,7 @@ TEST_CASE("a named queue admits no more runs than its concurrency, and runs them
   TestDb db;
   const QueueSpec spec{"narrow", 2, std::nullopt};
   auto engine = serving(db, "narrow", &spec);
-  AdmittedSampler sampler(db, "narrow");
+  MostSampler sampler = admitted_sampler(db, "narrow");
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 8; ++i) {
     runs.push_back(engine->start_workflow<SlowWorkflow>(fmt::format("narrow-{}", i), 150, on_queue("narrow")));
@@ -159,7 +124,7 @@ TEST_CASE("a key's concurrency holds per key while other keys use the rest of th
   TestDb db;
   const QueueSpec spec{"per-key", 4, 1};
   auto engine = serving(db, "per-key", &spec);
-  AdmittedSampler sampler(db, "per-key");
+  MostSampler sampler = admitted_sampler(db, "per-key");
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 12; ++i) {
     const std::string key = i < 8 ? "big" : fmt::format("small-{}", i);
@@ -240,7 +205,7 @@ TEST_CASE("a lower concurrency admits nothing more until the admitted runs are u
   engine->queues().define({"shrinking", 1, std::nullopt});
   // From the first moment one or none is admitted, no more than one ever is again.
   REQUIRE(wait_until([&] { return engine->queues().get("shrinking").running <= 1; }, 10s));
-  AdmittedSampler sampler(db, "shrinking");
+  MostSampler sampler = admitted_sampler(db, "shrinking");
   for (auto& run : runs) CHECK(run.result(30s) == 300);
   sampler.stop();
   CHECK(sampler.most_in_total() == 1);
@@ -296,7 +261,7 @@ TEST_CASE("queue limits hold exactly across three engine processes, one of them 
   const auto worker = [&] {
     return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_TEST_QUEUES=tenants"});
   };
-  AdmittedSampler sampler(db, "tenants");
+  MostSampler sampler = admitted_sampler(db, "tenants");
   std::vector<pid_t> workers{worker(), worker(), worker()};
   std::vector<WorkflowHandle<int>> runs;
   for (int i = 0; i < 48; ++i) {
@@ -307,22 +272,11 @@ TEST_CASE("queue limits hold exactly across three engine processes, one of them 
   kill(workers[0], SIGKILL);  // mid-flight: what it had admitted stays admitted until taken over
   wait_for(workers[0]);
   // Its leases end now, as they would have run out: the others take its runs over.
-  db.query("UPDATE {s}.tasks SET lease_until = {s}.db_now() WHERE status = 'running' AND lease_owner LIKE '%:" +
-           std::to_string(workers[0]) + "'");
-  db.query("UPDATE {s}.workflows SET lease_until = {s}.db_now() WHERE status = 'running' AND lease_owner LIKE '%:" +
-           std::to_string(workers[0]) + "'");
+  end_leases_of(db, workers[0]);
   workers[0] = worker();
   for (auto& run : runs) CHECK(run.result(60s) == 60);
-  sampler.stop();
-  for (pid_t pid : workers) {
-    kill(pid, SIGTERM);
-    wait_for(pid);
-  }
-  INFO("samples: " << sampler.samples());
-  CHECK(sampler.samples() > 100);
-  CHECK(sampler.most_in_total() <= 4);
-  CHECK(sampler.most_per_key() <= 2);
-  CHECK(sampler.most_in_total() >= 3);  // the engines together used the queue
+  stop_workers(workers);
+  check_never_over(sampler, 4, 2, 3);  // and the engines together used the queue
 }
 
 TEST_CASE("admission waits for the queue's lock, which a limit change holds too", "[queues]") {
@@ -468,7 +422,7 @@ TEST_CASE("a run that continues as new keeps its place, and a cancel of the chai
   TestDb db;
   const QueueSpec spec{"looping", 1, std::nullopt};
   auto engine = serving(db, "looping", &spec);
-  AdmittedSampler sampler(db, "looping");
+  MostSampler sampler = admitted_sampler(db, "looping");
   engine->start_workflow<LoopWorkflow>("looping-0", loop_of(12, 3, 1), on_queue("looping"));
   auto waiting = engine->start_workflow<SlowWorkflow>("looping-1", 1, on_queue("looping"));
   // Four runs of the chain, one after another, each admitted in its predecessor's place.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/failpoint.hpp"
 #include "support/process.hpp"
@@ -37,6 +38,23 @@ inline int exit_within(pid_t pid, std::chrono::seconds limit) {
 // A worker serving every test definition with these failpoints.
 inline pid_t worker_with(const TestDb& db, const std::string& failpoints) {
   return spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"}, {"DURABLE_FAILPOINTS=" + failpoints});
+}
+
+// The leases of runs and tasks that worker `pid` (killed) held end now, as they would have run out.
+inline void end_leases_of(const TestDb& db, pid_t pid) {
+  for (const char* table : {"tasks", "workflows"}) {
+    db.query(std::string("UPDATE {s}.") + table +
+             " SET lease_until = {s}.db_now() WHERE status = 'running' AND lease_owner LIKE '%:" + std::to_string(pid) +
+             "'");
+  }
+}
+
+// Stops each worker (SIGTERM) and waits for it.
+inline void stop_workers(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    kill(pid, SIGTERM);
+    wait_for(pid);
+  }
 }
 
 // Past every lease a killed worker held, by the database clock, with no engine running: two

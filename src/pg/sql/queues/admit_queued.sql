@@ -51,9 +51,7 @@ cand AS (
         AND w.cancel_requested_at IS NULL AND w.name IN (SELECT jsonb_array_elements_text($5::jsonb))
         AND (w.admit_after IS NULL OR w.admit_after <= {{now}})
       ORDER BY w.priority DESC, w.created_at
-      LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)
-                             ELSE least((SELECT n FROM room), coalesce(q.key_concurrency - coalesce(r.n, 0), $2::bigint),
-                                        coalesce(q.key_rate_count - coalesce(kr.n, 0), $2::bigint)) END)) l) c
+      LIMIT {{run_key_room}}) l) c
   WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0),
 pick AS (
   SELECT key, run_id, turn FROM cand ORDER BY priority DESC, turn, created_at

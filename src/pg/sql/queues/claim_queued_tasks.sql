@@ -54,9 +54,7 @@ cand AS (
       WHERE t.queue = $1 AND t.concurrency_key = k.key AND t.status = 'pending' AND t.queue <> 'default'
         AND t.available_at <= {{now}} AND t.name IN (SELECT jsonb_array_elements_text($2::jsonb))
       ORDER BY t.priority DESC, t.available_at
-      LIMIT greatest(0, CASE WHEN k.key = '' THEN (SELECT n FROM room)
-                             ELSE least((SELECT n FROM room), coalesce(q.key_concurrency - coalesce(r.n, 0), $3::bigint),
-                                        coalesce(q.key_rate_count - coalesce(kr.n, 0), $3::bigint)) END)) l) c
+      LIMIT {{attempt_key_room}}) l) c
   WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0),
 pick AS (
   SELECT key, run_id, step, turn FROM cand ORDER BY priority DESC, turn, available_at
