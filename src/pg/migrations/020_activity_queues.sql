@@ -30,9 +30,9 @@ ALTER TABLE {{s}}.queue_admissions ADD COLUMN attempt boolean NOT NULL DEFAULT f
 
 -- Turns remember who was served (start-time fair queuing): a key's next turn follows the turn of
 -- its latest run admitted or attempt started (`served`), and a key without a row starts at the
--- queue's turn (`run_turn`, `attempt_turn`: just before the latest admission's first turn). So a key is
--- served in turn even when none of its work is running at the moment, as at a concurrency of 1.
--- A key whose turn the queue's has passed needs no row: it goes.
+-- queue's turn (`run_turn`, `attempt_turn`: just before the latest admission's first turn). So a
+-- key is served in turn even when none of its work is running at the moment, as at a concurrency
+-- of 1. A key whose turn the queue's has passed needs no row: it goes.
 ALTER TABLE {{s}}.queues
   ADD COLUMN run_turn bigint NOT NULL DEFAULT 0,
   ADD COLUMN attempt_turn bigint NOT NULL DEFAULT 0;
