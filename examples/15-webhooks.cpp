@@ -1,8 +1,8 @@
 // Webhooks: a service that takes webhook deliveries and calls a downstream API that allows five
 // calls a second. The calls wait on an activity queue that holds them to that rate, however many
 // engines run them; a delivery that comes twice (senders retry) starts one run, by its
-// deduplication key; and a burst of edits to one document starts one reindex, debounced, with the
-// last edit's input.
+// deduplication key; an operator pauses the API's calls during an incident; and a burst of edits
+// to one document starts one reindex, debounced, with the last edit's input.
 //
 // Run: build/examples/15-webhooks   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
 #include <fmt/format.h>
@@ -69,6 +69,17 @@ int main() {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   fmt::print("{} deliveries ran ({} duplicate), in {:.1f} s at five a second\n", runs.size(), duplicates, seconds);
 
+  // [pause-activity]
+  // An incident: the API fails. Its calls stop, on every engine, until an operator lets them go.
+  engine.queues().pause_activity(CallApi::name, {.actor = "ana", .reason = "the API answers 503"});
+  auto held = engine.start_workflow<Deliver>("delivery-held", std::string("evt-held"));
+  std::this_thread::sleep_for(300ms);
+  const bool waited = held.status() == durable::WorkflowStatus::running;  // its call waits, not failed
+  engine.queues().resume_activity(CallApi::name, {.actor = "ana", .reason = "the API is back"});
+  // [pause-activity]
+  const std::string after = held.result(10s);
+  fmt::print("a delivery during the pause waited ({}), then: {}\n", waited ? "yes" : "no", after);
+
   // A burst of five edits to one document: one reindex, 300 ms after the last, of the last version.
   std::optional<durable::WorkflowHandle<std::string>> reindex;
   for (int version = 1; version <= 5; ++version) {
@@ -87,7 +98,7 @@ int main() {
 
   engine.stop();
   durable::testing::drop_schema(url, schema);
-  const bool ok = runs.size() == 11 && duplicates == 1 && seconds >= 2.0 && indexed == "indexed v5" &&
-                  reindex->id().str() == "reindex-doc-42-v1";
+  const bool ok = runs.size() == 11 && duplicates == 1 && seconds >= 2.0 && indexed == "indexed v5" && waited &&
+                  after == "sent evt-held" && reindex->id().str() == "reindex-doc-42-v1";
   return ok ? 0 : 1;
 }

@@ -24,7 +24,8 @@ struct AuditEntry {
   std::chrono::system_clock::time_point at{};
   // `action`: resume, fork, cancel, terminate, delete, prune, expire_idempotency_results,
   // schedule_pause, schedule_resume or schedule_delete (details: the schedule_id), queue_pause or
-  // queue_resume (details: the queue).
+  // queue_resume (details: the queue), workflow_type_pause or workflow_type_resume (details: the
+  // workflow), activity_type_pause or activity_type_resume (details: the activity).
   std::string actor, action, reason;
   WorkflowId workflow_id;
   RunId run_id;

@@ -49,6 +49,15 @@ struct QueueInfo {
   std::int64_t activities_running = 0;  // activity attempts on the queue running now
 };
 
+// A workflow or activity type an operator paused (Queues::pause_workflow, Queues::pause_activity).
+enum class TypeKind { workflow, activity };
+struct PausedType {
+  TypeKind kind = TypeKind::workflow;
+  std::string name;
+  TimePoint paused_at{};
+  std::string paused_by, paused_reason;
+};
+
 // One concurrency key of a queue ("" for the runs started without one).
 struct QueueKeyInfo {
   std::string key;

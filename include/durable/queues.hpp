@@ -8,6 +8,7 @@
 // Keys (StartOptions::concurrency_key: a tenant, a customer) take turns within a queue, so a key
 // with a long backlog does not hold back the others; higher priority is admitted first.
 // Activities wait on named queues too (ActivityOptions::queue), under the same kinds of limits.
+// A workflow type or an activity type can be paused on its own, whatever its queue.
 #pragma once
 
 #include <memory>
@@ -39,7 +40,26 @@ class Queues {
   void pause(const std::string& name, const OperatorAction& action);
   void resume(const std::string& name, const OperatorAction& action);
 
+  // Pauses a workflow type on every engine: no run of it is claimed, admitted, leased at its start
+  // or continued by a step's commit; a replay under way finishes, its activities run on, and runs
+  // may still start (they wait). This engine holds it at once, the others as soon as they hear of
+  // it (NOTIFY), within their poll interval at most. Any name may be paused, registered anywhere
+  // or not. Audited (workflow_type_pause, details {"workflow": name}). Throws InvalidArgument for
+  // an empty name or reason; nothing is written then.
+  void pause_workflow(const std::string& name, const OperatorAction& action);
+  // Its runs are claimed again at once. Audited (workflow_type_resume); false, and nothing
+  // written, when it was not paused.
+  bool resume_workflow(const std::string& name, const OperatorAction& action);
+  // Pauses an activity type on every engine, as pause_workflow: no attempt of it starts (those
+  // running finish); its calls wait, on whatever queue. Audited (activity_type_pause,
+  // activity_type_resume, details {"activity": name}); as pause_workflow otherwise.
+  void pause_activity(const std::string& name, const OperatorAction& action);
+  bool resume_activity(const std::string& name, const OperatorAction& action);
+  std::vector<PausedType> paused_types() const;  // the workflows first, each kind by name
+
  private:
+  void pause_type(TypeKind kind, const std::string& name, const OperatorAction& action);
+  bool resume_type(TypeKind kind, const std::string& name, const OperatorAction& action);
   friend class Engine;  // Engine::queues()
   friend class Runs;    // Runs::stats()
   explicit Queues(std::shared_ptr<detail::EngineCore> core);

@@ -11,7 +11,7 @@ std::optional<Duration> Admission::admit(const std::string& queue) {
   try {
     // A full batch may leave more to admit: go on until a turn admits less.
     for (int turn = 0; turn < 100 && !stopping_.load(); ++turn) {
-      const auto done = store_.admit(queue, names_json_, batch_);
+      const auto done = store_.admit(queue, *paused_.workflow_names_json(), batch_);
       if (done.cancelled > 0) {
         logger().info("queue '{}': {} queued run(s) asked to cancel ended before they ran", queue, done.cancelled);
         signals_.run_ended();

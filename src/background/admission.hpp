@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/paused_types.hpp"
 #include "base/wake_signal.hpp"
 #include "durable/options.hpp"
 #include "pg/queue_store.hpp"
@@ -17,14 +18,14 @@ namespace durable::detail {
 
 class Admission {
  public:
-  // `queues`: the named queues this engine serves; `names_json`: the workflows it runs (json
-  // array), the only ones it admits (an admitted run holds its place until a runner ends it);
+  // `queues`: the named queues this engine serves; `paused`: the workflows it runs, the only ones
+  // it admits unless paused (an admitted run holds its place until a runner ends it);
   // `batch`: runs admitted per queue per turn at most.
-  Admission(pg::QueueStore& store, std::vector<std::string> queues, std::string names_json, int batch,
+  Admission(pg::QueueStore& store, std::vector<std::string> queues, const PausedTypes& paused, int batch,
             Duration poll_interval, EngineSignals& signals, const std::atomic<bool>& stopping)
       : store_(store),
         queues_(std::move(queues)),
-        names_json_(std::move(names_json)),
+        paused_(paused),
         batch_(batch),
         poll_interval_(poll_interval),
         signals_(signals),
@@ -36,7 +37,7 @@ class Admission {
   std::optional<Duration> admit(const std::string& queue);
   pg::QueueStore& store_;
   const std::vector<std::string> queues_;
-  const std::string names_json_;
+  const PausedTypes& paused_;
   const int batch_;
   const Duration poll_interval_;
   EngineSignals& signals_;

@@ -66,6 +66,7 @@ struct EngineSignals {
   WakeSignal schedule_work;  // a schedule changed or the clock moved: wakes the scheduler
   WakeSignal events;         // a run published an event: wakes get_event() waiters
   WakeSignal queue_work;     // a run was started or ended: wakes the admission of named queues
+  WakeSignal paused_types;   // a type was paused or resumed somewhere: wakes the engine's re-read
   // A run ended: its result() waiters, and its get_event() waiters (no event comes any more).
   void run_ended() {
     ended.notify();

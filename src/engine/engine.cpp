@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "background/admission.hpp"
+#include "background/pause_watch.hpp"
 #include "background/presence.hpp"
 #include "background/retention.hpp"
 #include "background/scheduler.hpp"
@@ -114,20 +115,20 @@ void EngineCore::start_dispatcher() {
   dispatcher_ = std::make_unique<Dispatcher>(
       DispatcherSettings{owner_, options_.instance, options_.poll_interval, options_.lease_margin,
                          options_.idempotency_input_mismatch_fails, served_queues()},
-      activity_capacity(), registry_, store(), finisher_, metrics_, signals_, stopping_, &transactions);
+      activity_capacity(), registry_, paused_types_, store(), finisher_, metrics_, signals_, stopping_, &transactions);
 }
 
 void EngineCore::start_runner() {
   caches_ = std::make_unique<JournalCaches>(store(), registry_);
   replayer_ = std::make_unique<Replayer>(ReplaySettings{owner_, options_.on_nondeterminism, options_.codec != nullptr,
                                                         options_.lease_margin, runs_default_queue()},
-                                         registry_, store(), *caches_, dispatcher_ ? &dispatcher_->slots() : nullptr,
-                                         metrics_, signals_, stopping_);
-  finisher_.continue_in_place_with(*replayer_, *caches_);
+                                         registry_, paused_types_, store(), *caches_,
+                                         dispatcher_ ? &dispatcher_->slots() : nullptr, metrics_, signals_, stopping_);
+  finisher_.continue_in_place_with(*replayer_, *caches_, paused_types_);
   runner_ = std::make_unique<Runner>(
       RunnerSettings{owner_, options_.workflow_max_concurrency, options_.workflow_lease, options_.poll_interval,
                      options_.app_version, Json(served_queues()).dump()},
-      registry_, store(), *replayer_, *caches_, metrics_, signals_.workflow_work, stopping_);
+      paused_types_, store(), *replayer_, *caches_, metrics_, signals_.workflow_work, stopping_);
 }
 
 int EngineCore::activity_capacity() const {
@@ -208,6 +209,7 @@ void EngineCore::start() {
   database_.ensure_schema();  // the one place: a failure here fails start(), not a first claim
   define_queues();
   add_builtin_activities();
+  watch_pauses();  // before any claim: a type paused now is not claimed even once
   // Both made before any thread starts: each may hand work straight to the other.
   if (!registry_.activities.empty()) start_dispatcher();
   if (!registry_.workflows.empty()) start_runner();
@@ -240,6 +242,19 @@ void EngineCore::start() {
                         registry_.workflows.size(), registry_.activities.size(), options_.schema);
 }
 
+void EngineCore::watch_pauses() {
+  auto names = [](const auto& map) {
+    std::vector<std::string> out;
+    for (const auto& entry : map) out.push_back(entry.first);
+    return out;
+  };
+  paused_types_.serve(names(registry_.workflows), names(registry_.activities));
+  pause_watch_ =
+      std::make_unique<PauseWatch>(queue_store(), paused_types_, options_.poll_interval, signals_, stopping_);
+  pause_watch_->read();
+  threads_.emplace_back([this] { pause_watch_->loop(); });
+}
+
 void EngineCore::run_cancelled(const std::string& run_id) {
   signals_.run_ended();
   try {
@@ -267,6 +282,7 @@ void EngineCore::stop() {
   signals_.task_work.notify();
   signals_.schedule_work.notify();
   signals_.queue_work.notify();
+  signals_.paused_types.notify();
   for (auto& t : threads_) t.join();  // claim loops exit; a replay in progress finishes first
   threads_.clear();
   if (listener_.joinable()) listener_.join();  // not when start() failed before it
@@ -277,6 +293,7 @@ void EngineCore::stop() {
   }
   if (presence_) presence_->removed();  // not when start() failed before it
   presence_.reset();
+  pause_watch_.reset();
   runner_.reset();
   scheduler_.reset();
   retention_.reset();
@@ -300,6 +317,7 @@ void EngineCore::listen() {
             break;
           case pg::Wake::schedules: signals_.schedule_work.notify(); break;
           case pg::Wake::events: signals_.events.notify(); break;
+          case pg::Wake::paused: signals_.paused_types.notify(); break;
         }
       },
       [this] { return stopping_.load(); });

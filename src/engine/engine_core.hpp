@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/checks.hpp"
+#include "base/paused_types.hpp"
 #include "base/registry.hpp"
 #include "base/wake_signal.hpp"
 #include "durable/engine.hpp"
@@ -31,6 +32,7 @@ class Retention;
 class Sweeps;
 class Presence;
 class Admission;
+class PauseWatch;
 
 class EngineCore {
  public:
@@ -66,6 +68,8 @@ class EngineCore {
   pg::RunStore& run_store() { return database_.runs(); }
   pg::QueueStore& queue_store() { return database_.queues(); }
   EngineSignals& signals() { return signals_; }
+  // The paused workflow and activity types as this engine last read them (empty until start()).
+  PausedTypes& paused_types() { return paused_types_; }
 
   // After this process cancelled a run: wakes whoever waits for results here, and cancels the
   // run's children under the cancel policy, down the tree (best effort: the orphan sweep of any
@@ -98,6 +102,8 @@ class EngineCore {
   void add_builtin_activities();
   // At start(): stores the queues it adds and checks that the ones it serves are defined.
   void define_queues();
+  // At start(): reads the paused types, and keeps reading them while the engine runs.
+  void watch_pauses();
   // At start(), when it runs workflows: admits the queued runs of the named queues it serves.
   void start_admission();
   // Activity slots of this instance: its entry in instance_activity_concurrency, or the default.
@@ -109,6 +115,7 @@ class EngineCore {
   pg::Database database_;
   MetricsRecorder metrics_;
   EngineSignals signals_;
+  PausedTypes paused_types_;
   // Every finished activity commits through it, in groups.
   StepCommitter steps_;
   StepFinisher finisher_;  // the dispatcher hands it every outcome
@@ -121,10 +128,11 @@ class EngineCore {
   std::unique_ptr<Runner> runner_;
   std::atomic<Runner*> local_runner_{nullptr};
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<Retention> retention_;  // when EngineOptions::retention is on
-  std::unique_ptr<Sweeps> sweeps_;        // when it runs workflows
-  std::unique_ptr<Presence> presence_;    // its row in the list of engines, while started
-  std::unique_ptr<Admission> admission_;  // when it serves named queues and runs workflows
+  std::unique_ptr<Retention> retention_;     // when EngineOptions::retention is on
+  std::unique_ptr<Sweeps> sweeps_;           // when it runs workflows
+  std::unique_ptr<Presence> presence_;       // its row in the list of engines, while started
+  std::unique_ptr<Admission> admission_;     // when it serves named queues and runs workflows
+  std::unique_ptr<PauseWatch> pause_watch_;  // keeps paused_types_ fresh, while started
   std::mutex queues_mutex_;
   std::set<std::string> defined_queues_;  // found defined by check_queue_defined
   std::vector<std::thread> threads_;

@@ -104,6 +104,73 @@ void Queues::resume(const std::string& name, const OperatorAction& action) {
                         detail::loggable(action.reason, core_->options().codec != nullptr));
 }
 
+namespace {
+
+const char* kind_text(TypeKind kind) { return kind == TypeKind::workflow ? "workflow" : "activity"; }
+
+void check_type_name(const std::string& name, TypeKind kind) {
+  const auto problem = name.empty() ? std::string("is empty") : detail::text_problem(name, 1000);
+  if (!problem.empty()) {
+    throw InvalidArgument(fmt::format("the {} type name '{}' {}: give the name it is registered under", kind_text(kind),
+                                      detail::printable(name, 60), problem));
+  }
+}
+
+// This engine's own copy of the paused types takes a pause or resume it made at once.
+void copy_pause(detail::EngineCore& core, TypeKind kind, const std::string& name, bool paused) {
+  if (kind == TypeKind::workflow) {
+    core.paused_types().set_workflow(name, paused);
+  } else {
+    core.paused_types().set_activity(name, paused);
+  }
+}
+
+}  // namespace
+
+void Queues::pause_type(TypeKind kind, const std::string& name, const OperatorAction& action) {
+  check_type_name(name, kind);
+  detail::check_action(action);
+  core_->queue_store().set_type_paused(kind_text(kind), name, true, action);
+  copy_pause(*core_, kind, name, true);  // the other engines hear of it (NOTIFY) and read it
+  detail::logger().info("{} type '{}' paused by '{}': {}", kind_text(kind), detail::printable(name), action.actor,
+                        detail::loggable(action.reason, core_->options().codec != nullptr));
+}
+
+bool Queues::resume_type(TypeKind kind, const std::string& name, const OperatorAction& action) {
+  check_type_name(name, kind);
+  detail::check_action(action);
+  if (!core_->queue_store().set_type_paused(kind_text(kind), name, false, action)) return false;
+  copy_pause(*core_, kind, name, false);
+  core_->signals().workflow_work.notify();
+  core_->signals().task_work.notify();
+  core_->signals().queue_work.notify();
+  detail::logger().info("{} type '{}' resumed by '{}': {}", kind_text(kind), detail::printable(name), action.actor,
+                        detail::loggable(action.reason, core_->options().codec != nullptr));
+  return true;
+}
+
+void Queues::pause_workflow(const std::string& name, const OperatorAction& action) {
+  pause_type(TypeKind::workflow, name, action);
+}
+bool Queues::resume_workflow(const std::string& name, const OperatorAction& action) {
+  return resume_type(TypeKind::workflow, name, action);
+}
+void Queues::pause_activity(const std::string& name, const OperatorAction& action) {
+  pause_type(TypeKind::activity, name, action);
+}
+bool Queues::resume_activity(const std::string& name, const OperatorAction& action) {
+  return resume_type(TypeKind::activity, name, action);
+}
+
+std::vector<PausedType> Queues::paused_types() const {
+  std::vector<PausedType> types;
+  for (auto& row : core_->queue_store().paused_types()) {
+    types.push_back({row.kind == "workflow" ? TypeKind::workflow : TypeKind::activity, std::move(row.name),
+                     time_of(row.paused_at_us), std::move(row.paused_by), std::move(row.paused_reason)});
+  }
+  return types;
+}
+
 // The engine's side of queues: the ones it serves, adds and admits.
 namespace detail {
 
@@ -178,7 +245,7 @@ void EngineCore::start_admission() {
   std::erase(named, std::string(default_queue));
   if (named.empty()) return;
   // As many as its runners take in a turn or two: more would only wait, out of turn.
-  admission_ = std::make_unique<Admission>(queue_store(), std::move(named), registry_.workflow_names_json(),
+  admission_ = std::make_unique<Admission>(queue_store(), std::move(named), paused_types_,
                                            std::max(16, 2 * options_.workflow_max_concurrency), options_.poll_interval,
                                            signals_, stopping_);
   threads_.emplace_back([this] { admission_->loop(); });

@@ -78,8 +78,11 @@ StartAttempt try_start(const std::shared_ptr<EngineCore>& core, const std::strin
   const std::string run_id = time_ordered_uuid();
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before). A run on a
-  // named queue waits for its admission instead.
-  Runner* runner = core->runs_default_queue() && placed.queue == default_queue ? core->local_runner() : nullptr;
+  // named queue waits for its admission instead, and a run of a paused type for a claim.
+  Runner* runner = core->runs_default_queue() && placed.queue == default_queue &&
+                           !core->paused_types().workflow_paused(workflow_name)
+                       ? core->local_runner()
+                       : nullptr;
   const std::string owner = runner ? core->owner() : std::string();
   auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, placed, owner,
                                             core->options().workflow_lease);

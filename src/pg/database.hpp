@@ -27,6 +27,7 @@ enum class Wake {
   ended,      // a workflow run ended
   schedules,  // a schedule was created, changed or resumed (or the test clock moved)
   events,     // a run published an event (WorkflowContext::set_event)
+  paused,     // a workflow or activity type was paused or resumed (Queues::pause_workflow, ...)
 };
 
 class Database {

@@ -21,7 +21,7 @@ class Receiver : public pqxx::notification_receiver {
 }  // namespace
 
 void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, const std::function<bool()>& stopping) {
-  constexpr Wake kinds[] = {Wake::workflows, Wake::tasks, Wake::ended, Wake::schedules, Wake::events};
+  constexpr Wake kinds[] = {Wake::workflows, Wake::tasks, Wake::ended, Wake::schedules, Wake::events, Wake::paused};
   while (!stopping()) {
     try {
       auto listening = pool.open();
@@ -31,6 +31,7 @@ void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, 
       Receiver ended(conn, pool.schema(), Wake::ended, heard);
       Receiver schedules(conn, pool.schema(), Wake::schedules, heard);
       Receiver events(conn, pool.schema(), Wake::events, heard);
+      Receiver paused(conn, pool.schema(), Wake::paused, heard);
       for (Wake kind : kinds) heard(kind);  // anything added or ended while we were not listening
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {

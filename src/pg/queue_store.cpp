@@ -32,7 +32,8 @@ QueueStore::QueueStore(ConnectionPool& pool, detail::Sealer sealer)
       seal_(std::move(sealer)),
       workflows_channel_(wake_channel(pool.schema(), Wake::workflows)),
       ended_channel_(wake_channel(pool.schema(), Wake::ended)),
-      tasks_channel_(wake_channel(pool.schema(), Wake::tasks)) {}
+      tasks_channel_(wake_channel(pool.schema(), Wake::tasks)),
+      paused_channel_(wake_channel(pool.schema(), Wake::paused)) {}
 
 bool QueueStore::define(const QueueSpec& spec) {
   bool changed = false;
@@ -68,6 +69,55 @@ bool QueueStore::set_paused(const std::string& name, bool paused, const Operator
     tx.commit();
   });
   return found;
+}
+
+bool QueueStore::set_type_paused(const std::string& kind, const std::string& name, bool paused,
+                                 const OperatorAction& action) {
+  bool changed = false;
+  const std::string action_id = detail::random_uuid();
+  pool_.write(stmt::pause_type, [&](pqxx::connection& conn, bool maybe_committed) {  // a repeat sets the same
+    pqxx::work tx(conn);
+    if (maybe_committed && audited(tx, action_id)) {
+      changed = true;  // the earlier try committed, its entry with it
+      return;
+    }
+    changed = tx.exec_prepared1(stmt::pause_type, kind, name, paused, action.actor, seal_.seal_text(action.reason),
+                                workflows_channel_, tasks_channel_, paused_channel_)["changed"]
+                  .as<int>() > 0;
+    if (changed) {
+      const std::string audited_action = kind + (paused ? "_type_pause" : "_type_resume");
+      insert_audit(tx, seal_, action, action_id, audited_action.c_str(), "", "", {{kind, name}});
+    }
+    tx.commit();
+  });
+  return changed;
+}
+
+std::vector<PausedTypeRow> QueueStore::paused_types() {
+  std::vector<PausedTypeRow> rows;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    rows.clear();
+    for (const auto& r : tx.exec_prepared(stmt::paused_types)) {
+      rows.push_back({r["kind"].as<std::string>(), r["name"].as<std::string>(), r["paused_at_us"].as<std::int64_t>(),
+                      r["paused_by"].as<std::string>(),
+                      seal_.open_text(r["paused_reason"].as<std::string>(), "a paused type's reason")});
+    }
+  });
+  return rows;
+}
+
+PausedNames QueueStore::paused_names() {
+  PausedNames names;
+  pool_.read([&](pqxx::connection& conn) {
+    pqxx::nontransaction tx(conn);
+    names = {};
+    for (const auto& r : tx.exec_prepared(stmt::paused_names)) {
+      (r["kind"].as<std::string>() == "workflow" ? names.workflows : names.activities)
+          .push_back(r["name"].as<std::string>());
+    }
+  });
+  return names;
 }
 
 std::vector<QueueRow> QueueStore::read(const std::string& name) {

@@ -26,6 +26,17 @@ struct QueueRow {
   std::int64_t now_us = 0;
 };
 
+struct PausedTypeRow {
+  std::string kind;  // "workflow" or "activity"
+  std::string name;
+  std::int64_t paused_at_us = 0;
+  std::string paused_by, paused_reason;
+};
+
+struct PausedNames {
+  std::vector<std::string> workflows, activities;
+};
+
 struct QueueKeyRow {
   std::string key;
   std::int64_t queued = 0, running = 0;
@@ -45,6 +56,11 @@ class QueueStore {
   std::vector<QueueRow> read(const std::string& name = {});  // '': all of them
   std::vector<QueueKeyRow> keys(const std::string& name, int limit);
   std::vector<std::string> names_of_defined(const std::vector<std::string>& names);
+  // Pauses or resumes a workflow or activity type (`kind` "workflow" or "activity"), with its
+  // audit entry in the same transaction. False: a resume found it not paused (nothing written).
+  bool set_type_paused(const std::string& kind, const std::string& name, bool paused, const OperatorAction& action);
+  std::vector<PausedTypeRow> paused_types();
+  PausedNames paused_names();  // the names alone, for the engines' copies (base/paused_types.hpp)
 
   struct Admission {
     int admitted = 0;                  // queued runs now admitted
@@ -59,7 +75,7 @@ class QueueStore {
  private:
   ConnectionPool& pool_;
   detail::Sealer seal_;
-  const std::string workflows_channel_, ended_channel_, tasks_channel_;
+  const std::string workflows_channel_, ended_channel_, tasks_channel_, paused_channel_;
 };
 
 }  // namespace durable::pg

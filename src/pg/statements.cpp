@@ -21,6 +21,7 @@ std::string wake_channel(const std::string& schema, Wake kind) {
     case Wake::ended: return "durable_e_" + schema;
     case Wake::schedules: return "durable_s_" + schema;
     case Wake::events: return "durable_v_" + schema;
+    case Wake::paused: return "durable_p_" + schema;
   }
   return {};
 }

@@ -10,9 +10,9 @@
 
 namespace durable::detail {
 
-Dispatcher::Dispatcher(DispatcherSettings settings, int capacity, const Registry& registry, pg::TaskStore& store,
-                       OutcomeCommitter& outcomes, MetricsRecorder& metrics, EngineSignals& signals,
-                       const std::atomic<bool>& stopping, const TransactionSource* transactions)
+Dispatcher::Dispatcher(DispatcherSettings settings, int capacity, const Registry& registry, const PausedTypes& paused,
+                       pg::TaskStore& store, OutcomeCommitter& outcomes, MetricsRecorder& metrics,
+                       EngineSignals& signals, const std::atomic<bool>& stopping, const TransactionSource* transactions)
     : settings_(std::move(settings)),
       registry_(registry),
       store_(store),
@@ -21,7 +21,7 @@ Dispatcher::Dispatcher(DispatcherSettings settings, int capacity, const Registry
       signals_(signals),
       stopping_(stopping),
       transactions_(transactions ? std::optional<TransactionSource>(*transactions) : std::nullopt),
-      names_json_(registry_.activity_names_json()),
+      paused_(paused),
       queues_json_(Json(settings_.queues).dump()),
       slots_(
           capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
@@ -115,7 +115,8 @@ std::vector<pg::ClaimedTask> Dispatcher::claim(int free, std::optional<Duration>
   const int left = free - static_cast<int>(tasks.size());
   if (left > 0) {
     try {
-      auto more = store_.claim_tasks(names_json_, queues_json_, left, settings_.owner, settings_.lease_margin);
+      auto more = store_.claim_tasks(*paused_.activity_names_json(), queues_json_, left, settings_.owner,
+                                     settings_.lease_margin);
       std::move(more.begin(), more.end(), std::back_inserter(tasks));
     } catch (const std::exception& e) {
       logger().warn("claiming activity tasks failed: instance={} error={}", settings_.instance, e.what());
@@ -133,7 +134,8 @@ void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std:
     if (left <= 0) return;
     const auto& queue = named_queues_[(next_named_ + i) % named_queues_.size()];
     try {
-      auto claim = store_.claim_queued_tasks(queue, names_json_, left, settings_.owner, settings_.lease_margin);
+      auto claim = store_.claim_queued_tasks(queue, *paused_.activity_names_json(), left, settings_.owner,
+                                             settings_.lease_margin);
       std::move(claim.tasks.begin(), claim.tasks.end(), std::back_inserter(tasks));
       if (claim.retry_in) retry_in = std::min(retry_in.value_or(*claim.retry_in), *claim.retry_in);
     } catch (const std::exception& e) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/exceptions.hpp"
+#include "base/paused_types.hpp"
 #include "base/registry.hpp"
 #include "base/wake_signal.hpp"
 #include "pg/stage_stores.hpp"
@@ -53,8 +54,9 @@ class Dispatcher {
   // `capacity` is the number of body slots. Tasks are claimed from and settled in `store`;
   // outcomes are handed to `outcomes`. `transactions`: null on an engine (or a test) that runs no
   // transactional activity.
-  Dispatcher(DispatcherSettings settings, int capacity, const Registry& registry, pg::TaskStore& store,
-             OutcomeCommitter& outcomes, MetricsRecorder& metrics, EngineSignals& signals,
+  // `paused`: the activity types paused, whose tasks it does not claim.
+  Dispatcher(DispatcherSettings settings, int capacity, const Registry& registry, const PausedTypes& paused,
+             pg::TaskStore& store, OutcomeCommitter& outcomes, MetricsRecorder& metrics, EngineSignals& signals,
              const std::atomic<bool>& stopping, const TransactionSource* transactions = nullptr);
   ~Dispatcher();
 
@@ -129,7 +131,7 @@ class Dispatcher {
   EngineSignals& signals_;
   const std::atomic<bool>& stopping_;
   const std::optional<TransactionSource> transactions_;
-  std::string names_json_;
+  const PausedTypes& paused_;
   std::string queues_json_;                // the queues served
   std::vector<std::string> named_queues_;  // those of them with limits: claimed under their locks
   std::size_t next_named_ = 0;             // the named queue to claim from first, in turn

@@ -112,7 +112,7 @@ void Replayer::fill(Planned& planned, Decisions decided, const JournalCache& jou
 Reservation Replayer::lease_at_once(pg::ReplayCommit& commit, SlotHold* hold) {
   const auto runs_here = [&](const pg::NewTask& task) {
     return !task.dropped && settings_.serves_default_queue && task.options.queue == default_queue &&
-           registry_.activities.count(task.name) > 0;
+           registry_.activities.count(task.name) > 0 && !paused_.activity_paused(task.name);
   };
   int local = 0;
   for (const pg::NewTask& task : commit.tasks) local += runs_here(task) ? 1 : 0;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/paused_types.hpp"
 #include "base/registry.hpp"
 #include "base/wake_signal.hpp"
 #include "pg/stage_stores.hpp"
@@ -38,10 +39,12 @@ class Replayer {
  public:
   // `slots`: this engine's activity slots, which tasks a commit leases at once run on; null when
   // it runs no activities.
-  Replayer(ReplaySettings settings, const Registry& registry, pg::ReplayStore& store, JournalCaches& caches,
-           ActivitySlots* slots, MetricsRecorder& metrics, EngineSignals& signals, const std::atomic<bool>& stopping)
+  Replayer(ReplaySettings settings, const Registry& registry, const PausedTypes& paused, pg::ReplayStore& store,
+           JournalCaches& caches, ActivitySlots* slots, MetricsRecorder& metrics, EngineSignals& signals,
+           const std::atomic<bool>& stopping)
       : settings_(std::move(settings)),
         registry_(registry),
+        paused_(paused),
         store_(store),
         caches_(caches),
         slots_(slots),
@@ -87,6 +90,7 @@ class Replayer {
 
   const ReplaySettings settings_;
   const Registry& registry_;
+  const PausedTypes& paused_;
   pg::ReplayStore& store_;
   JournalCaches& caches_;
   ActivitySlots* slots_;

@@ -9,7 +9,7 @@
 
 namespace durable::detail {
 
-Runner::Runner(RunnerSettings settings, const Registry& registry, pg::ReplayStore& store, Replayer& replayer,
+Runner::Runner(RunnerSettings settings, const PausedTypes& paused, pg::ReplayStore& store, Replayer& replayer,
                JournalCaches& caches, MetricsRecorder& metrics, WakeSignal& workflow_work,
                const std::atomic<bool>& stopping)
     : settings_(std::move(settings)),
@@ -19,7 +19,7 @@ Runner::Runner(RunnerSettings settings, const Registry& registry, pg::ReplayStor
       metrics_(metrics),
       workflow_work_(workflow_work),
       stopping_(stopping),
-      names_json_(registry.workflow_names_json()) {}
+      paused_(paused) {}
 
 void Runner::offer(pg::ClaimedWorkflow claim) {
   {
@@ -48,7 +48,8 @@ std::optional<pg::ClaimedWorkflow> Runner::claim() {
   const int limit = std::max(1, settings_.concurrency - offered_count());
   try {
     const auto started = std::chrono::steady_clock::now();
-    auto claimed = store_.claim_workflows(names_json_, settings_.queues_json, limit, settings_.owner, settings_.lease);
+    auto claimed = store_.claim_workflows(*paused_.workflow_names_json(), settings_.queues_json, limit, settings_.owner,
+                                          settings_.lease);
     if (claimed.empty()) return std::nullopt;
     metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
     for (std::size_t i = 1; i < claimed.size(); ++i) offer(std::move(claimed[i]));

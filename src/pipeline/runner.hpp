@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "base/registry.hpp"
+#include "base/paused_types.hpp"
 #include "base/wake_signal.hpp"
 #include "pg/stage_stores.hpp"
 #include "pipeline/journal_caches.hpp"
@@ -29,7 +29,8 @@ struct RunnerSettings {
 
 class Runner {
  public:
-  Runner(RunnerSettings settings, const Registry& registry, pg::ReplayStore& store, Replayer& replayer,
+  // `paused`: the workflow types paused, whose runs it does not claim.
+  Runner(RunnerSettings settings, const PausedTypes& paused, pg::ReplayStore& store, Replayer& replayer,
          JournalCaches& caches, MetricsRecorder& metrics, WakeSignal& workflow_work, const std::atomic<bool>& stopping);
   void loop();  // one per runner thread, until the engine stops (then it replays what was offered)
   // A run leased to this engine already (just started here): replayed by the next free runner thread.
@@ -55,7 +56,7 @@ class Runner {
   MetricsRecorder& metrics_;
   WakeSignal& workflow_work_;
   const std::atomic<bool>& stopping_;
-  const std::string names_json_;
+  const PausedTypes& paused_;
   std::mutex offered_mutex_;
   std::deque<pg::ClaimedWorkflow> offered_;
 };

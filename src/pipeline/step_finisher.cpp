@@ -31,7 +31,7 @@ std::optional<Committed> StepFinisher::continue_in_place(const Outcome& outcome,
                                                          pg::ActivityTransaction* transaction) {
   const pg::ClaimedTask& task = outcome.task;
   std::shared_ptr<JournalCache> journal = caches_->of_task(task);
-  if (!journal) return std::nullopt;
+  if (!journal || paused_->workflow_paused(journal->name)) return std::nullopt;
   std::unique_lock busy(journal->busy, std::try_to_lock);
   if (!busy.owns_lock() || !caches_->knows_step(*journal, task)) return std::nullopt;
 

@@ -20,9 +20,11 @@ class StepFinisher final : public OutcomeCommitter {
       : steps_(steps), owner_(std::move(owner)), lease_margin_(lease_margin), metrics_(metrics) {}
   // Outcomes of workflows whose journal this engine holds continue in place through these; set
   // before the first outcome, on an engine that runs workflows.
-  void continue_in_place_with(Replayer& replayer, JournalCaches& caches) {
+  // `paused`: a step of a paused workflow type commits without carrying its run on.
+  void continue_in_place_with(Replayer& replayer, JournalCaches& caches, const PausedTypes& paused) {
     replayer_ = &replayer;
     caches_ = &caches;
+    paused_ = &paused;
   }
 
   Committed commit(const Outcome& outcome, SlotHold* hold, pg::ActivityTransaction* transaction) override;
@@ -42,6 +44,7 @@ class StepFinisher final : public OutcomeCommitter {
   MetricsRecorder& metrics_;
   Replayer* replayer_ = nullptr;
   JournalCaches* caches_ = nullptr;
+  const PausedTypes* paused_ = nullptr;
 };
 
 }  // namespace durable::detail

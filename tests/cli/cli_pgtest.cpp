@@ -318,6 +318,29 @@ TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", 
   CHECK(cli(db, {"queues", "define", "metered", "--rate", "0/1s"}).code == 2);
 }
 
+TEST_CASE_METHOD(Fleet, "queues pause and resume a workflow or an activity type, audited", "[pg][cli][queues]") {
+  CHECK(cli(db, {"queues", "pause", "--activity", "charge_card", "--reason", "the card API is down"}).out ==
+        "paused activity type 'charge_card'\n");
+  const Json listed = cli(db, {"queues", "list", "--json"}).json();
+  REQUIRE(listed["paused_types"].size() == 1);
+  CHECK(listed["paused_types"][0]["kind"] == "activity");
+  CHECK(listed["paused_types"][0]["name"] == "charge_card");
+  CHECK(listed["paused_types"][0]["paused_reason"] == "the card API is down");
+  CHECK(cli(db, {"queues", "list"}).out.find("activity     charge_card") != std::string::npos);
+  CHECK(engine.queues().paused_types().size() == 1);
+  CHECK(cli(db, {"queues", "resume", "--activity", "charge_card", "--reason", "back"}).out ==
+        "resumed activity type 'charge_card'\n");
+  CHECK(cli(db, {"queues", "resume", "--activity", "charge_card", "--reason", "back"}).out ==
+        "activity type 'charge_card' was not paused\n");
+  CHECK(cli(db, {"queues", "pause", "--workflow", "checkout", "--reason", "bad deploy"}).code == 0);
+  CHECK(engine.queues().paused_types().at(0).kind == TypeKind::workflow);
+  // One target at a time, and a reason: usage errors, nothing written.
+  CHECK(cli(db, {"queues", "pause", "tenants", "--workflow", "checkout", "--reason", "r"}).code == 2);
+  CHECK(cli(db, {"queues", "pause", "--reason", "r"}).code == 2);
+  CHECK(cli(db, {"queues", "pause", "--workflow", "checkout"}).code == 2);
+  CHECK(engine.queues().paused_types().size() == 1);
+}
+
 TEST_CASE_METHOD(Fleet, "stats and prune read across the schema", "[pg][cli]") {
   auto stats = cli(db, {"stats", "--json"});
   REQUIRE(stats.code == 0);

@@ -118,6 +118,17 @@ TEST_CASE("the console lists the named queues with their limits, pause and count
   CHECK(t.at("oldest_queued_seconds").get<double>() >= 0);
   CHECK(t.at("activities_waiting") == 0);
   CHECK(t.at("activities_running") == 0);
+  CHECK(all.body.at("paused_types") == Json::array());
+
+  // A paused type is listed below the queues, its time in milliseconds.
+  queues.pause_activity("charge_card", {"oncall", "the card API is failing"});
+  const Json paused = read_api(console, "/api/queues").body.at("paused_types");
+  REQUIRE(paused.size() == 1);
+  CHECK(paused[0].at("kind") == "activity");
+  CHECK(paused[0].at("name") == "charge_card");
+  CHECK(paused[0].at("paused_by") == "oncall");
+  CHECK(paused[0].at("paused_reason") == "the card API is failing");
+  CHECK(paused[0].at("paused_at").is_number_integer());
 
   // The overview counts them.
   const Reply overview = read_api(console, "/api/overview");

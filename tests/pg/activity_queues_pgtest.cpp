@@ -262,6 +262,103 @@ TEST_CASE("bad activity queue options fail the run with InvalidOptions and write
                   InvalidOptions);
 }
 
+TEST_CASE("a paused activity type starts no attempt in any engine process until it is resumed",
+          "[queues][paused_types][process]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  std::vector<pid_t> workers{spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"})};
+  const KilledAtExit cleanup{workers};
+  CHECK(client.start_workflow<SlowWorkflow>("warm", 1).result(20s) == 1);  // the worker serves
+  auto held_attempts = [&] {
+    return db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id LIKE 'held-%' AND attempt > 0");
+  };
+  // Paused from a process that runs nothing: the worker hears of it (NOTIFY) and re-reads.
+  client.queues().pause_activity("slow", {"oncall", "the downstream is failing"});
+  std::this_thread::sleep_for(300ms);
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 3; ++i) runs.push_back(client.start_workflow<SlowWorkflow>(fmt::format("held-{}", i), 5));
+  // The worker replays the runs (their workflow is not paused): their calls wait, never leased.
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending'") == 3; }, 20s));
+  std::this_thread::sleep_for(700ms);  // a few of the worker's polls
+  CHECK(held_attempts() == 0);
+  // A worker that starts while it is paused reads the pause before its first claim.
+  kill(workers[0], SIGKILL);
+  wait_for(workers[0]);
+  workers[0] = spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"});
+  const std::string new_owner = fmt::format("%:{}", workers[0]);
+  REQUIRE(wait_until(
+      [&] { return db.count("SELECT count(*) FROM {s}.engines WHERE owner LIKE '" + new_owner + "'") == 1; }, 20s));
+  std::this_thread::sleep_for(700ms);
+  CHECK(held_attempts() == 0);
+  const auto paused = client.queues().paused_types();
+  REQUIRE(paused.size() == 1);
+  CHECK(paused[0].kind == TypeKind::activity);
+  CHECK(paused[0].name == "slow");
+  CHECK(paused[0].paused_by == "oncall");
+  CHECK(paused[0].paused_reason == "the downstream is failing");
+  CHECK(client.queues().resume_activity("slow", {"oncall", "the downstream is back"}));
+  for (auto& run : runs) CHECK(run.result(20s) == 5);
+  CHECK_FALSE(client.queues().resume_activity("slow", {"oncall", "again"}));  // not paused: nothing written
+  CHECK(db.count("SELECT count(*) FROM {s}.audit WHERE action IN ('activity_type_pause', 'activity_type_resume') AND "
+                 "details->>'activity' = 'slow'") == 2);
+  kill(workers[0], SIGTERM);
+  wait_for(workers[0]);
+}
+
+TEST_CASE("an engine hears of a pause made elsewhere before its next poll", "[queues][paused_types]") {
+  TestDb db;
+  EngineOptions options = db.options();
+  options.poll_interval = 10s;  // longer than the test: only the announcement can tell it
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  CHECK(engine.start_workflow<SlowWorkflow>("warm", 1).result(10s) == 1);
+  Engine client(db.options());
+  client.queues().pause_activity("slow", {"oncall", "the downstream is failing"});
+  std::this_thread::sleep_for(500ms);
+  auto held = engine.start_workflow<SlowWorkflow>("held", 5);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'pending'") == 1; }, 10s));
+  std::this_thread::sleep_for(500ms);
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'held' AND attempt > 0") == 0);
+  CHECK(client.queues().resume_activity("slow", {"oncall", "the downstream is back"}));
+  CHECK(held.result(5s) == 5);  // well before the engine's next poll
+}
+
+TEST_CASE("a paused workflow type is neither started at once, claimed nor continued by a step, until resumed",
+          "[queues][paused_types]") {
+  TestDb db;
+  auto engine = serving(db, {"default"});
+  auto journal_length = [&](const std::string& id) {
+    return db.count("SELECT next_seq FROM {s}.workflows WHERE workflow_id = '" + id + "'");
+  };
+  // A run under way: its call runs, and its commit does not carry the run on while it is paused.
+  auto under_way = engine->start_workflow<SlowWorkflow>("paused-under-way", 600);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 1; }, 10s));
+  engine->queues().pause_workflow("slow_one", {"oncall", "a bad deploy"});
+  // A run started now is not leased to the engine that starts it, nor claimed.
+  auto fresh = engine->start_workflow<SlowWorkflow>("paused-fresh", 1);
+  REQUIRE(wait_until([&] { return db.count("SELECT count(*) FROM {s}.tasks WHERE status = 'running'") == 0; }, 10s));
+  std::this_thread::sleep_for(700ms);
+  CHECK(journal_length("paused-fresh") == 1);      // its start only
+  CHECK(journal_length("paused-under-way") == 3);  // started, scheduled, completed: not carried on
+  CHECK(under_way.status() == WorkflowStatus::running);
+  CHECK(engine->queues().resume_workflow("slow_one", {"oncall", "rolled back"}));
+  CHECK(under_way.result(10s) == 600);
+  CHECK(fresh.result(10s) == 1);
+}
+
+TEST_CASE("pausing a type with an empty name or reason is refused and writes nothing",
+          "[queues][paused_types][bad_input]") {
+  TestDb db;
+  Engine engine(db.options());
+  CHECK_THROWS_AS(engine.queues().pause_workflow("", {"oncall", "why"}), InvalidArgument);
+  CHECK_THROWS_AS(engine.queues().pause_activity("slow", {"oncall", "  "}), InvalidArgument);
+  CHECK_THROWS_AS(engine.queues().resume_activity(std::string(1001, 'a'), {"oncall", "why"}), InvalidArgument);
+  CHECK(engine.queues().paused_types().empty());
+  CHECK(db.count("SELECT count(*) FROM {s}.audit") == 0);
+}
+
 TEST_CASE("an attempt whose run is cancelled keeps its place until its body returns", "[queues][activities]") {
   TestDb db;
   EngineOptions options = db.options();

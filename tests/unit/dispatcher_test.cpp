@@ -43,6 +43,7 @@ ResolvedActivityOptions attempts(int max_attempts, Duration timeout = default_ac
 // A dispatcher over fakes, its claim loop on a thread of its own until the rig goes.
 struct DispatcherRig {
   Registry registry;
+  PausedTypes paused;
   test::FakeTaskStore store;
   test::FakeOutcomes outcomes;
   MetricsRecorder metrics;
@@ -57,8 +58,11 @@ struct DispatcherRig {
     registry.activities.emplace("slow", make_activity<int>("slow", {}, test::SlowActivity{}));
   }
   void start(int capacity) {
-    dispatcher.emplace(DispatcherSettings{"me@test", "test", 20ms, 1s, false}, capacity, registry, store, outcomes,
-                       metrics, signals, stopping);
+    std::vector<std::string> names;
+    for (const auto& entry : registry.activities) names.push_back(entry.first);
+    paused.serve({}, names);
+    dispatcher.emplace(DispatcherSettings{"me@test", "test", 20ms, 1s, false}, capacity, registry, paused, store,
+                       outcomes, metrics, signals, stopping);
     dispatcher->start_watching();
     loop = std::thread([this] { dispatcher->loop(); });
   }

@@ -20,6 +20,7 @@ namespace {
 // A runner over fakes, with no activity slots (nothing leased at once).
 struct RunnerRig {
   Registry registry;
+  PausedTypes paused;
   test::FakeReplayStore store;
   JournalCaches caches{store, registry};
   MetricsRecorder metrics;
@@ -27,6 +28,7 @@ struct RunnerRig {
   std::atomic<bool> stopping{false};
   Replayer replayer{ReplaySettings{"me@test", OnNondeterminism::block, false, 1s},
                     registry,
+                    paused,
                     store,
                     caches,
                     nullptr,
@@ -34,7 +36,7 @@ struct RunnerRig {
                     signals,
                     stopping};
   Runner runner{RunnerSettings{"me@test", 1, 30s, 20ms, "v1"},
-                registry,
+                paused,
                 store,
                 replayer,
                 caches,
@@ -46,6 +48,7 @@ struct RunnerRig {
     registry.activities.emplace("echo", make_activity<std::string>("echo", {}, test::EchoActivity{}));
     registry.workflows.emplace("hello", make_workflow<std::string>("hello", [] { return test::HelloWorkflow{}; }));
     store.name = "hello";
+    paused.serve({"hello"}, {"echo"});
   }
 };
 
@@ -137,7 +140,7 @@ TEST_CASE("a finished step continues its workflow in place in one commit when th
     return std::vector<pg::StepOutcome>{done};
   });
   StepFinisher finisher(steps, "me@test", 1s, rig.metrics);
-  finisher.continue_in_place_with(rig.replayer, rig.caches);
+  finisher.continue_in_place_with(rig.replayer, rig.caches, rig.paused);
   const pg::ClaimedTask task = echo_task();
   const Json result = "there";
   const ErrorInfo none;

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "commands.hpp"
+#include "console/queue_fields.hpp"
 #include "text.hpp"
 #include "views.hpp"
 
@@ -53,7 +54,16 @@ void list_queues(Tool& tool) {
                rate_text(q.spec.key_rate), q.paused ? "yes" : "no", std::to_string(q.queued), std::to_string(q.running),
                std::to_string(q.throttled), fmt::format("{:.1f}s", q.oldest_queued_seconds), activities_text(q)});
   }
-  tool.print({{"queues", all}}, all.empty() ? "no named queues\n" : table.str());
+  Json types = Json::array();
+  Table paused({"PAUSED TYPE", "NAME", "SINCE", "BY", "REASON"});
+  for (const auto& t : tool.engine().queues().paused_types()) {
+    types.push_back(console::paused_type_json(t, iso_time(t.paused_at)));
+    paused.add({t.kind == TypeKind::workflow ? "workflow" : "activity", escaped(t.name), iso_time(t.paused_at),
+                escaped(t.paused_by), shown_text(t.paused_reason)});
+  }
+  std::string text = all.empty() ? "no named queues\n" : table.str();
+  if (!types.empty()) text += "\n" + paused.str();
+  tool.print({{"queues", all}, {"paused_types", types}}, text);
 }
 
 void show_queue(Tool& tool, const std::string& name, int keys) {
@@ -80,7 +90,7 @@ void show_queue(Tool& tool, const std::string& name, int keys) {
 }
 
 struct QueueArgs {
-  std::string name, reason, rate, key_rate;
+  std::string name, reason, rate, key_rate, workflow, activity;
   int concurrency = 0, key_concurrency = 0, keys = 20;
   const CLI::Option* concurrency_given = nullptr;  // a limit left out is none: given, it must be >= 1
   const CLI::Option* key_concurrency_given = nullptr;
@@ -99,7 +109,32 @@ void define_queue(Tool& tool, const QueueArgs& a) {
                          rate_text(spec.key_rate)));
 }
 
+// Pauses or resumes a workflow or activity type (--workflow, --activity).
+void pause_or_resume_type(Tool& tool, const std::string& verb, TypeKind kind, const std::string& name,
+                          const OperatorAction& action) {
+  Queues& queues = tool.engine().queues();
+  const bool workflow = kind == TypeKind::workflow;
+  bool changed = true;
+  if (verb == "pause") workflow ? queues.pause_workflow(name, action) : queues.pause_activity(name, action);
+  if (verb == "resume")
+    changed = workflow ? queues.resume_workflow(name, action) : queues.resume_activity(name, action);
+  const char* what = workflow ? "workflow" : "activity";
+  tool.print({{what, name}, {"action", verb}, {"changed", changed}},
+             changed ? fmt::format("{} {} type '{}'\n", verb == "pause" ? "paused" : "resumed", what, escaped(name))
+                     : fmt::format("{} type '{}' was not paused\n", what, escaped(name)));
+}
+
 void pause_or_resume(Tool& tool, const std::string& verb, const QueueArgs& a) {
+  if (!a.name.empty() + !a.workflow.empty() + !a.activity.empty() != 1) {
+    throw InvalidArgument(
+        fmt::format("queues {}: name one queue, or --workflow NAME, or --activity NAME (one of them)", verb));
+  }
+  if (a.name.empty()) {
+    const OperatorAction action = tool.action(a.reason);
+    const bool workflow = !a.workflow.empty();
+    return pause_or_resume_type(tool, verb, workflow ? TypeKind::workflow : TypeKind::activity,
+                                workflow ? a.workflow : a.activity, action);
+  }
   Queues& queues = tool.engine().queues();
   queues.get(a.name);  // UnknownQueue before anything
   const OperatorAction action = tool.action(a.reason);
@@ -135,10 +170,13 @@ void add_queue_commands(CLI::App& app, Cli& cli) {
   example(qdefine, "durable queues define tenants --concurrency 20 --key-concurrency 2 --rate 50/1s");
   cli.verb(qdefine, [&cli, a] { define_queue(cli.tool, *a); });
   for (const std::string verb : {"pause", "resume"}) {
-    auto* sub = queues->add_subcommand(
-        verb, verb == "pause" ? "admit and start nothing more (admitted runs and running attempts go on)"
-                              : "admit and start again, at once");
-    sub->add_option("name", a->name, "queue name")->required();
+    auto* sub =
+        queues->add_subcommand(verb, verb == "pause" ? "a queue admits and starts nothing more, or a workflow or "
+                                                       "activity type is claimed no more (what runs goes on)"
+                                                     : "admit, start or claim again, at once");
+    sub->add_option("name", a->name, "queue name (or give --workflow or --activity)");
+    sub->add_option("--workflow", a->workflow, "a workflow type, on every queue, instead of a queue");
+    sub->add_option("--activity", a->activity, "an activity type, on every queue, instead of a queue");
     sub->add_option("--reason", a->reason, "why, for the audit trail")->required();
     example(sub, fmt::format("durable queues {} tenants --reason \"{}\"", verb,
                              verb == "pause" ? "payment provider down" : "provider back"));

@@ -195,7 +195,9 @@ Json schedules(Schedules& schedules) {
 Json queues(Queues& queues) {
   Json list = Json::array();
   for (const auto& q : queues.list()) list.push_back(queue_json(q));
-  return {{"queues", std::move(list)}};
+  Json paused = Json::array();
+  for (const auto& t : queues.paused_types()) paused.push_back(console::paused_type_json(t, millis(t.paused_at)));
+  return {{"queues", std::move(list)}, {"paused_types", std::move(paused)}};
 }
 
 Json queue(Queues& queues, const std::string& name) {

@@ -33,4 +33,12 @@ Json queue_key_json(const QueueKeyInfo& k) {
       {"key", k.key}, {"queued", k.queued}, {"running", k.running}, {"oldest_queued_seconds", k.oldest_queued_seconds}};
 }
 
+Json paused_type_json(const PausedType& t, Json paused_at) {
+  return {{"kind", t.kind == TypeKind::workflow ? "workflow" : "activity"},
+          {"name", t.name},
+          {"paused_at", std::move(paused_at)},
+          {"paused_by", t.paused_by},
+          {"paused_reason", t.paused_reason}};
+}
+
 }  // namespace durable::console

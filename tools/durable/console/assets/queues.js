@@ -33,7 +33,7 @@ function activitiesText(q) {
 }
 
 async function renderQueues() {
-  const {queues} = await get('queues');
+  const {queues, paused_types: pausedTypes} = await get('queues');
   const rows = queues.map(q => h('tr', {'data-queue': q.name},
       h('td', {class: 'c-name mono'}, queueLink(q.name)),
       h('td', {class: 'c-concurrency'}, limitText(q.concurrency)),
@@ -55,7 +55,13 @@ async function renderQueues() {
   h('p', {class: 'muted'}, 'Queued: waiting for admission. Running: admitted and not ended. Throttled: queued ' +
       'behind a concurrency limit (all queued runs when the queue is full, else those of keys at their limit). ' +
       'Activities: attempts of activities on the queue running, and tasks due that wait for a place; ' +
-      'the limits count them apart from the runs.'));
+      'the limits count them apart from the runs.'),
+  pausedTypes.length ? h('div', {class: 'panel', id: 'paused-types-panel'}, h('h2', {}, 'Paused types'),
+      h('table', {id: 'paused-types'},
+          h('thead', {}, h('tr', {}, ['Kind', 'Name', 'Since', 'By', 'Reason'].map(t => h('th', {}, t)))),
+          h('tbody', {}, pausedTypes.map(t => h('tr', {'data-kind': t.kind, 'data-name': t.name},
+              h('td', {}, t.kind), h('td', {class: 'mono'}, t.name), h('td', {}, formatTime(t.paused_at)),
+              h('td', {}, t.paused_by), h('td', {}, shown(t.paused_reason, false))))))) : '');
 }
 
 async function renderQueue(name) {
