@@ -38,7 +38,8 @@ int main() {
   const std::string url = durable::testing::database_url();
   const std::string schema = "durable_example_webhooks";
   durable::testing::drop_schema(url, schema);
-  durable::Engine engine({.database_url = url, .schema = schema});
+  // This process runs at most two of the API's calls at once, whatever the queue's rate leaves.
+  durable::Engine engine({.database_url = url, .schema = schema, .queue_activity_concurrency = {{"api-calls", 2}}});
   engine.add<CallApi>().add<Deliver>().add<Reindex>();
   // [rate]
   durable::QueueSpec api;

@@ -30,6 +30,10 @@ struct EngineOptions {
   // (durable/queues.hpp), besides those it adds with Engine::add_queue. Leave "default" out for a
   // dedicated pool that runs only named queues: it runs no default-queue run or activity then.
   std::vector<std::string> queues{"default"};
+  // This engine's own bound on a named queue's activity attempts: at most N of them run in it at
+  // once (each holds its place until its outcome commits), whatever the queue's limits for all
+  // engines leave. Per queue name; a queue not listed is bounded by the activity slots alone.
+  std::map<std::string, int> queue_activity_concurrency{};
   int connection_pool_size = 8;                        // Postgres connections shared by runners, claims and completions
   Duration poll_interval = std::chrono::seconds{1};    // fallback when no NOTIFY arrives
   Duration workflow_lease = std::chrono::seconds{30};  // how long one replay may hold a workflow

@@ -136,6 +136,27 @@ void check_served_queues(const std::vector<std::string>& queues) {
   }
 }
 
+void check_engine_queue_limits(const std::map<std::string, int>& limits) {
+  for (const auto& [name, limit] : limits) {
+    try {
+      check_queue_name(name, "EngineOptions::queue_activity_concurrency: the queue");
+    } catch (const InvalidQueue& e) {
+      throw InvalidOptions(e.what());
+    }
+    if (name == default_queue) {
+      throw InvalidOptions(
+          "EngineOptions::queue_activity_concurrency: the default queue has no bound of its own: this engine runs at "
+          "most activity_max_concurrency attempts of all queues together");
+    }
+    if (limit < 1) {
+      throw InvalidOptions(fmt::format(
+          "EngineOptions::queue_activity_concurrency['{}'] = {} is invalid: it must be at least 1 (pause the queue to "
+          "stop its attempts)",
+          name, limit));
+    }
+  }
+}
+
 void check_queue_spec(const QueueSpec& spec) {
   check_queue_name(spec.name, "QueueSpec::name");
   if (spec.name == default_queue) {

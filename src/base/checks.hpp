@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ bool valid_queue_name(const std::string& name);
 void check_queue_name(const std::string& name, const char* what);
 // Throws InvalidOptions for a name in EngineOptions::queues that is not a queue name.
 void check_served_queues(const std::vector<std::string>& queues);
+// EngineOptions::queue_activity_concurrency: named queues, each bound at least 1 (InvalidOptions).
+void check_engine_queue_limits(const std::map<std::string, int>& limits);
 // Throws InvalidQueue for a bad name, the default queue, or a limit below 1.
 void check_queue_spec(const QueueSpec& spec);
 // The queue a start goes to ("default" for none); throws InvalidQueue for a bad queue name, a

@@ -41,7 +41,7 @@ class PausedTypes {
   std::shared_ptr<const std::string> names(const Kind& kind) const;
   void set_one(Kind& kind, const std::string& name, bool paused);
   bool replace(Kind& kind, std::set<std::string, std::less<>> paused);  // under mutex_
-  void update_any();                                                   // under mutex_
+  void update_any();                                                    // under mutex_
 
   mutable std::mutex mutex_;
   std::atomic<bool> any_{false};  // read first, without the lock: nothing is paused almost always

@@ -77,6 +77,7 @@ EngineOptions checked(EngineOptions o) {
   check_instance_name(o.instance);
   detail::check_app_version(o.app_version);
   detail::check_served_queues(o.queues);
+  detail::check_engine_queue_limits(o.queue_activity_concurrency);
   return o;
 }
 
@@ -114,7 +115,8 @@ void EngineCore::start_dispatcher() {
   std::lock_guard lock(lifecycle_mutex_);
   dispatcher_ = std::make_unique<Dispatcher>(
       DispatcherSettings{owner_, options_.instance, options_.poll_interval, options_.lease_margin,
-                         options_.idempotency_input_mismatch_fails, served_queues()},
+                         options_.idempotency_input_mismatch_fails, served_queues(),
+                         options_.queue_activity_concurrency},
       activity_capacity(), registry_, paused_types_, store(), finisher_, metrics_, signals_, stopping_, &transactions);
 }
 

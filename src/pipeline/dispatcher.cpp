@@ -133,9 +133,12 @@ void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std:
     const int left = free - static_cast<int>(tasks.size());
     if (left <= 0) return;
     const auto& queue = named_queues_[(next_named_ + i) % named_queues_.size()];
+    const int room = free_places(queue, left);
+    if (room <= 0) continue;
     try {
-      auto claim = store_.claim_queued_tasks(queue, *paused_.activity_names_json(), left, settings_.owner,
+      auto claim = store_.claim_queued_tasks(queue, *paused_.activity_names_json(), room, settings_.owner,
                                              settings_.lease_margin);
+      take_places(queue, static_cast<int>(claim.tasks.size()));
       std::move(claim.tasks.begin(), claim.tasks.end(), std::back_inserter(tasks));
       if (claim.retry_in) retry_in = std::min(retry_in.value_or(*claim.retry_in), *claim.retry_in);
     } catch (const std::exception& e) {
@@ -144,6 +147,31 @@ void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std:
     }
   }
   if (!named_queues_.empty()) next_named_ = (next_named_ + 1) % named_queues_.size();
+}
+
+int Dispatcher::free_places(const std::string& queue, int wanted) {
+  auto limit = settings_.queue_limits.find(queue);
+  if (limit == settings_.queue_limits.end()) return wanted;
+  std::lock_guard lock(places_mutex_);
+  return std::min(wanted, limit->second - places_taken_[queue]);
+}
+
+void Dispatcher::take_places(const std::string& queue, int count) {
+  if (count == 0 || !settings_.queue_limits.count(queue)) return;
+  std::lock_guard lock(places_mutex_);
+  places_taken_[queue] += count;
+}
+
+Dispatcher::QueuePlace::QueuePlace(Dispatcher& d, const pg::ClaimedTask& task)
+    : dispatcher(d), queue(d.settings_.queue_limits.count(task.options.queue) ? &task.options.queue : nullptr) {}
+
+Dispatcher::QueuePlace::~QueuePlace() {
+  if (!queue) return;
+  {
+    std::lock_guard lock(dispatcher.places_mutex_);
+    --dispatcher.places_taken_[*queue];
+  }
+  dispatcher.signals_.task_work.notify();  // the queue may have an attempt waiting for this place
 }
 
 int Dispatcher::stuck_slots() const {

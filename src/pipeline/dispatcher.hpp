@@ -41,6 +41,8 @@ struct DispatcherSettings {
   // The queues served: the default queue's tasks are claimed only when it is listed, a named
   // queue's within its limits (pg::TaskStore::claim_queued_tasks).
   std::vector<std::string> queues{};
+  // This engine's bound on the attempts of a named queue running in it (EngineOptions::queue_activity_concurrency).
+  std::map<std::string, int> queue_limits{};
 };
 
 // Where transactional activities open the transactions their bodies run in.
@@ -136,6 +138,20 @@ class Dispatcher {
   std::vector<std::string> named_queues_;  // those of them with limits: claimed under their locks
   std::size_t next_named_ = 0;             // the named queue to claim from first, in turn
   bool named_first_ = false;
+  // This engine's places on the queues it bounds (settings_.queue_limits): an attempt takes one as
+  // it is claimed and gives it back when run() returns (its outcome committed or discarded).
+  int free_places(const std::string& queue, int wanted);
+  void take_places(const std::string& queue, int count);
+  struct QueuePlace {
+    QueuePlace(Dispatcher& dispatcher, const pg::ClaimedTask& task);
+    ~QueuePlace();
+    QueuePlace(const QueuePlace&) = delete;
+    QueuePlace& operator=(const QueuePlace&) = delete;
+    Dispatcher& dispatcher;
+    const std::string* queue;  // null: on a queue this engine does not bound
+  };
+  std::mutex places_mutex_;
+  std::map<std::string, int, std::less<>> places_taken_;
   mutable std::mutex running_mutex_;
   // By lease token (one per attempt: a stuck attempt and its retry may both be running).
   std::map<std::int64_t, Running> running_;

@@ -28,6 +28,7 @@ std::shared_ptr<AttemptState> Dispatcher::start_attempt(const pg::ClaimedTask& t
 }
 
 void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
+  const QueuePlace place(*this, task);  // given back whichever way this returns
   ++metrics_.claims;
   if (task.leased_at_once) ++metrics_.run_at_once;
   if (task.after_lease_expiry) ++metrics_.lease_expiries;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -260,6 +261,47 @@ TEST_CASE("bad activity queue options fail the run with InvalidOptions and write
   CHECK_THROWS_AS(declared.add_activity(
                       echo_int, [](ActivityContext&, const int& n) { return n; }, options),
                   InvalidOptions);
+}
+
+TEST_CASE("an engine's own bound on a queue holds beside the other engines'", "[queues][activities]") {
+  TestDb db;
+  const QueueSpec spec{"api", std::nullopt, std::nullopt};
+  auto bounded = [&](const std::string& instance) {  // named apart: the lease owner tells them apart
+    EngineOptions options = db.options();
+    options.instance = instance;
+    options.queues = {"default", "api"};
+    options.activity_max_concurrency = 4;
+    options.queue_activity_concurrency = {{"api", 1}};
+    auto engine = std::make_unique<Engine>(options);
+    register_all(*engine);
+    engine->add_queue(spec);
+    engine->start();
+    return engine;
+  };
+  auto first = bounded("first");
+  auto second = bounded("second");
+  // Per engine (the lease owner), from the tasks table: at most 1 in each, 2 in all.
+  MostSampler sampler(db, "SELECT lease_owner, count(*) FROM \"" + db.schema() +
+                              "\".tasks WHERE queue = 'api' AND status = 'running' GROUP BY lease_owner");
+  std::vector<WorkflowHandle<int>> runs;
+  for (int i = 0; i < 4; ++i) {
+    runs.push_back(first->start_workflow<QueuedCallsWorkflow>(fmt::format("api-{}", i), calls_on("api", 3, 100)));
+  }
+  for (auto& run : runs) CHECK(run.result(30s) == 300);
+  check_never_over(sampler, 2, 1, 2);
+}
+
+TEST_CASE("a bad bound of an engine on a queue is refused before the engine runs", "[queues][bad_input]") {
+  TestDb db;
+  auto refused = [&](std::map<std::string, int> limits, const std::string& says) {
+    EngineOptions options = db.options();
+    options.queue_activity_concurrency = std::move(limits);
+    CHECK_THROWS_AS(Engine(options), InvalidOptions);
+    CHECK_THROWS_WITH(Engine(options), Catch::Matchers::Contains(says));
+  };
+  refused({{"api", 0}}, "must be at least 1");
+  refused({{"default", 2}}, "the default queue has no bound of its own");
+  refused({{"no spaces", 2}}, "queue_activity_concurrency");
 }
 
 TEST_CASE("a paused activity type starts no attempt in any engine process until it is resumed",
