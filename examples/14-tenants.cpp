@@ -79,9 +79,10 @@ int main() {
   durable::Engine engine({.database_url = url, .schema = schema});
   engine.add<Work>().add<TenantJob>();
   // [queue]
-  // Four runs of the queue at once, all engines together, and at most two of one tenant. This
-  // engine serves the queue: it admits the queue's runs and runs them, as any engine that serves it.
-  engine.add_queue({.name = "tenants", .concurrency = 4, .key_concurrency = 2});
+  // Four runs of the queue at once, all engines together, and at most two of one tenant; tenant
+  // small is on a bigger plan: two turns in each round to every other tenant's one. This engine
+  // serves the queue: it admits the queue's runs and runs them, as any engine that serves it.
+  engine.add_queue({.name = "tenants", .concurrency = 4, .key_concurrency = 2, .key_weights = {{"small", 2}}});
   // [queue]
   engine.start();
 

@@ -6,6 +6,8 @@
 #   DURABLE_WERROR     ON to treat warnings as errors (CI)
 #   DURABLE_SANITIZE   ON for an AddressSanitizer + UndefinedBehaviorSanitizer build
 #   DURABLE_BENCH      OFF to leave the benchmark program out (it is no test; CI builds it once)
+#   DURABLE_EXAMPLES   OFF to leave the examples out (CI's sanitizer build: they run unsanitized
+#                      in its README stage, and the tests cover the same library code)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -14,6 +16,7 @@ build_type=RelWithDebInfo
 [ "${DURABLE_SANITIZE:-OFF}" = ON ] && build_type=Debug
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$build_type" \
   -DDURABLE_WERROR="${DURABLE_WERROR:-OFF}" -DDURABLE_SANITIZE="${DURABLE_SANITIZE:-OFF}" \
-  -DDURABLE_BENCH="${DURABLE_BENCH:-ON}" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+  -DDURABLE_BENCH="${DURABLE_BENCH:-ON}" -DDURABLE_EXAMPLES="${DURABLE_EXAMPLES:-ON}" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build "$build" -j "$(nproc)"
 exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2

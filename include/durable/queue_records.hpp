@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,7 @@ namespace durable {
 // A queue's name: 1 to 63 characters of [A-Za-z0-9_.:-]. "default" is the default queue.
 inline constexpr const char* default_queue = "default";
 inline constexpr std::size_t max_concurrency_key_bytes = 255;
+inline constexpr int max_key_weight = 100;  // QueueSpec::key_weights
 
 // At most `count` admissions in any `period`: a sliding window on the database clock. Runs over
 // the rate wait, queued, until the window has room again. On a queue that activities name, the
@@ -33,6 +35,9 @@ struct QueueSpec {
   std::optional<int> key_concurrency{};  // the same per concurrency key
   std::optional<RateLimit> rate{};       // admissions (apart: attempts started), all engines together
   std::optional<RateLimit> key_rate{};   // the same per concurrency key
+  // Keys that take more than one turn in each round ("gold" -> 3: three runs, or attempts, where
+  // a key without a weight has one), 1 to 100; a key not listed has weight 1.
+  std::map<std::string, int> key_weights{};
 };
 
 // A queue as the database shows it now.

@@ -186,6 +186,18 @@ void check_queue_spec(const QueueSpec& spec) {
   };
   check_rate(spec.rate, "rate");
   check_rate(spec.key_rate, "key_rate");
+  for (const auto& [key, weight] : spec.key_weights) {
+    if (auto problem = text_problem(key, max_concurrency_key_bytes); !problem.empty()) {
+      throw InvalidQueue(
+          fmt::format("queue '{}': QueueSpec::key_weights: the key '{}' {}", spec.name, printable(key, 60), problem));
+    }
+    if (weight < 1 || weight > max_key_weight) {
+      throw InvalidQueue(fmt::format(
+          "queue '{}': QueueSpec::key_weights['{}'] is {}: a weight is 1 to {} (turns in each round where a key "
+          "without one has one)",
+          spec.name, printable(key, 60), weight, max_key_weight));
+    }
+  }
 }
 
 std::string queue_of_start(const StartOptions& options) {

@@ -45,7 +45,7 @@ bool QueueStore::define(const QueueSpec& spec) {
     tx.exec_prepared(stmt::lock_queue, spec.name);
     changed = tx.exec_prepared1(stmt::define_queue, spec.name, spec.concurrency.value_or(0),
                                 spec.key_concurrency.value_or(0), rate.count, rate.period.count(), key_rate.count,
-                                key_rate.period.count(), workflows_channel_)["changed"]
+                                key_rate.period.count(), workflows_channel_, Json(spec.key_weights).dump())["changed"]
                   .as<int>() == 1;
     tx.commit();
   });
@@ -132,6 +132,7 @@ std::vector<QueueRow> QueueStore::read(const std::string& name) {
       row.spec.key_concurrency = limit_of(r["key_concurrency"]);
       row.spec.rate = rate_of(r["rate_count"], r["rate_period_ms"]);
       row.spec.key_rate = rate_of(r["key_rate_count"], r["key_rate_period_ms"]);
+      row.spec.key_weights = Json::parse(r["key_weights"].c_str()).get<std::map<std::string, int>>();
       row.paused = r["paused"].as<bool>();
       row.paused_at_us = optional_us(r["paused_at_us"]);
       row.paused_by = r["paused_by"].as<std::string>();

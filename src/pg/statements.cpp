@@ -85,6 +85,7 @@ Names flow_control_names(const Fragment& fragment) {
       {"attempt_key_room", fragment("key_room", {{"most", "$3"}})},
       {"attempt_key_turn", fragment("key_turn", {{"attempt", "true"}})},
       {"rate_frees_at", fragment("rate_frees_at", {})},
+      {"key_step", fragment("key_step", {})},
   };
 }
 
@@ -94,7 +95,9 @@ Names names_for(const std::string& s, const std::string& now) {
   const Names common = {{"s", s},
                         {"now", now},
                         {"default_timeout_ms", std::to_string(stored_default_timeout_ms)},
-                        {"default_retry_horizon_ms", std::to_string(stored_default_retry_horizon_ms)}};
+                        {"default_retry_horizon_ms", std::to_string(stored_default_retry_horizon_ms)},
+                        // A whole turn of a queue's keys (key_step.sql): a weight divides it.
+                        {"turn_unit", std::to_string(queue_turn_unit)}};
   // Fragment `name` (src/pg/sql/fragments/), its own {{placeholders}} filled by `args`: SQL
   // expressions and CTE names, fixed here.
   auto fragment = [&](const char* name, Names args = {}) {

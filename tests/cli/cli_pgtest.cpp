@@ -316,6 +316,14 @@ TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", 
   CHECK(bad_rate.code == 2);
   CHECK(bad_rate.err.find("COUNT/PERIOD") != std::string::npos);
   CHECK(cli(db, {"queues", "define", "metered", "--rate", "0/1s"}).code == 2);
+  REQUIRE(cli(db, {"queues", "define", "weighted", "--key-weight", "gold=3", "--key-weight", "a=b=2"}).code == 0);
+  CHECK(cli(db, {"queues", "show", "weighted", "--json"}).json()["key_weights"] == Json{{"a=b", 2}, {"gold", 3}});
+  CHECK(cli(db, {"queues", "show", "weighted"}).out.find("key weights    a=b=2, gold=3\n") != std::string::npos);
+  auto bad_weight = cli(db, {"queues", "define", "weighted", "--key-weight", "gold"});
+  CHECK(bad_weight.code == 2);
+  CHECK(bad_weight.err.find("KEY=WEIGHT") != std::string::npos);
+  CHECK(cli(db, {"queues", "define", "weighted", "--key-weight", "gold=101"}).code == 2);  // 1 to 100
+  CHECK(engine.queues().get("weighted").spec.key_weights.at("gold") == 3);                 // nothing written
 }
 
 TEST_CASE_METHOD(Fleet, "queues pause and resume a workflow or an activity type, audited", "[pg][cli][queues]") {

@@ -120,6 +120,27 @@ TEST_CASE("keys take turns one run at a time: a key is served by turns, not only
   CHECK(std::find(order.begin(), order.end(), "b-01") - order.begin() < 4);
 }
 
+TEST_CASE("a key with a weight takes that many turns in each round", "[queues]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  QueueSpec spec{"weighted", 1, std::nullopt};
+  spec.key_weights = {{"gold", 3}};
+  client.queues().define(spec);
+  CHECK(client.queues().get("weighted").spec.key_weights == std::map<std::string, int>{{"gold", 3}});
+  for (int i = 0; i < 9; ++i) {
+    client.start_workflow<SlowWorkflow>(fmt::format("gold-{:02}", i), 10, on_queue("weighted", "gold"));
+    client.start_workflow<SlowWorkflow>(fmt::format("plain-{:02}", i), 10, on_queue("weighted", "plain"));
+  }
+  auto engine = serving(db, "weighted");
+  REQUIRE(wait_until([&] { return ended_in_order(db, "weighted").size() == 18; }, 30s));
+  // One at a time, in rounds of three gold runs to one plain run (equal weights alternate).
+  const auto order = ended_in_order(db, "weighted");
+  const auto gold_in_first_8 =
+      std::count_if(order.begin(), order.begin() + 8, [](const std::string& id) { return id.rfind("gold", 0) == 0; });
+  CHECK(gold_in_first_8 == 6);
+}
+
 TEST_CASE("a key's concurrency holds per key while other keys use the rest of the queue", "[queues]") {
   TestDb db;
   const QueueSpec spec{"per-key", 4, 1};
@@ -220,6 +241,12 @@ TEST_CASE("bad queue input is a typed error and writes nothing", "[queues][bad_i
   CHECK_THROWS_AS(client.queues().define({"default", 1, std::nullopt}), InvalidQueue);
   CHECK_THROWS_AS(client.queues().define({"bad name", 1, std::nullopt}), InvalidQueue);
   CHECK_THROWS_AS(client.queues().define({std::string(64, 'q'), 1, std::nullopt}), InvalidQueue);
+  for (const auto& [key, weight] : std::vector<std::pair<std::string, int>>{
+           {"gold", 0}, {"gold", 101}, {"\xff\xfe", 2}, {std::string(256, 'k'), 2}}) {
+    QueueSpec weighted{"weighted", 1, std::nullopt};
+    weighted.key_weights = {{key, weight}};
+    CHECK_THROWS_WITH(client.queues().define(weighted), Catch::Matchers::Contains("QueueSpec::key_weights"));
+  }
   CHECK(client.queues().list().empty());
 
   CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-1", 1, on_queue("nowhere")), UnknownQueue);

@@ -2,7 +2,10 @@
 // and resume one, audited.
 #include <fmt/format.h>
 
+#include <map>
 #include <regex>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "console/queue_fields.hpp"
@@ -37,6 +40,26 @@ RateLimit parse_rate(const std::string& text, const char* option) {
                        : unit == "h" ? n * 3'600'000
                                      : n * 86'400'000;
   return {std::stoi(m[1]), Duration{ms}};
+}
+
+// "gold=3": key gold takes three turns a round. The key is what comes before the last '='.
+std::pair<std::string, int> parse_weight(const std::string& text) {
+  static const std::regex form(R"((.*)=(\d{1,9}))");
+  std::smatch m;
+  if (!std::regex_match(text, m, form)) {
+    throw InvalidArgument(
+        fmt::format("--key-weight '{}' is not a weight: write KEY=WEIGHT, e.g. gold=3 (WEIGHT 1 to {})", escaped(text),
+                    max_key_weight));
+  }
+  return {m[1], std::stoi(m[2])};
+}
+
+std::string weights_text(const std::map<std::string, int>& weights) {
+  if (weights.empty()) return "none";
+  std::string text;
+  for (const auto& [key, weight] : weights)
+    text += fmt::format("{}{}={}", text.empty() ? "" : ", ", escaped(key), weight);
+  return text;
 }
 
 // The queue's activity attempts running and tasks waiting, as one cell.
@@ -78,19 +101,22 @@ void show_queue(Tool& tool, const std::string& name, int keys) {
   }
   std::string text = fmt::format(
       "queue          {}\nconcurrency    {}\nper key        {}\nrate           {}\nkey rate       {}\npaused         "
-      "{}\nqueued         {}\nrunning        {}\nthrottled      {}\noldest queued  {:.1f}s\nactivities     {}\n",
+      "{}\nqueued         {}\nrunning        {}\nthrottled      {}\noldest queued  {:.1f}s\nactivities     {}\nkey "
+      "weights    "
+      "{}\n",
       q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency), rate_text(q.spec.rate),
       rate_text(q.spec.key_rate),
       q.paused ? fmt::format("yes, since {} by {}: {}", iso_time(q.paused_at), escaped(q.paused_by),
                              shown_text(q.paused_reason))
                : "no",
-      q.queued, q.running, q.throttled, q.oldest_queued_seconds, activities_text(q));
+      q.queued, q.running, q.throttled, q.oldest_queued_seconds, activities_text(q), weights_text(q.spec.key_weights));
   if (!doc["keys"].empty()) text += "\n" + table.str();
   tool.print(doc, text);
 }
 
 struct QueueArgs {
   std::string name, reason, rate, key_rate, workflow, activity;
+  std::vector<std::string> key_weights;
   int concurrency = 0, key_concurrency = 0, keys = 20;
   const CLI::Option* concurrency_given = nullptr;  // a limit left out is none: given, it must be >= 1
   const CLI::Option* key_concurrency_given = nullptr;
@@ -102,11 +128,12 @@ void define_queue(Tool& tool, const QueueArgs& a) {
   if (a.key_concurrency_given->count() > 0) spec.key_concurrency = a.key_concurrency;
   if (!a.rate.empty()) spec.rate = parse_rate(a.rate, "--rate");
   if (!a.key_rate.empty()) spec.key_rate = parse_rate(a.key_rate, "--key-rate");
+  for (const auto& text : a.key_weights) spec.key_weights.insert(parse_weight(text));
   tool.engine().queues().define(spec);
   tool.print(to_json(tool.engine().queues().get(a.name)),
-             fmt::format("queue '{}': concurrency {}, per key {}, rate {}, key rate {}\n", a.name,
+             fmt::format("queue '{}': concurrency {}, per key {}, rate {}, key rate {}, key weights {}\n", a.name,
                          limit_text(spec.concurrency), limit_text(spec.key_concurrency), rate_text(spec.rate),
-                         rate_text(spec.key_rate)));
+                         rate_text(spec.key_rate), weights_text(spec.key_weights)));
 }
 
 // Pauses or resumes a workflow or activity type (--workflow, --activity).
@@ -167,6 +194,8 @@ void add_queue_commands(CLI::App& app, Cli& cli) {
                                                  "admitted runs at once per concurrency key (unset: none)");
   qdefine->add_option("--rate", a->rate, "admissions of the queue a period: COUNT/PERIOD, e.g. 50/1s (unset: none)");
   qdefine->add_option("--key-rate", a->key_rate, "admissions per concurrency key a period, e.g. 5/1m (unset: none)");
+  qdefine->add_option("--key-weight", a->key_weights,
+                      "KEY=WEIGHT: the key takes WEIGHT turns a round (1 to 100; repeat for more keys; unset: 1)");
   example(qdefine, "durable queues define tenants --concurrency 20 --key-concurrency 2 --rate 50/1s");
   cli.verb(qdefine, [&cli, a] { define_queue(cli.tool, *a); });
   for (const std::string verb : {"pause", "resume"}) {

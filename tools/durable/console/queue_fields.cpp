@@ -16,6 +16,7 @@ Json queue_json(const QueueInfo& q, Json paused_at) {
           {"key_concurrency", limit_json(q.spec.key_concurrency)},
           {"rate", rate_json(q.spec.rate)},
           {"key_rate", rate_json(q.spec.key_rate)},
+          {"key_weights", q.spec.key_weights},
           {"paused", q.paused},
           {"paused_at", std::move(paused_at)},
           {"paused_by", q.paused_by},

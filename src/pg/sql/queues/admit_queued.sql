@@ -7,8 +7,9 @@
 --   attempts of activities on the queue) within their window, on the database clock; each
 --   admission goes into the log, and entries older than both windows go.
 -- - Debounce: a queued run is not admitted before its admit_after.
--- - Turns: a run's turn is its rank in its key's line (higher priority first, then oldest first)
---   after where the key's line starts (key_turn.sql: after its latest turn served, or at the
+-- - Turns: a run's turn is its rank in its key's line (higher priority first, then oldest first),
+--   each rank a step (key_step.sql: a whole turn, less for a key with a weight), after where the
+--   key's line starts (key_turn.sql: after its latest turn served, or at the
 --   queue's turn), so a key with 100,000 queued does not hold back a key with 10, even when none
 --   of either key's runs is running. Higher priority goes first across keys. Each key offers no
 --   more runs than there is room for, and no key is read when there is none. Each key's latest
@@ -42,7 +43,7 @@ keys(key) AS (
           ORDER BY concurrency_key LIMIT 1)
   FROM keys WHERE keys.key IS NOT NULL),
 cand AS (
-  SELECT k.key, c.run_id, c.priority, c.created_at, {{run_key_turn}} + c.rank AS turn
+  SELECT k.key, c.run_id, c.priority, c.created_at, {{run_key_turn}} + c.rank * {{key_step}} AS turn
   FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
   LATERAL (
     SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.created_at) AS rank FROM (

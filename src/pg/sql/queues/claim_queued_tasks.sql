@@ -46,7 +46,7 @@ keys(key) AS (
           ORDER BY concurrency_key LIMIT 1)
   FROM keys WHERE keys.key IS NOT NULL),
 cand AS (
-  SELECT k.key, c.run_id, c.step, c.priority, c.available_at, {{attempt_key_turn}} + c.rank AS turn
+  SELECT k.key, c.run_id, c.step, c.priority, c.available_at, {{attempt_key_turn}} + c.rank * {{key_step}} AS turn
   FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
   LATERAL (
     SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.available_at) AS rank FROM (

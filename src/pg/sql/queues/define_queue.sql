@@ -1,23 +1,26 @@
 -- Queue $1's limits: $2 concurrency, $3 key concurrency, $4 admissions a $5 ms period, $6 admissions
--- per key a $7 ms period (0: none of that kind). Run under the queue's lock (lock_queue.sql) so that
--- no admission counts with the old limits meanwhile; a lower limit admits nothing until the
--- admitted runs are under it. `changed` 0 when it was so already. $8 workflows channel: a higher
--- limit may admit more now.
+-- per key a $7 ms period (0: none of that kind), $9 the keys' weights (json object, key to weight).
+-- Run under the queue's lock (lock_queue.sql) so that no admission counts with the old limits
+-- meanwhile; a lower limit admits nothing until the admitted runs are under it. `changed` 0 when
+-- it was so already. $8 workflows channel: a higher limit may admit more now.
 WITH v AS (
   SELECT $1 AS name, nullif($2::int, 0) AS concurrency, nullif($3::int, 0) AS key_concurrency,
          nullif($4::int, 0) AS rate_count, nullif($5::bigint, 0) AS rate_period_ms,
-         nullif($6::int, 0) AS key_rate_count, nullif($7::bigint, 0) AS key_rate_period_ms),
+         nullif($6::int, 0) AS key_rate_count, nullif($7::bigint, 0) AS key_rate_period_ms,
+         $9::jsonb AS key_weights),
 u AS (
   INSERT INTO {{s}}.queues AS o (name, concurrency, key_concurrency, rate_count, rate_period_ms, key_rate_count,
-                                 key_rate_period_ms)
+                                 key_rate_period_ms, key_weights)
   SELECT * FROM v
   ON CONFLICT (name) DO UPDATE
   SET concurrency = excluded.concurrency, key_concurrency = excluded.key_concurrency, rate_count = excluded.rate_count,
       rate_period_ms = excluded.rate_period_ms, key_rate_count = excluded.key_rate_count,
-      key_rate_period_ms = excluded.key_rate_period_ms, updated_at = statement_timestamp()
-  WHERE (o.concurrency, o.key_concurrency, o.rate_count, o.rate_period_ms, o.key_rate_count, o.key_rate_period_ms)
+      key_rate_period_ms = excluded.key_rate_period_ms, key_weights = excluded.key_weights,
+      updated_at = statement_timestamp()
+  WHERE (o.concurrency, o.key_concurrency, o.rate_count, o.rate_period_ms, o.key_rate_count, o.key_rate_period_ms,
+         o.key_weights)
         IS DISTINCT FROM (excluded.concurrency, excluded.key_concurrency, excluded.rate_count, excluded.rate_period_ms,
-                          excluded.key_rate_count, excluded.key_rate_period_ms)
+                          excluded.key_rate_count, excluded.key_rate_period_ms, excluded.key_weights)
   RETURNING 1),
 n AS (SELECT pg_notify($8, '') FROM u)
 SELECT (SELECT count(*) FROM u) AS changed, (SELECT count(*) FROM n) AS notified

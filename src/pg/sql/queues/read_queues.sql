@@ -6,7 +6,7 @@ SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurr
        coalesce(q.rate_count, 0) AS rate_count, coalesce(q.rate_period_ms, 0) AS rate_period_ms,
        coalesce(q.key_rate_count, 0) AS key_rate_count, coalesce(q.key_rate_period_ms, 0) AS key_rate_period_ms, q.paused,
        {{s}}.epoch_us(q.paused_at) AS paused_at_us, coalesce(q.paused_by, '') AS paused_by,
-       coalesce(q.paused_reason, '') AS paused_reason,
+       coalesce(q.paused_reason, '') AS paused_reason, q.key_weights,
        coalesce(sum(k.queued), 0) AS queued, coalesce(sum(k.running), 0) AS running,
        coalesce(sum(k.queued) FILTER (WHERE k.key <> '' AND k.running >= q.key_concurrency), 0) AS key_throttled,
        {{s}}.epoch_us(min(k.oldest)) AS oldest_queued_us, {{s}}.epoch_us(statement_timestamp()) AS now_us,
@@ -21,4 +21,4 @@ CROSS JOIN LATERAL (
           WHERE queue = q.name AND status = 'pending' AND queue <> 'default' AND available_at <= {{now}}) AS waiting,
          (SELECT count(*) FROM {{s}}.tasks WHERE queue = q.name AND status = 'running' AND queue <> 'default') AS running) a
 WHERE $1 = '' OR q.name = $1
-GROUP BY q.name ORDER BY q.name
+GROUP BY q.name, q.key_weights ORDER BY q.name

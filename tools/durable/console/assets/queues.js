@@ -64,6 +64,12 @@ async function renderQueues() {
               h('td', {}, t.paused_by), h('td', {}, shown(t.paused_reason, false))))))) : '');
 }
 
+// The keys' weights as text ("gold=3, silver=2"): keys are text, whatever bytes they hold.
+function weightsText(weights) {
+  const entries = Object.entries(weights || {});
+  return entries.length ? entries.map(([key, weight]) => `${key}=${weight}`).join(', ') : 'none';
+}
+
 async function renderQueue(name) {
   const q = await get(`queues/${encodeURIComponent(name)}`);
   const facts = h('dl', {class: 'facts'},
@@ -71,6 +77,7 @@ async function renderQueue(name) {
       fact('Per key', limitText(q.key_concurrency)),
       fact('Rate', rateText(q.rate)),
       fact('Key rate', rateText(q.key_rate)),
+      fact('Key weights', h('span', {id: 'queue-key-weights'}, weightsText(q.key_weights))),
       fact('Paused', h('span', {id: 'queue-paused'}, q.paused
         ? [`yes, since ${formatTime(q.paused_at)} by ${q.paused_by}: `, shown(q.paused_reason, false)] : 'no')),
       fact('Queued', h('span', {id: 'queue-queued'}, q.queued)),
