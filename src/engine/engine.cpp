@@ -247,6 +247,7 @@ void EngineCore::start() {
 void EngineCore::watch_pauses() {
   auto names = [](const auto& map) {
     std::vector<std::string> out;
+    out.reserve(map.size());
     for (const auto& entry : map) out.push_back(entry.first);
     return out;
   };
