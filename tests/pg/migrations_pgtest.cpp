@@ -402,3 +402,45 @@ TEST_CASE("a schema at version 16 with runs in flight upgrades to transactional 
                  "' AND column_name IN ('created_at', 'updated_at') AND table_name IN ('journal', 'tasks', "
                  "'workflows') AND column_default = 'statement_timestamp()'") == 5);
 }
+
+TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, and each key keeps its place",
+          "[pg][migrations][queues]") {
+  TestDb db;
+  build_schema_at(db, 20);
+  // Turns kept in whole rounds: the queue at turn 4, key a served ahead of it, to turn 6.
+  db.query("INSERT INTO {s}.queues (name, concurrency, run_turn, attempt_turn) VALUES ('tenants', 1, 4, 2)");
+  db.query("INSERT INTO {s}.queue_keys (queue, attempt, concurrency_key, served) VALUES ('tenants', false, 'a', 6)");
+  CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
+  CHECK(db.count("SELECT run_turn FROM {s}.queues WHERE name = 'tenants'") == 4000);
+  CHECK(db.count("SELECT attempt_turn FROM {s}.queues WHERE name = 'tenants'") == 2000);
+  CHECK(db.count("SELECT served FROM {s}.queue_keys WHERE concurrency_key = 'a'") == 6000);
+  CHECK(db.count("SELECT count(*) FROM {s}.queues WHERE key_weights = jsonb_build_object()") == 1);
+  Engine client(db.options());
+  register_all(client);
+  for (const std::string key : {"a", "b"}) {
+    for (int i = 0; i < 2; ++i) {
+      StartOptions options;
+      options.queue = "tenants";
+      options.concurrency_key = key;
+      client.start_workflow<SlowWorkflow>(fmt::format("{}-{}", key, i), 5, options);
+    }
+  }
+  EngineOptions options = db.options();
+  options.queues = {"default", "tenants"};
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  REQUIRE(wait_until(
+      [&] {
+        return db.count("SELECT count(*) FROM {s}.workflows WHERE queue = 'tenants' AND status = 'completed'") == 4;
+      },
+      30s));
+  // b starts at the queue's turn, a two turns on: b's two runs go first. Turns left unscaled
+  // would put a's first run second (turn 1006 against b's 1004 and 2004).
+  std::vector<std::string> order;
+  for (const auto& row :
+       db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = 'tenants' ORDER BY ended_at, workflow_id")) {
+    order.push_back(row[0].as<std::string>());
+  }
+  CHECK(order == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
+}
