@@ -291,6 +291,29 @@ TEST_CASE("an engine's own bound on a queue holds beside the other engines'", "[
   check_never_over(sampler, 2, 1, 2);
 }
 
+TEST_CASE("a key with a weight starts that many attempts in each round", "[queues][activities]") {
+  TestDb db;
+  QueueSpec spec{"api", 1, std::nullopt};
+  spec.key_weights = {{"gold", 3}};
+  spec.rate = RateLimit{1000, 60s};         // never binds here: its log keeps the order attempts started in
+  auto replays = serving(db, {"default"});  // replays the runs; runs no attempt on "api"
+  replays->queues().define(spec);
+  auto gold = replays->start_workflow<QueuedCallsWorkflow>("gold", calls_on("api", 8, 5, 0, "gold"));
+  auto plain = replays->start_workflow<QueuedCallsWorkflow>("plain", calls_on("api", 8, 5, 0, "plain"));
+  REQUIRE(wait_until([&] { return tasks_waiting(db, "api") == 16; }, 10s));
+  auto attempts = serving(db, {"api"});  // one attempt at a time, by turns
+  CHECK(gold.result(30s) == 40);
+  CHECK(plain.result(30s) == 40);
+  std::vector<std::string> order;
+  for (const auto& row :
+       db.query("SELECT concurrency_key FROM {s}.queue_admissions WHERE attempt ORDER BY admitted_at")) {
+    order.push_back(row[0].as<std::string>());
+  }
+  REQUIRE(order.size() == 16);
+  // Rounds of three gold attempts to one plain (equal weights alternate).
+  CHECK(std::count(order.begin(), order.begin() + 8, "gold") == 6);
+}
+
 TEST_CASE("a bad bound of an engine on a queue is refused before the engine runs", "[queues][bad_input]") {
   TestDb db;
   auto refused = [&](std::map<std::string, int> limits, const std::string& says) {
