@@ -272,9 +272,13 @@ TEST_CASE("the queues page shows each queue's limits and counts and its keys as 
           "[browser][queues]") {
   ConsoleAndBrowser t("queues");
   auto& engine = t.env.engine;
-  engine.queues().define(
-      {.name = "tenants.eu", .concurrency = 4, .key_concurrency = 2, .rate = durable::RateLimit{50, 1s}});
   const std::string marked = "<img src=x onerror=window.__xss=1> & \"Tom\"";
+  engine.queues().define({.name = "tenants.eu",
+                          .concurrency = 4,
+                          .key_concurrency = 2,
+                          .rate = durable::RateLimit{50, 1s},
+                          .key_weights = {{marked, 3}}});
+  engine.queues().pause_activity(marked, {"ana", "an activity type whose name is markup"});
   // The test's engine serves the default queue only, so these runs stay queued.
   durable::StartOptions acme;
   acme.queue = "tenants.eu";
@@ -302,6 +306,8 @@ TEST_CASE("the queues page shows each queue's limits and counts and its keys as 
   CHECK(cell("running") == "0");
   CHECK(cell("throttled") == "0");
   CHECK_THAT(cell("oldest"), Catch::Matches(R"(\d+\.\d s)"));
+  b.wait_count("table#paused-types tbody tr", 1);  // the paused types, names as text
+  CHECK(b.text(b.find("table#paused-types tbody td.mono")) == marked);
   b.screenshot(artifact("queues.png"));
 
   // Its page: the keys, the most queued first, each shown as the text it is.
@@ -314,6 +320,7 @@ TEST_CASE("the queues page shows each queue's limits and counts and its keys as 
   const auto queued = b.find_all("table#queue-keys tbody td.c-queued");
   CHECK(b.text(queued.at(0)) == "2");
   CHECK(b.text(queued.at(1)) == "1");
+  CHECK(b.text(b.find("#queue-key-weights")) == marked + "=3");
   CHECK(b.execute("return document.querySelectorAll('main img, main script, main [onerror]').length;") == 0);
   CHECK(b.execute("return window.__xss === undefined;") == true);
 
