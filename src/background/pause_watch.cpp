@@ -5,8 +5,14 @@
 namespace durable::detail {
 
 void PauseWatch::read() {
-  const pg::PausedNames names = store_.paused_names();
-  if (paused_.set(names.workflows, names.activities)) {
+  std::optional<bool> changed;
+  // A pause or resume this engine made while the query ran may be newer than what it read.
+  for (int tries = 0; tries < 3 && !changed; ++tries) {
+    const std::uint64_t before = paused_.own_changes();
+    const pg::PausedNames names = store_.paused_names();
+    changed = paused_.set(names.workflows, names.activities, before);
+  }
+  if (changed.value_or(false)) {
     // A resume frees work whose own announcement this engine may have heard before the new copy.
     signals_.workflow_work.notify();
     signals_.task_work.notify();

@@ -34,8 +34,15 @@ bool PausedTypes::replace(Kind& kind, std::set<std::string, std::less<>> paused)
 
 void PausedTypes::update_any() { any_.store(!workflows_.paused.empty() || !activities_.paused.empty()); }
 
-bool PausedTypes::set(const std::vector<std::string>& workflows, const std::vector<std::string>& activities) {
+std::uint64_t PausedTypes::own_changes() const {
   std::lock_guard lock(mutex_);
+  return own_changes_;
+}
+
+std::optional<bool> PausedTypes::set(const std::vector<std::string>& workflows,
+                                     const std::vector<std::string>& activities, std::uint64_t own_changes_before) {
+  std::lock_guard lock(mutex_);
+  if (own_changes_ != own_changes_before) return std::nullopt;
   const bool changed = replace(workflows_, {workflows.begin(), workflows.end()}) |
                        replace(activities_, {activities.begin(), activities.end()});
   update_any();
@@ -44,6 +51,7 @@ bool PausedTypes::set(const std::vector<std::string>& workflows, const std::vect
 
 void PausedTypes::set_one(Kind& kind, const std::string& name, bool paused) {
   std::lock_guard lock(mutex_);
+  ++own_changes_;
   auto names = kind.paused;
   if (paused) {
     names.insert(name);

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -19,8 +21,13 @@ class PausedTypes {
  public:
   // The names this engine runs; until then (a client that was never started) nothing is served.
   void serve(std::vector<std::string> workflows, std::vector<std::string> activities);
-  // The paused names as read from the database; true when they changed.
-  bool set(const std::vector<std::string>& workflows, const std::vector<std::string>& activities);
+  // How many pauses and resumes this engine made itself (set_workflow, set_activity).
+  std::uint64_t own_changes() const;
+  // The paused names as read from the database by a query begun when own_changes() was
+  // `own_changes_before`: true when they changed, false when not, nullopt when this engine paused
+  // or resumed something since (the read may predate it: read again).
+  std::optional<bool> set(const std::vector<std::string>& workflows, const std::vector<std::string>& activities,
+                          std::uint64_t own_changes_before);
   // What this engine just paused or resumed.
   void set_workflow(const std::string& name, bool paused) { set_one(workflows_, name, paused); }
   void set_activity(const std::string& name, bool paused) { set_one(activities_, name, paused); }
@@ -45,6 +52,7 @@ class PausedTypes {
 
   mutable std::mutex mutex_;
   std::atomic<bool> any_{false};  // read first, without the lock: nothing is paused almost always
+  std::uint64_t own_changes_ = 0;
   Kind workflows_, activities_;
 };
 

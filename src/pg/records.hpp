@@ -43,7 +43,7 @@ inline constexpr double stored_default_jitter = 0.0;
 
 // A whole turn of a queue's keys, in the units turns are stored in (migration 21): a key of
 // weight w moves on by a w-th of it with each run or task served (QueueSpec::key_weights).
-inline constexpr std::int64_t queue_turn_unit = 1000;
+inline constexpr std::int64_t queue_turn_unit = 1'000'000;
 
 // Idempotency keys are any bytes: JSON carries them as lowercase hex.
 std::string hex_of(const std::string& bytes);

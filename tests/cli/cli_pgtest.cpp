@@ -323,7 +323,8 @@ TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", 
   CHECK(bad_weight.code == 2);
   CHECK(bad_weight.err.find("KEY=WEIGHT") != std::string::npos);
   CHECK(cli(db, {"queues", "define", "weighted", "--key-weight", "gold=101"}).code == 2);  // 1 to 100
-  CHECK(engine.queues().get("weighted").spec.key_weights.at("gold") == 3);                 // nothing written
+  CHECK(cli(db, {"queues", "define", "weighted", "--key-weight", "gold=4", "--key-weight", "gold=5"}).code == 2);
+  CHECK(engine.queues().get("weighted").spec.key_weights.at("gold") == 3);  // nothing written
 }
 
 TEST_CASE_METHOD(Fleet, "queues pause and resume a workflow or an activity type, audited", "[pg][cli][queues]") {

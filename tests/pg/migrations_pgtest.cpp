@@ -411,9 +411,9 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
   db.query("INSERT INTO {s}.queues (name, concurrency, run_turn, attempt_turn) VALUES ('tenants', 1, 4, 2)");
   db.query("INSERT INTO {s}.queue_keys (queue, attempt, concurrency_key, served) VALUES ('tenants', false, 'a', 6)");
   CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
-  CHECK(db.count("SELECT run_turn FROM {s}.queues WHERE name = 'tenants'") == 4000);
-  CHECK(db.count("SELECT attempt_turn FROM {s}.queues WHERE name = 'tenants'") == 2000);
-  CHECK(db.count("SELECT served FROM {s}.queue_keys WHERE concurrency_key = 'a'") == 6000);
+  CHECK(db.count("SELECT run_turn FROM {s}.queues WHERE name = 'tenants'") == 4'000'000);
+  CHECK(db.count("SELECT attempt_turn FROM {s}.queues WHERE name = 'tenants'") == 2'000'000);
+  CHECK(db.count("SELECT served FROM {s}.queue_keys WHERE concurrency_key = 'a'") == 6'000'000);
   CHECK(db.count("SELECT count(*) FROM {s}.queues WHERE key_weights = jsonb_build_object()") == 1);
   Engine client(db.options());
   register_all(client);
@@ -436,7 +436,7 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
       },
       30s));
   // b starts at the queue's turn, a two turns on: b's two runs go first. Turns left unscaled
-  // would put a's first run second (turn 1006 against b's 1004 and 2004).
+  // would put a's first run second (turn 1,000,006 against b's 1,000,004 and 2,000,004).
   std::vector<std::string> order;
   for (const auto& row :
        db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = 'tenants' ORDER BY ended_at, workflow_id")) {

@@ -128,7 +128,12 @@ void define_queue(Tool& tool, const QueueArgs& a) {
   if (a.key_concurrency_given->count() > 0) spec.key_concurrency = a.key_concurrency;
   if (!a.rate.empty()) spec.rate = parse_rate(a.rate, "--rate");
   if (!a.key_rate.empty()) spec.key_rate = parse_rate(a.key_rate, "--key-rate");
-  for (const auto& text : a.key_weights) spec.key_weights.insert(parse_weight(text));
+  for (const auto& text : a.key_weights) {
+    const auto [key, weight] = parse_weight(text);
+    if (!spec.key_weights.emplace(key, weight).second) {
+      throw InvalidArgument(fmt::format("--key-weight gives key '{}' twice: give each key once", escaped(key)));
+    }
+  }
   tool.engine().queues().define(spec);
   tool.print(to_json(tool.engine().queues().get(a.name)),
              fmt::format("queue '{}': concurrency {}, per key {}, rate {}, key rate {}, key weights {}\n", a.name,

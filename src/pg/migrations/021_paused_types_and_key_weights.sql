@@ -13,8 +13,8 @@ CREATE TABLE {{s}}.paused_types (
 );
 
 -- Weights per concurrency key (QueueSpec::key_weights, {"key": weight}): a key of weight w takes
--- w turns where a key without one takes one. Turns are now counted in thousandths of a round, so
+-- w turns where a key without one takes one. Turns are now counted in millionths of a round, so
 -- that a weight divides one: the turns stored are scaled to match, and keys keep their places.
 ALTER TABLE {{s}}.queues ADD COLUMN key_weights jsonb NOT NULL DEFAULT '{}';
-UPDATE {{s}}.queues SET run_turn = run_turn * 1000, attempt_turn = attempt_turn * 1000;
-UPDATE {{s}}.queue_keys SET served = served * 1000;
+UPDATE {{s}}.queues SET run_turn = run_turn * 1000000, attempt_turn = attempt_turn * 1000000;
+UPDATE {{s}}.queue_keys SET served = served * 1000000;
