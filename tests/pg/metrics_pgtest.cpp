@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
@@ -477,14 +479,31 @@ TEST_CASE("short steps of many workflows go on in batches of all of them, not in
 }
 
 TEST_CASE("activities that finish together commit their outcomes in groups, each once", "[pg][metrics][fast-path]") {
-  RunningEngine env;
-  auto& db = env.db;
-  // Twenty one-step runs on ten slots: each group of ten sleeps side by side and finishes at once.
+  TestDb db;
+  Engine engine(db.options());  // ten activity slots
+  // Twenty one-step runs on ten slots, in two waves: the last body of a wave to arrive lets the
+  // wave's ten return at once (bodies that merely slept alike ended too far apart on a loaded
+  // machine for their outcomes to meet).
+  struct Waves {
+    std::mutex mutex;
+    std::condition_variable arrived_cv;
+    int arrived = 0;
+  } waves;
+  const ActivityRef<int, int> together{"together"};
+  const WorkflowRef<int, int> grouped{"grouped"};
+  engine.add_activity(together, [&waves](ActivityContext&, const int& n) {
+    std::unique_lock lock(waves.mutex);
+    const int wave_end = (waves.arrived++ / 10 + 1) * 10;
+    waves.arrived_cv.notify_all();
+    waves.arrived_cv.wait_for(lock, 20s, [&] { return waves.arrived >= wave_end; });
+    return n;
+  });
+  engine.add_workflow(grouped, [together](WorkflowContext& ctx, const int& n) { return ctx.call(together, n); });
+  engine.start();
   std::vector<WorkflowHandle<int>> runs;
-  for (int i = 0; i < 20; ++i)
-    runs.push_back(env.engine.start_workflow<SlowWorkflow>("group-" + std::to_string(i), 300));
-  for (auto& run : runs) CHECK(run.result(30s) == 300);
-  const auto m = settled_metrics(env.engine, 20);
+  for (int i = 0; i < 20; ++i) runs.push_back(engine.start_workflow(grouped, "group-" + std::to_string(i), i));
+  for (int i = 0; i < 20; ++i) CHECK(runs[static_cast<std::size_t>(i)].result(30s) == i);
+  const auto m = settled_metrics(engine, 20);
   CHECK(m.completions == 20);
   CHECK(m.outcome_commits < m.completions);  // grouped: fewer statements than outcomes
   CHECK(m.outcome_commits > 0);
