@@ -7,10 +7,11 @@ namespace durable::detail {
 
 namespace {
 template <typename Map>
-std::string names_of(const Map& map) {
-  Json names = Json::array();
+std::vector<std::string> names_of(const Map& map) {
+  std::vector<std::string> names;
+  names.reserve(map.size());
   for (const auto& [name, def] : map) names.push_back(name);
-  return names.dump();
+  return names;
 }
 template <typename Map>
 std::string listed(const Map& map) {
@@ -43,7 +44,9 @@ const WorkflowDefinition& Registry::workflow(const std::string& name) const {
   return it->second;
 }
 
-std::string Registry::activity_names_json() const { return names_of(activities); }
-std::string Registry::workflow_names_json() const { return names_of(workflows); }
+std::vector<std::string> Registry::activity_names() const { return names_of(activities); }
+std::vector<std::string> Registry::workflow_names() const { return names_of(workflows); }
+std::string Registry::activity_names_json() const { return Json(activity_names()).dump(); }
+std::string Registry::workflow_names_json() const { return Json(workflow_names()).dump(); }
 
 }  // namespace durable::detail

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "durable/activity.hpp"
 #include "durable/queue_records.hpp"
@@ -23,7 +24,9 @@ struct Registry {
   const ActivityDefinition& activity(const std::string& name) const;
   const WorkflowDefinition& workflow(const std::string& name) const;
 
-  // JSON arrays of the names, the form the claim statements take.
+  // The names, in order; and as JSON arrays, the form the claim statements take.
+  std::vector<std::string> activity_names() const;
+  std::vector<std::string> workflow_names() const;
   std::string activity_names_json() const;
   std::string workflow_names_json() const;
 };

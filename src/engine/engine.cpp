@@ -245,13 +245,7 @@ void EngineCore::start() {
 }
 
 void EngineCore::watch_pauses() {
-  auto names = [](const auto& map) {
-    std::vector<std::string> out;
-    out.reserve(map.size());
-    for (const auto& entry : map) out.push_back(entry.first);
-    return out;
-  };
-  paused_types_.serve(names(registry_.workflows), names(registry_.activities));
+  paused_types_.serve(registry_.workflow_names(), registry_.activity_names());
   pause_watch_ =
       std::make_unique<PauseWatch>(queue_store(), paused_types_, options_.poll_interval, signals_, stopping_);
   pause_watch_->read();

@@ -410,6 +410,7 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
   // Turns kept in whole rounds: the queue at turn 4, key a served ahead of it, to turn 6.
   db.query("INSERT INTO {s}.queues (name, concurrency, run_turn, attempt_turn) VALUES ('tenants', 1, 4, 2)");
   db.query("INSERT INTO {s}.queue_keys (queue, attempt, concurrency_key, served) VALUES ('tenants', false, 'a', 6)");
+  insert_chain_after_first_step(db, "v20-chain", "018f0000-0000-7000-8000-000000000201");  // a run in flight
   CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
   CHECK(db.count("SELECT run_turn FROM {s}.queues WHERE name = 'tenants'") == 4'000'000);
   CHECK(db.count("SELECT attempt_turn FROM {s}.queues WHERE name = 'tenants'") == 2'000'000);
@@ -443,4 +444,5 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
     order.push_back(row[0].as<std::string>());
   }
   CHECK(order == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
+  CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-000000000201"}).result_json(30s) == 6);
 }

@@ -58,9 +58,7 @@ struct DispatcherRig {
     registry.activities.emplace("slow", make_activity<int>("slow", {}, test::SlowActivity{}));
   }
   void start(int capacity) {
-    std::vector<std::string> names;
-    for (const auto& entry : registry.activities) names.push_back(entry.first);
-    paused.serve({}, names);
+    paused.serve({}, registry.activity_names());
     dispatcher.emplace(DispatcherSettings{"me@test", "test", 20ms, 1s, false}, capacity, registry, paused, store,
                        outcomes, metrics, signals, stopping);
     dispatcher->start_watching();
