@@ -43,8 +43,10 @@ std::optional<bool> PausedTypes::set(const std::vector<std::string>& workflows,
                                      const std::vector<std::string>& activities, std::uint64_t own_changes_before) {
   std::lock_guard lock(mutex_);
   if (own_changes_ != own_changes_before) return std::nullopt;
-  const bool changed = replace(workflows_, {workflows.begin(), workflows.end()}) |
-                       replace(activities_, {activities.begin(), activities.end()});
+  // Both replaced, whatever the first returns.
+  const bool workflows_changed = replace(workflows_, {workflows.begin(), workflows.end()});
+  const bool activities_changed = replace(activities_, {activities.begin(), activities.end()});
+  const bool changed = workflows_changed || activities_changed;
   update_any();
   return changed;
 }
