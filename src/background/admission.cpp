@@ -11,7 +11,12 @@ std::optional<Duration> Admission::admit(const std::string& queue) {
   try {
     // A full batch may leave more to admit: go on until a turn admits less.
     for (int turn = 0; turn < 100 && !stopping_.load(); ++turn) {
-      const auto done = store_.admit(queue, *paused_.workflow_names_json(), batch_);
+      // A sweep of the queue's empty lines at most once a poll interval: it reads every line.
+      const auto now = std::chrono::steady_clock::now();
+      auto& last_sweep = last_sweeps_[queue];
+      const bool sweep = now - last_sweep >= poll_interval_;
+      const auto done = store_.admit(queue, *paused_.workflow_names_json(), batch_, sweep);
+      if (sweep && done.short_of_lines) last_sweep = now;
       if (done.cancelled > 0) {
         logger().info("queue '{}': {} queued run(s) asked to cancel ended before they ran", queue, done.cancelled);
         signals_.run_ended();

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +44,7 @@ class Admission {
   const Duration poll_interval_;
   EngineSignals& signals_;
   const std::atomic<bool>& stopping_;
+  std::map<std::string, std::chrono::steady_clock::time_point> last_sweeps_;  // per queue, of its empty lines
 };
 
 }  // namespace durable::detail

@@ -175,17 +175,27 @@ std::vector<std::string> QueueStore::names_of_defined(const std::vector<std::str
   return defined;
 }
 
-QueueStore::Admission QueueStore::admit(const std::string& name, const std::string& names_json, int limit) {
+QueueStore::Admission QueueStore::admit(const std::string& name, const std::string& names_json, int limit, bool sweep) {
   Admission admission;
   // Safe to repeat after a lost answer: what the earlier try admitted counts as admitted now.
   pool_.write(stmt::admit_queued, [&](pqxx::connection& conn, bool) {
     pqxx::work tx(conn);
     tx.exec_prepared(stmt::lock_queue, name);
     auto row = tx.exec_prepared1(stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
-    tx.commit();
-    admission = {row["admitted"].as<int>(), row["cancelled"].as<int>(), std::nullopt};
+    admission = {row["admitted"].as<int>(), row["cancelled"].as<int>(), std::nullopt, row["short"].as<bool>()};
     if (!row["retry_in_ms"].is_null())
       admission.retry_in = Duration{std::max<std::int64_t>(1, row["retry_in_ms"].as<std::int64_t>())};
+    // Lines to look at: those this admission took from, or all of them.
+    const bool all_lines = sweep && admission.short_of_lines;
+    if (all_lines || !row["emptied"].is_null()) {
+      const std::string lines = all_lines ? "" : row["emptied"].as<std::string>();
+      Json locked = Json::array();
+      for (const auto& r : tx.exec_prepared(stmt::lock_empty_lines, name, lines)) {
+        locked.push_back({{"key", r["key"].as<std::string>()}, {"priority", r["priority"].as<int>()}});
+      }
+      if (!locked.empty()) tx.exec_prepared(stmt::retire_lines, name, locked.dump());
+    }
+    tx.commit();
   });
   return admission;
 }

@@ -66,11 +66,15 @@ class QueueStore {
     int admitted = 0;                  // queued runs now admitted
     int cancelled = 0;                 // queued runs asked to cancel, now ended
     std::optional<Duration> retry_in;  // when a full rate window frees a place
+    bool short_of_lines = false;       // fewer lines had a run to admit than there was room for
   };
   // Admits up to `limit` queued runs of queue `name` and of these workflow names (json array)
   // within its limits, in one transaction under its admission lock (which waits for another
-  // engine's admission of the same queue).
-  Admission admit(const std::string& name, const std::string& names_json, int limit);
+  // engine's admission of the same queue). The lines of the runs it admitted or cancelled that
+  // have none queued left are retired in the same transaction; with `sweep`, every empty line of
+  // the queue when the admission came up short of lines (a run ended while queued some other way
+  // leaves its line empty: the walk skips it until then).
+  Admission admit(const std::string& name, const std::string& names_json, int limit, bool sweep);
 
  private:
   ConnectionPool& pool_;

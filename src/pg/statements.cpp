@@ -86,6 +86,9 @@ Names flow_control_names(const Fragment& fragment) {
       {"attempt_key_turn", fragment("key_turn", {{"attempt", "true"}})},
       {"rate_frees_at", fragment("rate_frees_at", {})},
       {"key_step", fragment("key_step", {})},
+      {"admissible", fragment("admissible_run", {})},
+      {"line_admissible", fragment("line_admissible", {{"run_key_room", fragment("key_room", {{"most", "$2"}})},
+                                                       {"admissible", fragment("admissible_run", {})}})},
   };
 }
 

@@ -446,3 +446,44 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
   CHECK(order == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
   CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-000000000201"}).result_json(30s) == 6);
 }
+
+TEST_CASE("a schema at version 21 with runs queued upgrades to lines, and the runs are admitted in turn",
+          "[pg][migrations][queues]") {
+  TestDb db;
+  build_schema_at(db, 21);
+  // Two keys' runs queued before lines existed; key a served ahead of the queue's turn.
+  db.query("INSERT INTO {s}.queues (name, concurrency, run_turn) VALUES ('tenants', 1, 4000000)");
+  db.query(
+      "INSERT INTO {s}.queue_keys (queue, attempt, concurrency_key, served) VALUES ('tenants', false, 'a', 6000000)");
+  int n = 0;
+  for (const std::string key : {"a", "b"}) {
+    for (int i = 0; i < 2; ++i, ++n) {
+      db.query(fmt::format(R"(
+INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, queue, concurrency_key, queued)
+  VALUES ('{0}-{1}', '018f0000-0000-7000-8000-00000000030{2}', 'slow_one', 'running', '5', 1, false, 'tenants', '{0}', true);
+INSERT INTO {{s}}.journal (run_id, seq, kind, data)
+  VALUES ('018f0000-0000-7000-8000-00000000030{2}', 0, 'workflow_started', '{{{{"input": 5}}}}'))",
+                           key, i, n));
+    }
+  }
+  CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
+  CHECK(db.count("SELECT count(*) FROM {s}.queue_lines WHERE queue = 'tenants'") == 2);
+  CHECK(db.count("SELECT served FROM {s}.queue_lines WHERE concurrency_key = 'a'") == 6'000'000);
+  EngineOptions options = db.options();
+  options.queues = {"default", "tenants"};
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  REQUIRE(wait_until(
+      [&] {
+        return db.count("SELECT count(*) FROM {s}.workflows WHERE queue = 'tenants' AND status = 'completed'") == 4;
+      },
+      30s));
+  std::vector<std::string> order;
+  for (const auto& row :
+       db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = 'tenants' ORDER BY ended_at, workflow_id")) {
+    order.push_back(row[0].as<std::string>());
+  }
+  CHECK(order == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});  // b at the queue's turn, a ahead of it
+  CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
+}

@@ -1,11 +1,13 @@
 // Flow control (durable/queues.hpp): named queues whose limits hold across engines and crashes,
 // keys that take turns, priorities, pause and resume, cancels of queued runs, and bad input.
 #include <catch2/catch.hpp>
+#include <pqxx/pqxx>
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -559,4 +561,116 @@ TEST_CASE("bad deduplication and debounce options are typed errors and write not
   negative.debounce = -5ms;
   CHECK_THROWS_AS(client.start_workflow<SlowWorkflow>("bad-d5", 1, negative), InvalidQueue);
   CHECK(db.count("SELECT count(*) FROM {s}.workflows") == 0);
+}
+
+// Lines (migration 22): an admission reads the lines next in turn, not every key waiting.
+
+namespace {
+
+long long lines_of(const TestDb& db, const std::string& queue) {
+  return db.count("SELECT count(*) FROM {s}.queue_lines WHERE queue = '" + queue + "'");
+}
+
+}  // namespace
+
+TEST_CASE("keys take turns across more keys than an admission reads", "[queues][lines]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"wide", 2, std::nullopt});
+  // Key by key: oldest first would end k00's runs first, then k01's.
+  for (int key = 0; key < 40; ++key) {
+    for (int i = 0; i < 2; ++i) {
+      client.start_workflow<SlowWorkflow>(fmt::format("k{:02}-{}", key, i), 5,
+                                          on_queue("wide", fmt::format("k{:02}", key)));
+    }
+  }
+  CHECK(lines_of(db, "wide") == 40);
+  auto engine = serving(db, "wide");
+  REQUIRE(wait_until([&] { return ended_in_order(db, "wide").size() == 80; }, 60s));
+  // Each admission has room for two at most, so it reads two lines of the forty; in turns, every
+  // key's first run ends before any key's second (two run at once: the first 39 are 39 keys).
+  const auto order = ended_in_order(db, "wide");
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < 39; ++i) keys.insert(order[i].substr(0, 3));
+  CHECK(keys.size() == 39);
+  CHECK(wait_until([&] { return lines_of(db, "wide") == 0; }));  // each retired as it emptied
+}
+
+TEST_CASE("a line is not retired while a run joins it in a transaction not yet committed", "[queues][lines]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  client.queues().define({"joining", std::nullopt, std::nullopt});
+  auto first = client.start_workflow<SlowWorkflow>("first", 10, on_queue("joining", "k"));
+  // A second run joins k's line in a transaction of this test, held open: a copy of the first
+  // run's rows under another id, as a start writes them (the admission cannot see it yet).
+  pqxx::connection conn(db.url());
+  pqxx::work joining(conn);
+  const std::string s = "\"" + db.schema() + "\"";
+  joining.exec("WITH w AS (INSERT INTO " + s +
+               ".workflows SELECT (jsonb_populate_record(o, jsonb_build_object("
+               "'workflow_id', 'second', 'run_id', gen_random_uuid()))).* FROM " +
+               s +
+               ".workflows o "
+               "WHERE o.workflow_id = 'first' RETURNING run_id) "
+               "INSERT INTO " +
+               s +
+               ".journal SELECT (jsonb_populate_record(j, jsonb_build_object("
+               "'run_id', w.run_id, 'workflow_id', 'second'))).* FROM " +
+               s +
+               ".journal j, w "
+               "WHERE j.run_id = '" +
+               first.run_id().str() + "' AND j.seq = 0");
+  auto engine = serving(db, "joining");
+  CHECK(first.result(10s) == 10);
+  // The admission found k's line empty, and more than a poll interval of sweeps after it: the
+  // line stays, as the joining transaction holds its bucket.
+  std::this_thread::sleep_for(500ms);
+  CHECK(lines_of(db, "joining") == 1);
+  joining.commit();
+  CHECK(client.workflow<SlowWorkflow>("second").result(10s) == 10);
+  CHECK(wait_until([&] { return lines_of(db, "joining") == 0; }));
+}
+
+TEST_CASE("runs that join a line while an admission empties it are admitted all the same", "[queues][lines]") {
+  TestDb db;
+  const QueueSpec spec{"joined", std::nullopt, std::nullopt};
+  auto engine = serving(db, "joined", &spec);
+  Engine client(db.options());
+  register_all(client);
+  // Starts on one key from three threads while the engine admits them as they come: the line
+  // empties and is retired over and over, with starts joining it at the same moments. A run that
+  // joined a line retired under it would wait forever.
+  std::vector<std::thread> starters;
+  for (int t = 0; t < 3; ++t) {
+    starters.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        client.start_workflow<SlowWorkflow>(fmt::format("j{}-{:03}", t, i), 0, on_queue("joined", "one-key"));
+      }
+    });
+  }
+  for (auto& starter : starters) starter.join();
+  CHECK(wait_until([&] { return ended_in_order(db, "joined").size() == 300; }, 60s));
+  CHECK(queued_runs(db, "joined") == 0);
+  CHECK(wait_until([&] { return lines_of(db, "joined") == 0; }));
+}
+
+TEST_CASE("a line is retired when its last queued run leaves it any way: admitted, cancelled or terminated",
+          "[queues][lines]") {
+  TestDb db;
+  const QueueSpec spec{"leaving", 1, std::nullopt};
+  auto engine = serving(db, "leaving", &spec);
+  engine->queues().pause("leaving", queue_operator);
+  auto admitted = engine->start_workflow<SlowWorkflow>("leave-a", 10, on_queue("leaving", "a"));
+  auto cancelled = engine->start_workflow<SlowWorkflow>("leave-c", 10, on_queue("leaving", "c"));
+  auto terminated = engine->start_workflow<SlowWorkflow>("leave-t", 10, on_queue("leaving", "t", 5));
+  CHECK(lines_of(db, "leaving") == 3);
+  CHECK(cancelled.cancel("not needed"));  // ended by the admission, paused or not
+  CHECK_THROWS_AS(cancelled.result(10s), WorkflowCancelled);
+  // Ended where the admission does not see it: its line is found empty by a sweep.
+  CHECK(engine->runs().terminate(terminated.run_id(), queue_operator));
+  engine->queues().resume("leaving", queue_operator);
+  CHECK(admitted.result(10s) == 10);
+  CHECK(wait_until([&] { return lines_of(db, "leaving") == 0; }));
 }

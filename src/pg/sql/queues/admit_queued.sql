@@ -14,10 +14,16 @@
 --   of either key's runs is running. Higher priority goes first across keys. Each key offers no
 --   more runs than there is room for, and no key is read when there is none. Each key's latest
 --   turn served, and the queue's, are kept (serve_turns.sql).
+-- - Lines (queue_lines, migration 22): only the keys of the first $2 lines in turn (higher priority
+--   first, then served longest ago) that have a run to admit and room for it are read, and every
+--   key with a weight: no key further on has a run whose turn comes sooner (a weight is what
+--   could move a key's runs ahead of its place in line). A key served gets its turn on its lines.
 -- - Runnable admitted runs waiting for a runner count against $2 too: admitting more than runners
 --   take would only lengthen their line, out of turn.
 -- A paused queue admits nothing. Queued runs asked to cancel end here (their code never ran).
 -- `retry_in_ms`: when a full window frees a place or a debounced run comes due (NULL: neither).
+-- `emptied`: the lines (json [{key, priority}]) of the runs admitted or cancelled, which may have
+-- no run left (retire_lines.sql); `short`: fewer lines had a run to admit than there was room for.
 WITH RECURSIVE {{run_windows}},
 running AS (
   SELECT concurrency_key AS key, count(*) AS n FROM {{s}}.workflows
@@ -34,42 +40,68 @@ room AS (
                            coalesce(q.concurrency - (SELECT coalesce(sum(n), 0) FROM running), $2::bigint),
                            coalesce(q.rate_count - (SELECT n FROM rated), $2::bigint))) AS n
   FROM q WHERE NOT q.paused),
-keys(key) AS (
-  (SELECT concurrency_key FROM {{s}}.workflows WHERE queue = $1 AND status = 'running' AND queued
-   ORDER BY concurrency_key LIMIT 1)
+-- The lines in turn, one index probe each (a plan that sorts or joins them all would read every
+-- line, and a table's statistics are not there to count on), until $2 of them have a run to
+-- admit and room for it: highest priority first, then served longest ago, then by key.
+walk(key, priority, served, admissible, found) AS (
+  SELECT x.*, x.admissible::int FROM (
+    SELECT l.concurrency_key, l.priority, l.served, {{line_admissible}} AS admissible
+    FROM {{s}}.queue_lines l
+    WHERE l.queue = $1 AND (SELECT coalesce(max(n), 0) FROM room) > 0
+      AND l.priority = (SELECT max(m.priority) FROM {{s}}.queue_lines m WHERE m.queue = $1)
+    ORDER BY l.served, l.concurrency_key LIMIT 1) x
   UNION ALL
-  SELECT (SELECT concurrency_key FROM {{s}}.workflows
-          WHERE queue = $1 AND status = 'running' AND queued AND concurrency_key > keys.key
-          ORDER BY concurrency_key LIMIT 1)
-  FROM keys WHERE keys.key IS NOT NULL),
+  SELECT x.*, v.found + x.admissible::int FROM walk v, LATERAL (
+    SELECT l.concurrency_key, l.priority, l.served, {{line_admissible}} AS admissible
+    FROM (
+      (SELECT * FROM {{s}}.queue_lines l
+       WHERE l.queue = $1 AND l.priority = v.priority AND (l.served, l.concurrency_key) > (v.served, v.key)
+       ORDER BY l.served, l.concurrency_key LIMIT 1)
+      UNION ALL
+      (SELECT * FROM {{s}}.queue_lines l
+       WHERE l.queue = $1
+         AND l.priority = (SELECT max(m.priority) FROM {{s}}.queue_lines m WHERE m.queue = $1 AND m.priority < v.priority)
+       ORDER BY l.served, l.concurrency_key LIMIT 1)
+      LIMIT 1) l) x
+  WHERE v.found < (SELECT coalesce(max(n), 0) FROM room)),
+keys(key) AS (
+  SELECT key FROM walk WHERE admissible
+  UNION
+  SELECT l.concurrency_key FROM q, jsonb_object_keys(q.key_weights) wk(key), LATERAL (
+    SELECT l.concurrency_key FROM {{s}}.queue_lines l WHERE l.queue = $1 AND l.concurrency_key = wk.key LIMIT 1) l
+  WHERE (SELECT n FROM room) > 0),
 cand AS (
   SELECT k.key, c.run_id, c.priority, c.created_at, {{run_key_turn}} + c.rank * {{key_step}} AS turn
   FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
   LATERAL (
     SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.created_at) AS rank FROM (
       SELECT w.run_id, w.priority, w.created_at FROM {{s}}.workflows w
-      WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued
-        AND w.cancel_requested_at IS NULL AND w.name IN (SELECT jsonb_array_elements_text($5::jsonb))
-        AND (w.admit_after IS NULL OR w.admit_after <= {{now}})
+      WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued AND {{admissible}}
       ORDER BY w.priority DESC, w.created_at
       LIMIT {{run_key_room}}) l) c
-  WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0),
+  WHERE (SELECT n FROM room) > 0),
 pick AS (
-  SELECT key, run_id, turn FROM cand ORDER BY priority DESC, turn, created_at
+  SELECT key, run_id, priority, turn FROM cand ORDER BY priority DESC, turn, created_at
   LIMIT (SELECT coalesce(max(n), 0) FROM room)),
 a AS (
   UPDATE {{s}}.workflows w
   SET queued = false, runnable = true, runnable_since = statement_timestamp(), updated_at = statement_timestamp()
-  FROM pick WHERE w.run_id = pick.run_id AND w.status = 'running' AND w.queued
+  -- By their ids (a probe of the primary key each), not a join or an index on status, which may
+  -- read every queued or running run: the IS TRUE keeps the status from being an index condition.
+  WHERE w.run_id = ANY (ARRAY(SELECT run_id FROM pick)) AND (w.status = 'running' AND w.queued) IS TRUE
   RETURNING w.run_id, w.concurrency_key),
 logged AS (
   INSERT INTO {{s}}.queue_admissions (queue, concurrency_key, admitted_at, run_id)
   SELECT $1, a.concurrency_key, {{now}}, a.run_id FROM a, q WHERE q.rate_count IS NOT NULL OR q.key_rate_count IS NOT NULL),
 taken AS (SELECT pick.key, pick.turn FROM pick JOIN a USING (run_id)),
 {{serve_run_turns}},
+lines_served AS (
+  UPDATE {{s}}.queue_lines l SET served = tk.served FROM taken_keys tk
+  WHERE l.queue = $1 AND l.concurrency_key = ANY (ARRAY(SELECT key FROM taken_keys))  -- for the index
+    AND l.concurrency_key = tk.key AND l.served <> tk.served),
 an AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM a)),
 r AS (
-  SELECT run_id FROM {{s}}.workflows
+  SELECT run_id, concurrency_key, priority FROM {{s}}.workflows
   WHERE queue = $1 AND status = 'running' AND queued AND cancel_requested_at IS NOT NULL LIMIT $2),
 {{cancel_queued}}
 SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancelled,
@@ -78,4 +110,8 @@ SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancell
                   {{rate_frees_at}},
                   (SELECT min(d.admit_after) FROM {{s}}.workflows d
                    WHERE d.queue = $1 AND d.status = 'running' AND d.queued AND d.admit_after > {{now}})) - {{now}}) * 1000)::bigint
-        FROM q, rated) AS retry_in_ms
+        FROM q, rated) AS retry_in_ms,
+       (SELECT jsonb_agg(DISTINCT jsonb_build_object('key', e.key, 'priority', e.priority))
+        FROM (SELECT key, priority FROM pick JOIN a USING (run_id)
+              UNION SELECT concurrency_key, priority FROM r) e) AS emptied,
+       (SELECT count(*) FROM walk WHERE admissible) < (SELECT coalesce(max(n), 0) FROM room) AS short
