@@ -79,6 +79,21 @@ INSERT INTO {{s}}.journal (run_id, seq, kind, step, name, data) VALUES
                        workflow_id, run_id));
 }
 
+// The workflow ids of queue `tenants`' four runs in the order they ended, once all four completed.
+std::vector<std::string> tenants_in_order_of_ending(const TestDb& db) {
+  REQUIRE(wait_until(
+      [&] {
+        return db.count("SELECT count(*) FROM {s}.workflows WHERE queue = 'tenants' AND status = 'completed'") == 4;
+      },
+      30s));
+  std::vector<std::string> order;
+  for (const auto& row :
+       db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = 'tenants' ORDER BY ended_at, workflow_id")) {
+    order.push_back(row[0].as<std::string>());
+  }
+  return order;
+}
+
 }  // namespace
 
 TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][migrations]") {
@@ -431,19 +446,9 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
   Engine engine(options);
   register_all(engine);
   engine.start();
-  REQUIRE(wait_until(
-      [&] {
-        return db.count("SELECT count(*) FROM {s}.workflows WHERE queue = 'tenants' AND status = 'completed'") == 4;
-      },
-      30s));
   // b starts at the queue's turn, a two turns on: b's two runs go first. Turns left unscaled
   // would put a's first run second (turn 1,000,006 against b's 1,000,004 and 2,000,004).
-  std::vector<std::string> order;
-  for (const auto& row :
-       db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = 'tenants' ORDER BY ended_at, workflow_id")) {
-    order.push_back(row[0].as<std::string>());
-  }
-  CHECK(order == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
+  CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
   CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-000000000201"}).result_json(30s) == 6);
 }
 
@@ -474,16 +479,7 @@ INSERT INTO {{s}}.journal (run_id, seq, kind, data)
   Engine engine(options);
   register_all(engine);
   engine.start();
-  REQUIRE(wait_until(
-      [&] {
-        return db.count("SELECT count(*) FROM {s}.workflows WHERE queue = 'tenants' AND status = 'completed'") == 4;
-      },
-      30s));
-  std::vector<std::string> order;
-  for (const auto& row :
-       db.query("SELECT workflow_id FROM {s}.workflows WHERE queue = 'tenants' ORDER BY ended_at, workflow_id")) {
-    order.push_back(row[0].as<std::string>());
-  }
-  CHECK(order == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});  // b at the queue's turn, a ahead of it
+  // b at the queue's turn, a ahead of it
+  CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
 }

@@ -633,15 +633,16 @@ TEST_CASE("a line is not retired while a run joins it in a transaction not yet c
   CHECK(wait_until([&] { return lines_of(db, "joining") == 0; }));
 }
 
-TEST_CASE("runs that join a line while an admission empties it are admitted all the same", "[queues][lines]") {
+TEST_CASE("three starters on one key while an engine drains it: every run is admitted, the line retired at the end",
+          "[queues][lines]") {
   TestDb db;
   const QueueSpec spec{"joined", std::nullopt, std::nullopt};
   auto engine = serving(db, "joined", &spec);
   Engine client(db.options());
   register_all(client);
   // Starts on one key from three threads while the engine admits them as they come: the line
-  // empties and is retired over and over, with starts joining it at the same moments. A run that
-  // joined a line retired under it would wait forever.
+  // empties and is retired over and over, with starts joining it about the same moments (the test
+  // above holds one such moment open). A run that joined a line retired under it would wait forever.
   std::vector<std::thread> starters;
   for (int t = 0; t < 3; ++t) {
     starters.emplace_back([&, t] {
