@@ -69,6 +69,8 @@ class ReplayStore {
   // Runs of these workflow names on these queues (json arrays).
   virtual std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, const std::string& queues_json,
                                                        int limit, const std::string& owner, Duration lease) = 0;
+  // Gives a claimed run's lease back (it stays claimable), unless that lease went already.
+  virtual void release_workflow(const std::string& run_id, std::int64_t lease_token) = 0;
   virtual JournalRead read_journal(const std::string& run_id, int from_seq) = 0;
   // The run's messages_sent (-1: no such run) and up to `limit` unreceived messages of `topic`.
   virtual std::pair<int, std::vector<InboxMessage>> read_inbox(const std::string& run_id, const std::string& topic,

@@ -19,6 +19,7 @@ inline constexpr const char* read_run = "read_run";
 inline constexpr const char* own_start = "own_start";
 inline constexpr const char* claim_workflows = "claim_workflows";
 inline constexpr const char* reclaim_workflows = "reclaim_workflows";
+inline constexpr const char* release_run = "release_run";
 inline constexpr const char* read_journal = "read_journal";
 inline constexpr const char* commit_replay = "commit_replay";
 inline constexpr const char* continue_run = "continue_run";

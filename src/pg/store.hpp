@@ -80,6 +80,7 @@ class Store final : public TaskStore, public ReplayStore {
 
   std::vector<ClaimedWorkflow> claim_workflows(const std::string& names_json, const std::string& queues_json, int limit,
                                                const std::string& owner, Duration lease) override;
+  void release_workflow(const std::string& run_id, std::int64_t lease_token) override;
   JournalRead read_journal(const std::string& run_id, int from_seq) override;
   ReplayOutcome commit_replay(const ReplayCommit& commit) override;
   std::vector<ClaimedTask> claim_tasks(const std::string& names_json, const std::string& queues_json, int limit,

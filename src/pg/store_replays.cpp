@@ -61,6 +61,14 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
   return claimed;
 }
 
+void Store::release_workflow(const std::string& run_id, std::int64_t lease_token) {
+  // Safe to repeat: a lease already given back is not matched again.
+  pool_.write(stmt::release_run, [&](pqxx::connection& conn, bool) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_prepared(stmt::release_run, run_id, lease_token);
+  });
+}
+
 JournalRead Store::read_journal(const std::string& run_id, int from_seq) {
   JournalRead read;
   pool_.read([&](pqxx::connection& conn) {

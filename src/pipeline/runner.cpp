@@ -50,6 +50,13 @@ std::optional<pg::ClaimedWorkflow> Runner::claim() {
     const auto started = std::chrono::steady_clock::now();
     auto claimed = store_.claim_workflows(*paused_.workflow_names_json(), settings_.queues_json, limit, settings_.owner,
                                           settings_.lease);
+    // The names were read before the claim went out: a pause of a type since then (this engine's
+    // own, say, followed at once by a start of that type) gives the runs of that type back.
+    std::erase_if(claimed, [&](const pg::ClaimedWorkflow& run) {
+      if (!paused_.workflow_paused(run.name)) return false;
+      store_.release_workflow(run.run_id, run.lease_token);
+      return true;
+    });
     if (claimed.empty()) return std::nullopt;
     metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
     for (std::size_t i = 1; i < claimed.size(); ++i) offer(std::move(claimed[i]));

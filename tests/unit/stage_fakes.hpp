@@ -138,6 +138,7 @@ class FakeReplayStore final : public pg::ReplayStore {
                                                    Duration) override {
     return {};
   }
+  void release_workflow(const std::string&, std::int64_t) override {}
   pg::JournalRead read_journal(const std::string& run_id, int from_seq) override {
     pg::JournalRead read;
     read.run_id = run_id;
