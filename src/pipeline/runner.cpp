@@ -48,8 +48,9 @@ std::optional<pg::ClaimedWorkflow> Runner::claim() {
   const int limit = std::max(1, settings_.concurrency - offered_count());
   try {
     const auto started = std::chrono::steady_clock::now();
-    auto claimed = store_.claim_workflows(*paused_.workflow_names_json(), settings_.queues_json, limit, settings_.owner,
-                                          settings_.lease);
+    const auto names = paused_.workflow_names_json();
+    failpoint("runner.before_claim");  // the names are read, the claim not sent: a pause may come between
+    auto claimed = store_.claim_workflows(*names, settings_.queues_json, limit, settings_.owner, settings_.lease);
     // The names were read before the claim went out: a pause of a type since then (this engine's
     // own, say, followed at once by a start of that type) gives the runs of that type back.
     std::erase_if(claimed, [&](const pg::ClaimedWorkflow& run) {

@@ -413,6 +413,24 @@ TEST_CASE("a paused workflow type is neither started at once, claimed nor contin
   CHECK(fresh.result(10s) == 1);
 }
 
+TEST_CASE("a claim sent with the names read before a pause gives the paused type's runs back",
+          "[queues][paused_types]") {
+  TestDb db;
+  FailpointsOff off;
+  // Each claim waits between reading the names and claiming: a pause and a start fall in between.
+  detail::configure_failpoints("runner.before_claim=sleep:300");
+  auto engine = serving(db, {"default"});
+  std::this_thread::sleep_for(400ms);  // every runner thread in a claim's wait, or about to be
+  engine->queues().pause_workflow("slow_one", {"oncall", "a bad deploy"});
+  auto fresh = engine->start_workflow<SlowWorkflow>("claimed-while-pausing", 1);
+  std::this_thread::sleep_for(1s);  // the claims sent with the old names have come back
+  CHECK(db.count("SELECT next_seq FROM {s}.workflows WHERE workflow_id = 'claimed-while-pausing'") == 1);
+  CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE lease_owner IS NOT NULL") == 0);  // given back
+  detail::configure_failpoints("");
+  CHECK(engine->queues().resume_workflow("slow_one", {"oncall", "rolled back"}));
+  CHECK(fresh.result(10s) == 1);
+}
+
 TEST_CASE("pausing a type with an empty name or reason is refused and writes nothing",
           "[queues][paused_types][bad_input]") {
   TestDb db;
