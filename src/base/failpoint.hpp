@@ -10,6 +10,7 @@
 // Names: task.after_claim, task.before_commit (the body returned, its outcome not committed),
 // task.after_commit (committed, not yet acted on), claim.before_commit (inside a claim's transaction),
 // runner.before_claim (a runner read the workflow names it claims, and has not claimed yet),
+// dispatcher.before_claim (a dispatcher read the activity names it claims, and has not claimed yet),
 // replay.after_inbox_read (a replay read its run's inbox and has not committed),
 // replay.after_child_ids_read (a replay read the ids it starts children under, not committed),
 // replay.after_commit (a claimed replay committed, its tasks not launched),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "base/failpoint.hpp"
 #include "base/log.hpp"
 #include "pipeline/attempt_state.hpp"
 
@@ -110,24 +111,41 @@ void Dispatcher::loop() {
 std::vector<pg::ClaimedTask> Dispatcher::claim(int free, std::optional<Duration>& retry_in) {
   std::vector<pg::ClaimedTask> tasks;
   const auto started = std::chrono::steady_clock::now();
+  const auto names = paused_.activity_names_json();
+  failpoint("dispatcher.before_claim");  // the names are read, the claims not sent: a pause may come between
   named_first_ = !named_first_;
-  if (named_first_) claim_named(tasks, free, retry_in);
+  if (named_first_) claim_named(tasks, *names, free, retry_in);
   const int left = free - static_cast<int>(tasks.size());
   if (left > 0) {
     try {
-      auto more = store_.claim_tasks(*paused_.activity_names_json(), queues_json_, left, settings_.owner,
-                                     settings_.lease_margin);
+      auto more = store_.claim_tasks(*names, queues_json_, left, settings_.owner, settings_.lease_margin);
       std::move(more.begin(), more.end(), std::back_inserter(tasks));
     } catch (const std::exception& e) {
       logger().warn("claiming activity tasks failed: instance={} error={}", settings_.instance, e.what());
     }
   }
-  if (!named_first_) claim_named(tasks, free, retry_in);
+  if (!named_first_) claim_named(tasks, *names, free, retry_in);
   if (!tasks.empty()) metrics_.claim_latency.observe(std::chrono::steady_clock::now() - started);
+  give_back_paused(tasks);
   return tasks;
 }
 
-void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std::optional<Duration>& retry_in) {
+void Dispatcher::give_back_paused(std::vector<pg::ClaimedTask>& tasks) {
+  std::erase_if(tasks, [&](const pg::ClaimedTask& task) {
+    if (!paused_.activity_paused(task.name)) return false;
+    const QueuePlace place(*this, task);  // its place in the engine's bound, given back as it goes
+    try {
+      store_.release_task(task, Duration{0});
+    } catch (const std::exception& e) {
+      logger().warn("could not hand back task {} of paused activity '{}' ({}); its lease will expire", task.task_id,
+                    task.name, e.what());
+    }
+    return true;
+  });
+}
+
+void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, const std::string& names_json, int free,
+                             std::optional<Duration>& retry_in) {
   // Each call starts at the next queue, so a busy queue does not keep the slots from the others.
   for (std::size_t i = 0; i < named_queues_.size(); ++i) {
     const int left = free - static_cast<int>(tasks.size());
@@ -136,8 +154,7 @@ void Dispatcher::claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std:
     const int room = free_places(queue, left);
     if (room <= 0) continue;
     try {
-      auto claim = store_.claim_queued_tasks(queue, *paused_.activity_names_json(), room, settings_.owner,
-                                             settings_.lease_margin);
+      auto claim = store_.claim_queued_tasks(queue, names_json, room, settings_.owner, settings_.lease_margin);
       take_places(queue, static_cast<int>(claim.tasks.size()));
       std::move(claim.tasks.begin(), claim.tasks.end(), std::back_inserter(tasks));
       if (claim.retry_in) retry_in = std::min(retry_in.value_or(*claim.retry_in), *claim.retry_in);

@@ -87,7 +87,10 @@ class Dispatcher {
   // queues' in turn (first on every other call, so neither kind starves the other). `retry_in`:
   // when a named queue's full rate window frees a place.
   std::vector<pg::ClaimedTask> claim(int free, std::optional<Duration>& retry_in);
-  void claim_named(std::vector<pg::ClaimedTask>& tasks, int free, std::optional<Duration>& retry_in);
+  void claim_named(std::vector<pg::ClaimedTask>& tasks, const std::string& names_json, int free,
+                   std::optional<Duration>& retry_in);
+  // Hands back, uncounted, the claimed attempts of an activity paused since the claim read the names.
+  void give_back_paused(std::vector<pg::ClaimedTask>& tasks);
   void watch();
   void stop_watching();
   void tell_unwanted();  // marks cancelled the running attempts whose tasks were dropped

@@ -431,6 +431,25 @@ TEST_CASE("a claim sent with the names read before a pause gives the paused type
   CHECK(fresh.result(10s) == 1);
 }
 
+TEST_CASE("a claim of attempts sent with the names read before a pause gives the paused activity's tasks back",
+          "[queues][paused_types]") {
+  TestDb db;
+  FailpointsOff off;
+  auto engine = serving(db, {"default"});
+  CHECK(engine->start_workflow<SlowWorkflow>("warm", 1).result(10s) == 1);
+  // Each claim waits between reading the names and claiming: a pause and a call fall in between.
+  detail::configure_failpoints("dispatcher.before_claim=sleep:300");
+  std::this_thread::sleep_for(400ms);
+  engine->queues().pause_activity("slow", {"oncall", "the downstream is failing"});
+  auto held = engine->start_workflow<SlowWorkflow>("held-call", 5);
+  std::this_thread::sleep_for(1s);  // the claims sent with the old names have come back
+  CHECK(db.count("SELECT count(*) FROM {s}.tasks WHERE workflow_id = 'held-call' AND status = 'pending' "
+                 "AND attempt = 0 AND lease_owner IS NULL") == 1);
+  detail::configure_failpoints("");
+  CHECK(engine->queues().resume_activity("slow", {"oncall", "the downstream is back"}));
+  CHECK(held.result(10s) == 5);
+}
+
 TEST_CASE("pausing a type with an empty name or reason is refused and writes nothing",
           "[queues][paused_types][bad_input]") {
   TestDb db;
