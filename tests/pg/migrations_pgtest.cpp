@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "pg/migrations.hpp"
 #include "support/expect.hpp"
@@ -77,6 +78,16 @@ INSERT INTO {{s}}.journal (run_id, seq, kind, step, name, data) VALUES
   ('{1}', 1, 'activity_scheduled', 0, 'add', '{{{{"input": {{{{"a": 1, "b": 1}}}}}}}}'),
   ('{1}', 2, 'activity_completed', 0, 'add', '{{{{"result": 2, "attempts": 1}}}}'))",
                        workflow_id, run_id));
+}
+
+// A started engine that serves queue `tenants` (and the default queue).
+std::unique_ptr<Engine> serving_tenants(const TestDb& db) {
+  EngineOptions options = db.options();
+  options.queues = {"default", "tenants"};
+  auto engine = std::make_unique<Engine>(options);
+  register_all(*engine);
+  engine->start();
+  return engine;
 }
 
 // The workflow ids of queue `tenants`' four runs in the order they ended, once all four completed.
@@ -441,15 +452,11 @@ TEST_CASE("a schema at version 20 with turns kept upgrades to weighted turns, an
       client.start_workflow<SlowWorkflow>(fmt::format("{}-{}", key, i), 5, options);
     }
   }
-  EngineOptions options = db.options();
-  options.queues = {"default", "tenants"};
-  Engine engine(options);
-  register_all(engine);
-  engine.start();
+  auto engine = serving_tenants(db);
   // b starts at the queue's turn, a two turns on: b's two runs go first. Turns left unscaled
   // would put a's first run second (turn 1,000,006 against b's 1,000,004 and 2,000,004).
   CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
-  CHECK(engine.workflow_run(RunId{"018f0000-0000-7000-8000-000000000201"}).result_json(30s) == 6);
+  CHECK(engine->workflow_run(RunId{"018f0000-0000-7000-8000-000000000201"}).result_json(30s) == 6);
 }
 
 TEST_CASE("a schema at version 21 with runs queued upgrades to lines, and the runs are admitted in turn",
@@ -474,11 +481,7 @@ INSERT INTO {{s}}.journal (run_id, seq, kind, data)
   CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
   CHECK(db.count("SELECT count(*) FROM {s}.queue_lines WHERE queue = 'tenants'") == 2);
   CHECK(db.count("SELECT served FROM {s}.queue_lines WHERE concurrency_key = 'a'") == 6'000'000);
-  EngineOptions options = db.options();
-  options.queues = {"default", "tenants"};
-  Engine engine(options);
-  register_all(engine);
-  engine.start();
+  auto engine = serving_tenants(db);
   // b at the queue's turn, a ahead of it
   CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
