@@ -1,7 +1,9 @@
 // Tenants: two tenants share one queue of workflow runs. The queue admits four runs at once across
 // every engine, at most two of one tenant, and tenants take turns: "small" queues its 4 runs after
 // "big" queued 40, and small's runs all end while most of big's backlog still waits. Then an
-// operator pauses the queue, and a run started meanwhile waits, queued, until it is resumed.
+// operator pauses the queue, and a run started meanwhile waits, queued, until it is resumed. Last,
+// priority aging: on a queue of one run at a time, a low-priority report that waited rises to the
+// priority of the urgent runs started after it, and, the oldest there, is admitted first.
 //
 // Run: build/examples/14-tenants   (a throwaway PostgreSQL unless DURABLE_DATABASE_URL is set)
 #include <fmt/format.h>
@@ -72,6 +74,36 @@ struct Watch {
   }
 };
 
+// Priority aging on queue "reports": true when the report that waited went before the urgent runs.
+bool report_goes_first(durable::Engine& engine) {
+  // [aging]
+  // Held by an operator, the reports queue lines up a report at priority 0, then, later, three
+  // urgent runs at priority 2. Waited three steps, the report has risen to 2 (no higher: the
+  // highest waiting) and is the oldest there, so it goes first when the queue is resumed.
+  engine.queues().pause("reports", {.actor = "ana", .reason = "line the reports up"});
+  durable::StartOptions report;
+  report.queue = "reports";
+  auto nightly = engine.start_workflow<TenantJob>("nightly-report", "nightly-report", report);
+  std::this_thread::sleep_for(700ms);
+  durable::StartOptions urgent_options = report;
+  urgent_options.priority = 2;
+  std::vector<durable::WorkflowHandle<std::string>> urgent;
+  for (int i = 0; i < 3; ++i) {
+    const std::string job = fmt::format("urgent-{}", i);
+    urgent.push_back(engine.start_workflow<TenantJob>(job, job, urgent_options));
+  }
+  engine.queues().resume("reports", {.actor = "ana", .reason = "go"});
+  // [aging]
+  nightly.result(30s);
+  for (const auto& run : urgent) run.result(30s);
+  auto ended = [&](const auto& run) { return engine.runs().get(run.run_id()).ended_at.value(); };
+  const bool report_first =
+      std::all_of(urgent.begin(), urgent.end(), [&](const auto& run) { return ended(nightly) < ended(run); });
+  fmt::print("priority aging: the report queued first at priority 0 ran {} the three urgent runs\n",
+             report_first ? "before" : "after");
+  return report_first;
+}
+
 int main() {
   const std::string url = durable::testing::database_url();
   const std::string schema = "durable_example_tenants";
@@ -83,6 +115,8 @@ int main() {
   // small is on a bigger plan: two turns in each round to every other tenant's one. This engine
   // serves the queue: it admits the queue's runs and runs them, as any engine that serves it.
   engine.add_queue({.name = "tenants", .concurrency = 4, .key_concurrency = 2, .key_weights = {{"small", 2}}});
+  // Reports: one at a time; work waiting rises one priority every 200 ms, up to the highest waiting.
+  engine.add_queue({.name = "reports", .concurrency = 1, .priority_aging = 200ms});
   // [queue]
   engine.start();
 
@@ -131,10 +165,12 @@ int main() {
   fmt::print("resumed: {}; audit: {} of queue {} by {}: {}\n", late_result, resumed.action,
              resumed.details.value("queue", "?"), resumed.actor, resumed.reason);
 
+  const bool report_first = report_goes_first(engine);
+
   engine.stop();
   durable::testing::drop_schema(url, schema);
   const bool ok = big_left > 0 && done == 44 && watch.most_admitted <= 4 && watch.most_admitted_of_one_tenant <= 2 &&
                   paused.paused && paused.queued == 1 && paused.running == 0 && late_result == "done small-04" &&
-                  resumed.action == "queue_resume";
+                  resumed.action == "queue_resume" && report_first;
   return ok ? 0 : 1;
 }

@@ -158,6 +158,7 @@ void check_engine_queue_limits(const std::map<std::string, int>& limits) {
 }
 
 void check_queue_spec(const QueueSpec& spec) {
+  constexpr Duration max_rate_period = std::chrono::hours{24 * 366};
   check_queue_name(spec.name, "QueueSpec::name");
   if (spec.name == default_queue) {
     throw InvalidQueue(
@@ -178,7 +179,7 @@ void check_queue_spec(const QueueSpec& spec) {
       throw InvalidQueue(fmt::format("queue '{}': QueueSpec::{}.count is {}: a rate admits at least 1 run a period",
                                      spec.name, field, rate->count));
     }
-    if (rate->period <= Duration{0} || rate->period > std::chrono::hours{24 * 366}) {
+    if (rate->period <= Duration{0} || rate->period > max_rate_period) {
       throw InvalidQueue(
           fmt::format("queue '{}': QueueSpec::{}.period is {}ms: give a period over 0 and at most a year", spec.name,
                       field, rate->period.count()));
@@ -186,6 +187,12 @@ void check_queue_spec(const QueueSpec& spec) {
   };
   check_rate(spec.rate, "rate");
   check_rate(spec.key_rate, "key_rate");
+  if (spec.priority_aging && (*spec.priority_aging <= Duration{0} || *spec.priority_aging > max_rate_period)) {
+    throw InvalidQueue(
+        fmt::format("queue '{}': QueueSpec::priority_aging is {}ms: give a step over 0 and at most a year (leave it "
+                    "unset for none)",
+                    spec.name, spec.priority_aging->count()));
+  }
   for (const auto& [key, weight] : spec.key_weights) {
     if (auto problem = text_problem(key, max_concurrency_key_bytes); !problem.empty()) {
       throw InvalidQueue(

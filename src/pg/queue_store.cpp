@@ -43,10 +43,11 @@ bool QueueStore::define(const QueueSpec& spec) {
   pool_.write(stmt::define_queue, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
     pqxx::work tx(conn);
     tx.exec_prepared(stmt::lock_queue, spec.name);
-    changed = tx.exec_prepared1(stmt::define_queue, spec.name, spec.concurrency.value_or(0),
-                                spec.key_concurrency.value_or(0), rate.count, rate.period.count(), key_rate.count,
-                                key_rate.period.count(), workflows_channel_, Json(spec.key_weights).dump())["changed"]
-                  .as<int>() == 1;
+    changed =
+        tx.exec_prepared1(stmt::define_queue, spec.name, spec.concurrency.value_or(0), spec.key_concurrency.value_or(0),
+                          rate.count, rate.period.count(), key_rate.count, key_rate.period.count(), workflows_channel_,
+                          Json(spec.key_weights).dump(), spec.priority_aging.value_or(Duration{0}).count())["changed"]
+            .as<int>() == 1;
     tx.commit();
   });
   return changed;
@@ -133,6 +134,8 @@ std::vector<QueueRow> QueueStore::read(const std::string& name) {
       row.spec.rate = rate_of(r["rate_count"], r["rate_period_ms"]);
       row.spec.key_rate = rate_of(r["key_rate_count"], r["key_rate_period_ms"]);
       row.spec.key_weights = Json::parse(r["key_weights"].c_str()).get<std::map<std::string, int>>();
+      if (const auto aging_ms = r["priority_aging_ms"].as<std::int64_t>(); aging_ms > 0)
+        row.spec.priority_aging = Duration{aging_ms};
       row.paused = r["paused"].as<bool>();
       row.paused_at_us = optional_us(r["paused_at_us"]);
       row.paused_by = r["paused_by"].as<std::string>();
@@ -181,6 +184,7 @@ QueueStore::Admission QueueStore::admit(const std::string& name, const std::stri
   pool_.write(stmt::admit_queued, [&](pqxx::connection& conn, bool) {
     pqxx::work tx(conn);
     tx.exec_prepared(stmt::lock_queue, name);
+    tx.exec_prepared(stmt::age_lines, name);  // a statement of its own: the admission walks what it leaves
     auto row = tx.exec_prepared1(stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
     admission = {row["admitted"].as<int>(), row["cancelled"].as<int>(), std::nullopt, row["short"].as<bool>()};
     if (!row["retry_in_ms"].is_null())

@@ -72,6 +72,7 @@ inline constexpr const char* set_clock = "set_clock";
 
 // Flow control's (src/pg/sql/queues/).
 inline constexpr const char* lock_queue = "queues/lock_queue";
+inline constexpr const char* age_lines = "queues/age_lines";
 inline constexpr const char* admit_queued = "queues/admit_queued";
 inline constexpr const char* lock_empty_lines = "queues/lock_empty_lines";
 inline constexpr const char* retire_lines = "queues/retire_lines";

@@ -277,7 +277,8 @@ TEST_CASE("the queues page shows each queue's limits and counts and its keys as 
                           .concurrency = 4,
                           .key_concurrency = 2,
                           .rate = durable::RateLimit{50, 1s},
-                          .key_weights = {{marked, 3}}});
+                          .key_weights = {{marked, 3}},
+                          .priority_aging = 90s});
   engine.queues().pause_activity(marked, {"ana", "an activity type whose name is markup"});
   // The test's engine serves the default queue only, so these runs stay queued.
   durable::StartOptions acme;
@@ -321,6 +322,7 @@ TEST_CASE("the queues page shows each queue's limits and counts and its keys as 
   CHECK(b.text(queued.at(0)) == "2");
   CHECK(b.text(queued.at(1)) == "1");
   CHECK(b.text(b.find("#queue-key-weights")) == marked + "=3");
+  CHECK(b.text(b.find("#queue-priority-aging")) == "+1 priority a 90s waited");
   CHECK(b.execute("return document.querySelectorAll('main img, main script, main [onerror]').length;") == 0);
   CHECK(b.execute("return window.__xss === undefined;") == true);
 

@@ -325,6 +325,18 @@ TEST_CASE_METHOD(Fleet, "queues define, list, show, pause and resume, audited", 
   CHECK(cli(db, {"queues", "define", "weighted", "--key-weight", "gold=101"}).code == 2);  // 1 to 100
   CHECK(cli(db, {"queues", "define", "weighted", "--key-weight", "gold=4", "--key-weight", "gold=5"}).code == 2);
   CHECK(engine.queues().get("weighted").spec.key_weights.at("gold") == 3);  // nothing written
+  REQUIRE(cli(db, {"queues", "define", "aged", "--priority-aging", "2m"}).code == 0);
+  CHECK(cli(db, {"queues", "show", "aged", "--json"}).json()["priority_aging_ms"] == 120000);
+  CHECK(cli(db, {"queues", "show", "aged"}).out.find("priority aging +1 priority a 2m 0s waited\n") !=
+        std::string::npos);
+  CHECK(cli(db, {"queues", "show", "weighted", "--json"}).json()["priority_aging_ms"].is_null());
+  auto bad_step = cli(db, {"queues", "define", "aged", "--priority-aging", "soon"});
+  CHECK(bad_step.code == 2);
+  CHECK(bad_step.err.find("--priority-aging 'soon' is not a period") != std::string::npos);
+  auto zero_step = cli(db, {"queues", "define", "aged", "--priority-aging", "0s"});
+  CHECK(zero_step.code == 2);
+  CHECK(zero_step.err.find("QueueSpec::priority_aging is 0ms") != std::string::npos);
+  CHECK(engine.queues().get("aged").spec.priority_aging == Duration{std::chrono::minutes{2}});  // nothing written
 }
 
 TEST_CASE_METHOD(Fleet, "queues pause and resume a workflow or an activity type, audited", "[pg][cli][queues]") {

@@ -186,6 +186,27 @@ TEST_CASE("a higher priority call runs first on its queue, the same priority old
   CHECK(order == std::vector<std::string>{"ranked-high", "ranked-high", "ranked-low", "ranked-low", "ranked-low"});
 }
 
+TEST_CASE("with priority aging, a call that waited rises to the highest priority waiting",
+          "[queues][activities][aging]") {
+  TestDb db;
+  QueueSpec spec{"ageing", 1, std::nullopt};
+  spec.priority_aging = 400ms;
+  auto engine = serving(db, {"default", "ageing"}, &spec);
+  engine->queues().pause("ageing", {"test", "line the calls up"});
+  auto low = engine->start_workflow<QueuedCallsWorkflow>("ageing-low", calls_on("ageing", 3, 10));
+  REQUIRE(wait_until([&] { return tasks_waiting(db, "ageing") == 3; }, 10s));
+  std::this_thread::sleep_for(1000ms);  // two steps and more: the low calls rise from 0 to 2
+  auto high = engine->start_workflow<QueuedCallsWorkflow>("ageing-high", calls_on("ageing", 2, 10, 2));
+  REQUIRE(wait_until([&] { return tasks_waiting(db, "ageing") == 5; }, 10s));
+  engine->queues().resume("ageing", {"test", "go"});
+  CHECK(low.result(30s) == 30);
+  CHECK(high.result(30s) == 20);
+  // Risen to 2, the low calls are as high as the high ones and older: they go first (without
+  // aging the high ones would, as in the test above).
+  const auto order = completed_in_order(db, "ageing");
+  CHECK(order == std::vector<std::string>{"ageing-low", "ageing-low", "ageing-low", "ageing-high", "ageing-high"});
+}
+
 TEST_CASE("a queue's rate counts attempts started, and the rest wait for the window", "[queues][activities][rate]") {
   TestDb db;
   QueueSpec spec;

@@ -486,3 +486,36 @@ INSERT INTO {{s}}.journal (run_id, seq, kind, data)
   CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"b-0", "b-1", "a-0", "a-1"});
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
 }
+
+TEST_CASE("a schema at version 22 with runs queued upgrades to priority aging, and an old run rises",
+          "[pg][migrations][queues]") {
+  TestDb db;
+  build_schema_at(db, 22);
+  // Key a's runs queued an hour ago at priority 0, key b's now at priority 2; their lines joined by
+  // version 22's trigger.
+  db.query("INSERT INTO {s}.queues (name, concurrency) VALUES ('tenants', 1)");
+  int n = 0;
+  for (const std::string key : {"a", "b"}) {
+    for (int i = 0; i < 2; ++i, ++n) {
+      db.query(fmt::format(R"(
+INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, queue, concurrency_key,
+                             priority, queued, created_at)
+  VALUES ('{0}-{1}', '018f0000-0000-7000-8000-00000000040{2}', 'slow_one', 'running', '5', 1, false, 'tenants', '{0}',
+          {3}, true, now() - interval '{4} minutes');
+INSERT INTO {{s}}.journal (run_id, seq, kind, data)
+  VALUES ('018f0000-0000-7000-8000-00000000040{2}', 0, 'workflow_started', '{{{{"input": 5}}}}'))",
+                           key, i, n, key == "a" ? 0 : 2, key == "a" ? 60 - i : 0));
+    }
+  }
+  CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
+  CHECK(db.count("SELECT count(*) FROM {s}.queue_lines WHERE level = priority") == 2);
+  CHECK(db.count("SELECT count(*) FROM {s}.queue_lines WHERE concurrency_key = 'a' AND head_at < now() - interval "
+                 "'59 minutes'") == 1);
+  QueueSpec spec{"tenants", 1, std::nullopt};
+  spec.priority_aging = std::chrono::minutes{1};
+  Engine(db.options()).queues().define(spec);
+  auto engine = serving_tenants(db);
+  // a risen to 2, the highest waiting: the keys take turns (without aging b would go first).
+  CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"a-0", "b-0", "a-1", "b-1"});
+  CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
+}

@@ -175,6 +175,74 @@ TEST_CASE("higher priority is admitted first, the same priority oldest first", "
   CHECK(ended_in_order(db, "ordered") == expected);
 }
 
+TEST_CASE("with priority aging, low priority rises to the highest waiting and takes turns there", "[queues][aging]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  QueueSpec aging{"aging", 1, std::nullopt};
+  aging.priority_aging = 400ms;
+  client.queues().define(aging);
+  CHECK(client.queues().get("aging").spec.priority_aging == Duration{400ms});
+  client.queues().define({"plain", 1, std::nullopt});  // the same runs, without aging
+  for (const std::string queue : {"aging", "plain"}) {
+    for (int i = 0; i < 4; ++i) {
+      client.start_workflow<SlowWorkflow>(fmt::format("{}-old-{}", queue, i), 10, on_queue(queue, "old"));
+    }
+  }
+  std::this_thread::sleep_for(1500ms);  // three steps and more: the old runs would rise to 3, and stop at 2
+  for (const std::string queue : {"aging", "plain"}) {
+    for (int i = 0; i < 4; ++i) {
+      client.start_workflow<SlowWorkflow>(fmt::format("{}-new-{}", queue, i), 10, on_queue(queue, "new", 2));
+    }
+  }
+  EngineOptions options = db.options();
+  options.queues = {"default", "aging", "plain"};  // SlowWorkflow's activity is on the default queue
+  Engine engine(options);
+  register_all(engine);
+  engine.start();
+  REQUIRE(wait_until([&] { return ended_in_order(db, "aging").size() == 8 && ended_in_order(db, "plain").size() == 8; },
+                     30s));
+  auto olds_in_first_4 = [&](const std::string& queue) {
+    const auto order = ended_in_order(db, queue);
+    return std::count_if(order.begin(), order.begin() + 4,
+                         [](const std::string& id) { return id.find("-old-") != std::string::npos; });
+  };
+  // Without aging priority 2 goes first. With it the old runs rise to 2, no higher: the two keys
+  // then take turns (by age alone the old ones would all go first).
+  CHECK(olds_in_first_4("plain") == 0);
+  CHECK(olds_in_first_4("aging") == 2);
+  CHECK(queued_runs(db, "aging") == 0);
+  CHECK(db.count("SELECT count(*) FROM {s}.queue_lines") == 0);
+}
+
+TEST_CASE("priority aging set and unset: the lines take their levels and give them back", "[queues][aging]") {
+  TestDb db;
+  Engine client(db.options());
+  register_all(client);
+  QueueSpec spec{"toggled", 1, std::nullopt};
+  client.queues().define(spec);
+  client.queues().pause("toggled", queue_operator);  // nothing admitted: the lines stay
+  client.start_workflow<SlowWorkflow>("toggled-low", 10, on_queue("toggled", "a"));
+  client.start_workflow<SlowWorkflow>("toggled-high", 10, on_queue("toggled", "b", 3));
+  auto level_text = [&] {
+    std::string text;
+    for (const auto& row : db.query("SELECT concurrency_key || '=' || level FROM {s}.queue_lines ORDER BY 1")) {
+      text += row[0].as<std::string>() + " ";
+    }
+    return text;
+  };
+  CHECK(level_text() == "a=0 b=3 ");
+  auto engine = serving(db, "toggled");  // its admissions age the lines first, even on a paused queue
+  spec.priority_aging = 10ms;
+  client.queues().define(spec);
+  // Risen to the highest priority waiting, and no further.
+  CHECK(wait_until([&] { return level_text() == "a=3 b=3 "; }, 10s));
+  spec.priority_aging.reset();
+  client.queues().define(spec);
+  CHECK(level_text() == "a=0 b=3 ");
+  CHECK(db.count("SELECT count(*) FROM {s}.queue_lines WHERE rises_at IS NOT NULL") == 0);
+}
+
 TEST_CASE("a paused queue admits nothing, lets admitted runs finish, and is audited", "[queues]") {
   TestDb db;
   const QueueSpec spec{"pausable", 1, std::nullopt};
@@ -248,6 +316,11 @@ TEST_CASE("bad queue input is a typed error and writes nothing", "[queues][bad_i
     QueueSpec weighted{"weighted", 1, std::nullopt};
     weighted.key_weights = {{key, weight}};
     CHECK_THROWS_WITH(client.queues().define(weighted), Catch::Matchers::Contains("QueueSpec::key_weights"));
+  }
+  for (const Duration step : {Duration{0}, Duration{-5}, Duration{std::chrono::hours{24 * 367}}}) {
+    QueueSpec aging{"aging", 1, std::nullopt};
+    aging.priority_aging = step;
+    CHECK_THROWS_WITH(client.queues().define(aging), Catch::Matchers::Contains("QueueSpec::priority_aging is"));
   }
   CHECK(client.queues().list().empty());
 

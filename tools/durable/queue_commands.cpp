@@ -21,6 +21,17 @@ std::string rate_text(const std::optional<RateLimit>& rate) {
   return rate ? fmt::format("{}/{}", rate->count, span(rate->period)) : "none";
 }
 
+// A period's count of a unit (ms, s, m, h or d), in milliseconds.
+Duration period_of(const std::string& count, const std::string& unit) {
+  const long long n = std::stoll(count);
+  const long long ms = unit == "ms"  ? n
+                       : unit == "s" ? n * 1000
+                       : unit == "m" ? n * 60'000
+                       : unit == "h" ? n * 3'600'000
+                                     : n * 86'400'000;
+  return Duration{ms};
+}
+
 // "50/1s": 50 admissions a second; the period in ms, s, m, h or d. What the API then checks
 // (a count of at least 1, a period up to a year) it refuses with its own message.
 RateLimit parse_rate(const std::string& text, const char* option) {
@@ -32,14 +43,23 @@ RateLimit parse_rate(const std::string& text, const char* option) {
                     "m, h, d)",
                     option, escaped(text)));
   }
-  const long long n = std::stoll(m[2]);
-  const std::string unit = m[3];
-  const long long ms = unit == "ms"  ? n
-                       : unit == "s" ? n * 1000
-                       : unit == "m" ? n * 60'000
-                       : unit == "h" ? n * 3'600'000
-                                     : n * 86'400'000;
-  return {std::stoi(m[1]), Duration{ms}};
+  return {std::stoi(m[1]), period_of(m[2], m[3])};
+}
+
+// "30s": a step of priority aging (the API checks it is over 0 and at most a year).
+Duration parse_step(const std::string& text, const char* option) {
+  static const std::regex form(R"((\d{1,9})(ms|s|m|h|d))");
+  std::smatch m;
+  if (!std::regex_match(text, m, form)) {
+    throw InvalidArgument(
+        fmt::format("{} '{}' is not a period: write a count and a unit, e.g. 30s or 5m (units ms, s, m, h, d)", option,
+                    escaped(text)));
+  }
+  return period_of(m[1], m[2]);
+}
+
+std::string aging_text(const std::optional<Duration>& step) {
+  return step ? fmt::format("+1 priority a {} waited", span(*step)) : "none";
 }
 
 // "gold=3": key gold takes three turns a round. The key is what comes before the last '='.
@@ -103,19 +123,20 @@ void show_queue(Tool& tool, const std::string& name, int keys) {
       "queue          {}\nconcurrency    {}\nper key        {}\nrate           {}\nkey rate       {}\npaused         "
       "{}\nqueued         {}\nrunning        {}\nthrottled      {}\noldest queued  {:.1f}s\nactivities     {}\nkey "
       "weights    "
-      "{}\n",
+      "{}\npriority aging {}\n",
       q.spec.name, limit_text(q.spec.concurrency), limit_text(q.spec.key_concurrency), rate_text(q.spec.rate),
       rate_text(q.spec.key_rate),
       q.paused ? fmt::format("yes, since {} by {}: {}", iso_time(q.paused_at), escaped(q.paused_by),
                              shown_text(q.paused_reason))
                : "no",
-      q.queued, q.running, q.throttled, q.oldest_queued_seconds, activities_text(q), weights_text(q.spec.key_weights));
+      q.queued, q.running, q.throttled, q.oldest_queued_seconds, activities_text(q), weights_text(q.spec.key_weights),
+      aging_text(q.spec.priority_aging));
   if (!doc["keys"].empty()) text += "\n" + table.str();
   tool.print(doc, text);
 }
 
 struct QueueArgs {
-  std::string name, reason, rate, key_rate, workflow, activity;
+  std::string name, reason, rate, key_rate, workflow, activity, priority_aging;
   std::vector<std::string> key_weights;
   int concurrency = 0, key_concurrency = 0, keys = 20;
   const CLI::Option* concurrency_given = nullptr;  // a limit left out is none: given, it must be >= 1
@@ -128,6 +149,7 @@ void define_queue(Tool& tool, const QueueArgs& a) {
   if (a.key_concurrency_given->count() > 0) spec.key_concurrency = a.key_concurrency;
   if (!a.rate.empty()) spec.rate = parse_rate(a.rate, "--rate");
   if (!a.key_rate.empty()) spec.key_rate = parse_rate(a.key_rate, "--key-rate");
+  if (!a.priority_aging.empty()) spec.priority_aging = parse_step(a.priority_aging, "--priority-aging");
   for (const auto& text : a.key_weights) {
     const auto [key, weight] = parse_weight(text);
     if (!spec.key_weights.emplace(key, weight).second) {
@@ -135,10 +157,11 @@ void define_queue(Tool& tool, const QueueArgs& a) {
     }
   }
   tool.engine().queues().define(spec);
-  tool.print(to_json(tool.engine().queues().get(a.name)),
-             fmt::format("queue '{}': concurrency {}, per key {}, rate {}, key rate {}, key weights {}\n", a.name,
-                         limit_text(spec.concurrency), limit_text(spec.key_concurrency), rate_text(spec.rate),
-                         rate_text(spec.key_rate), weights_text(spec.key_weights)));
+  tool.print(
+      to_json(tool.engine().queues().get(a.name)),
+      fmt::format("queue '{}': concurrency {}, per key {}, rate {}, key rate {}, key weights {}, priority aging {}\n",
+                  a.name, limit_text(spec.concurrency), limit_text(spec.key_concurrency), rate_text(spec.rate),
+                  rate_text(spec.key_rate), weights_text(spec.key_weights), aging_text(spec.priority_aging)));
 }
 
 // Pauses or resumes a workflow or activity type (--workflow, --activity).
@@ -201,6 +224,9 @@ void add_queue_commands(CLI::App& app, Cli& cli) {
   qdefine->add_option("--key-rate", a->key_rate, "admissions per concurrency key a period, e.g. 5/1m (unset: none)");
   qdefine->add_option("--key-weight", a->key_weights,
                       "KEY=WEIGHT: the key takes WEIGHT turns a round (1 to 100; repeat for more keys; unset: 1)");
+  qdefine->add_option("--priority-aging", a->priority_aging,
+                      "PERIOD, e.g. 1m: queued work rises one priority a PERIOD waited, up to the highest waiting "
+                      "(unset: none)");
   example(qdefine, "durable queues define tenants --concurrency 20 --key-concurrency 2 --rate 50/1s");
   cli.verb(qdefine, [&cli, a] { define_queue(cli.tool, *a); });
   for (const std::string verb : {"pause", "resume"}) {

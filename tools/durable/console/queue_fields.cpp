@@ -17,6 +17,7 @@ Json queue_json(const QueueInfo& q, Json paused_at) {
           {"rate", rate_json(q.spec.rate)},
           {"key_rate", rate_json(q.spec.key_rate)},
           {"key_weights", q.spec.key_weights},
+          {"priority_aging_ms", q.spec.priority_aging ? Json(q.spec.priority_aging->count()) : Json()},
           {"paused", q.paused},
           {"paused_at", std::move(paused_at)},
           {"paused_by", q.paused_by},

@@ -5,7 +5,7 @@ q AS (
   SELECT concurrency, key_concurrency, paused, rate_count, key_rate_count,
          {{now}} - rate_period_ms * interval '1 millisecond' AS rate_since,
          {{now}} - key_rate_period_ms * interval '1 millisecond' AS key_rate_since,
-         rate_period_ms, key_rate_period_ms, key_weights, {{turn}} AS turn
+         rate_period_ms, key_rate_period_ms, key_weights, priority_aging_ms AS aging_ms, {{turn}} AS turn
   FROM {{s}}.queues WHERE name = {{queue}}),
 rated AS (
   SELECT count(*) AS n, min(l.admitted_at) AS oldest FROM q, {{s}}.queue_admissions l

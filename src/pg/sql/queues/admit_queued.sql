@@ -14,10 +14,13 @@
 --   of either key's runs is running. Higher priority goes first across keys. Each key offers no
 --   more runs than there is room for, and no key is read when there is none. Each key's latest
 --   turn served, and the queue's, are kept (serve_turns.sql).
--- - Lines (queue_lines, migration 22): only the keys of the first $2 lines in turn (higher priority
+-- - Lines (queue_lines, migration 22): only the keys of the first $2 lines in turn (higher level
 --   first, then served longest ago) that have a run to admit and room for it are read, and every
 --   key with a weight: no key further on has a run whose turn comes sooner (a weight is what
 --   could move a key's runs ahead of its place in line). A key served gets its turn on its lines.
+-- - Aging (QueueSpec::priority_aging): "priority" above is, on a queue with aging, the priority a
+--   run has risen to (aged_priority.sql), and a line's the level age_lines.sql gave it, in this
+--   transaction before this statement.
 -- - Runnable admitted runs waiting for a runner count against $2 too: admitting more than runners
 --   take would only lengthen their line, out of turn.
 -- A paused queue admits nothing. Queued runs asked to cancel end here (their code never ran).
@@ -42,26 +45,28 @@ room AS (
   FROM q WHERE NOT q.paused),
 -- The lines in turn, one index probe each (a plan that sorts or joins them all would read every
 -- line, and a table's statistics are not there to count on), until $2 of them have a run to
--- admit and room for it: highest priority first, then served longest ago, then by key.
-walk(key, priority, served, admissible, found) AS (
+-- admit and room for it: highest level first (a line's priority, or on a queue with aging what
+-- its oldest run's has risen to: age_lines.sql), then served longest ago, then by key.
+walk(key, priority, level, served, admissible, found) AS (
   SELECT x.*, x.admissible::int FROM (
-    SELECT l.concurrency_key, l.priority, l.served, {{line_admissible}} AS admissible
+    SELECT l.concurrency_key, l.priority, l.level, l.served, {{line_admissible}} AS admissible
     FROM {{s}}.queue_lines l
     WHERE l.queue = $1 AND (SELECT coalesce(max(n), 0) FROM room) > 0
-      AND l.priority = (SELECT max(m.priority) FROM {{s}}.queue_lines m WHERE m.queue = $1)
-    ORDER BY l.served, l.concurrency_key LIMIT 1) x
+      AND l.level = (SELECT max(m.level) FROM {{s}}.queue_lines m WHERE m.queue = $1)
+    ORDER BY l.served, l.concurrency_key, l.priority LIMIT 1) x
   UNION ALL
   SELECT x.*, v.found + x.admissible::int FROM walk v, LATERAL (
-    SELECT l.concurrency_key, l.priority, l.served, {{line_admissible}} AS admissible
+    SELECT l.concurrency_key, l.priority, l.level, l.served, {{line_admissible}} AS admissible
     FROM (
       (SELECT * FROM {{s}}.queue_lines l
-       WHERE l.queue = $1 AND l.priority = v.priority AND (l.served, l.concurrency_key) > (v.served, v.key)
-       ORDER BY l.served, l.concurrency_key LIMIT 1)
+       WHERE l.queue = $1 AND l.level = v.level
+         AND (l.served, l.concurrency_key, l.priority) > (v.served, v.key, v.priority)
+       ORDER BY l.served, l.concurrency_key, l.priority LIMIT 1)
       UNION ALL
       (SELECT * FROM {{s}}.queue_lines l
        WHERE l.queue = $1
-         AND l.priority = (SELECT max(m.priority) FROM {{s}}.queue_lines m WHERE m.queue = $1 AND m.priority < v.priority)
-       ORDER BY l.served, l.concurrency_key LIMIT 1)
+         AND l.level = (SELECT max(m.level) FROM {{s}}.queue_lines m WHERE m.queue = $1 AND m.level < v.level)
+       ORDER BY l.served, l.concurrency_key, l.priority LIMIT 1)
       LIMIT 1) l) x
   WHERE v.found < (SELECT coalesce(max(n), 0) FROM room)),
 keys(key) AS (
@@ -70,18 +75,32 @@ keys(key) AS (
   SELECT l.concurrency_key FROM q, jsonb_object_keys(q.key_weights) wk(key), LATERAL (
     SELECT l.concurrency_key FROM {{s}}.queue_lines l WHERE l.queue = $1 AND l.concurrency_key = wk.key LIMIT 1) l
   WHERE (SELECT n FROM room) > 0),
+-- Each key's next runs, ranked by their priority (risen, on a queue with aging: a line at a
+-- time, as the oldest of each priority rose most) then oldest first.
+top AS (SELECT max(m.priority) AS p FROM {{s}}.queue_lines m WHERE m.queue = $1),
 cand AS (
-  SELECT k.key, c.run_id, c.priority, c.created_at, {{run_key_turn}} + c.rank * {{key_step}} AS turn
+  SELECT k.key, c.run_id, c.priority, c.aged, c.created_at, {{run_key_turn}} + c.rank * {{key_step}} AS turn
   FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
   LATERAL (
-    SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.created_at) AS rank FROM (
-      SELECT w.run_id, w.priority, w.created_at FROM {{s}}.workflows w
-      WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued AND {{admissible}}
-      ORDER BY w.priority DESC, w.created_at
-      LIMIT {{run_key_room}}) l) c
+    SELECT o.* FROM (
+      SELECT l.*, row_number() OVER (ORDER BY l.aged DESC, l.created_at) AS rank FROM (
+        (SELECT w.run_id, w.priority, w.priority AS aged, w.created_at FROM {{s}}.workflows w
+         WHERE q.aging_ms IS NULL AND w.queue = $1 AND w.concurrency_key = k.key AND w.status = 'running' AND w.queued
+           AND {{admissible}}
+         ORDER BY w.priority DESC, w.created_at
+         LIMIT {{run_key_room}})
+        UNION ALL
+        (SELECT h.* FROM {{s}}.queue_lines ln, LATERAL (
+           SELECT w.run_id, w.priority, {{run_aged_priority}} AS aged, w.created_at FROM {{s}}.workflows w
+           WHERE w.queue = $1 AND w.concurrency_key = k.key AND w.priority = ln.priority AND w.status = 'running'
+             AND w.queued AND {{admissible}}
+           ORDER BY w.created_at
+           LIMIT {{run_key_room}}) h
+         WHERE q.aging_ms IS NOT NULL AND ln.queue = $1 AND ln.concurrency_key = k.key)) l) o
+    WHERE o.rank <= {{run_key_room}}) c
   WHERE (SELECT n FROM room) > 0),
 pick AS (
-  SELECT key, run_id, priority, turn FROM cand ORDER BY priority DESC, turn, created_at
+  SELECT key, run_id, priority, turn FROM cand ORDER BY aged DESC, turn, created_at
   LIMIT (SELECT coalesce(max(n), 0) FROM room)),
 a AS (
   UPDATE {{s}}.workflows w
@@ -95,14 +114,25 @@ logged AS (
   SELECT $1, a.concurrency_key, {{now}}, a.run_id FROM a, q WHERE q.rate_count IS NOT NULL OR q.key_rate_count IS NOT NULL),
 taken AS (SELECT pick.key, pick.turn FROM pick JOIN a USING (run_id)),
 {{serve_run_turns}},
-lines_served AS (
-  UPDATE {{s}}.queue_lines l SET served = tk.served FROM taken_keys tk
-  WHERE l.queue = $1 AND l.concurrency_key = ANY (ARRAY(SELECT key FROM taken_keys))  -- for the index
-    AND l.concurrency_key = tk.key AND l.served <> tk.served),
-an AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM a)),
 r AS (
   SELECT run_id, concurrency_key, priority FROM {{s}}.workflows
   WHERE queue = $1 AND status = 'running' AND queued AND cancel_requested_at IS NOT NULL LIMIT $2),
+-- The lines whose runs were admitted or ended here: their heads may have moved on, so on a
+-- queue with aging they are due to be looked at (age_lines.sql) at the next admission.
+moved AS (
+  SELECT key, priority FROM pick JOIN a USING (run_id) UNION SELECT concurrency_key, priority FROM r),
+touched AS (SELECT key FROM taken_keys UNION SELECT key FROM moved),
+lines_served AS (
+  UPDATE {{s}}.queue_lines l
+  SET served = coalesce(tk.served, l.served),
+      rises_at = CASE WHEN l.rises_at IS NOT NULL AND (l.concurrency_key, l.priority) IN (SELECT key, priority FROM moved)
+                      THEN '-infinity'::timestamptz ELSE l.rises_at END
+  FROM touched c LEFT JOIN taken_keys tk ON tk.key = c.key
+  WHERE l.queue = $1 AND l.concurrency_key = ANY (ARRAY(SELECT key FROM touched))  -- for the index
+    AND l.concurrency_key = c.key
+    AND (l.served <> coalesce(tk.served, l.served)
+         OR (l.rises_at IS NOT NULL AND (l.concurrency_key, l.priority) IN (SELECT key, priority FROM moved)))),
+an AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM a)),
 {{cancel_queued}}
 SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancelled,
        (SELECT count(*) FROM an) + (SELECT count(*) FROM n) AS notified,
@@ -111,7 +141,5 @@ SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancell
                   (SELECT min(d.admit_after) FROM {{s}}.workflows d
                    WHERE d.queue = $1 AND d.status = 'running' AND d.queued AND d.admit_after > {{now}})) - {{now}}) * 1000)::bigint
         FROM q, rated) AS retry_in_ms,
-       (SELECT jsonb_agg(DISTINCT jsonb_build_object('key', e.key, 'priority', e.priority))
-        FROM (SELECT key, priority FROM pick JOIN a USING (run_id)
-              UNION SELECT concurrency_key, priority FROM r) e) AS emptied,
+       (SELECT jsonb_agg(jsonb_build_object('key', e.key, 'priority', e.priority)) FROM moved e) AS emptied,
        (SELECT count(*) FROM walk WHERE admissible) < (SELECT coalesce(max(n), 0) FROM room) AS short

@@ -12,6 +12,8 @@
 --   marked `attempt`) within their window; each start goes into the log.
 -- - Turns: as in admit_queued.sql, a task's turn is its rank in its key's line (higher priority
 --   first, then oldest) after where its key's line starts; higher priority goes first across keys.
+-- - Aging (QueueSpec::priority_aging): "priority" above is, on a queue with aging, the priority a
+--   task has risen to since it came due (aged_priority.sql).
 -- A paused queue starts nothing (attempts running go on), nor does a queue that is not defined.
 WITH RECURSIVE {{attempt_windows}},
 running AS (
@@ -37,27 +39,61 @@ room AS (
                            coalesce(q.rate_count - (SELECT n FROM rated) - (SELECT count(*) FROM expired),
                                     $3::bigint))) AS n
   FROM q WHERE NOT q.paused),
+-- The keys with tasks waiting, one index probe each (on a queue without aging).
 keys(key) AS (
-  (SELECT concurrency_key FROM {{s}}.tasks WHERE queue = $1 AND status = 'pending' AND queue <> 'default'
+  (SELECT concurrency_key FROM {{s}}.tasks
+   WHERE queue = $1 AND status = 'pending' AND queue <> 'default' AND (SELECT aging_ms FROM q) IS NULL
    ORDER BY concurrency_key LIMIT 1)
   UNION ALL
   SELECT (SELECT concurrency_key FROM {{s}}.tasks
           WHERE queue = $1 AND status = 'pending' AND queue <> 'default' AND concurrency_key > keys.key
           ORDER BY concurrency_key LIMIT 1)
   FROM keys WHERE keys.key IS NOT NULL),
-cand AS (
-  SELECT k.key, c.run_id, c.step, c.priority, c.available_at, {{attempt_key_turn}} + c.rank * {{key_step}} AS turn
-  FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
+-- On a queue with aging, each key's priorities with tasks waiting, one index probe each: the
+-- oldest of each priority has risen most.
+prios(key, priority) AS (
+  (SELECT t.concurrency_key, t.priority FROM {{s}}.tasks t, q
+   WHERE q.aging_ms IS NOT NULL AND t.queue = $1 AND t.status = 'pending' AND t.queue <> 'default'
+   ORDER BY t.concurrency_key, t.priority DESC LIMIT 1)
+  UNION ALL
+  SELECT n.* FROM prios p, LATERAL (
+    (SELECT t.concurrency_key, t.priority FROM {{s}}.tasks t
+     WHERE t.queue = $1 AND t.status = 'pending' AND t.queue <> 'default' AND t.concurrency_key = p.key
+       AND t.priority < p.priority
+     ORDER BY t.priority DESC LIMIT 1)
+    UNION ALL
+    (SELECT t.concurrency_key, t.priority FROM {{s}}.tasks t
+     WHERE t.queue = $1 AND t.status = 'pending' AND t.queue <> 'default' AND t.concurrency_key > p.key
+     ORDER BY t.concurrency_key, t.priority DESC LIMIT 1)
+    LIMIT 1) n),
+top AS (SELECT max(priority) AS p FROM prios),
+-- Each key's next tasks (each priority's, with aging), with the priority they have risen to.
+offered AS (
+  SELECT k.key, c.* FROM keys k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
   LATERAL (
-    SELECT l.*, row_number() OVER (ORDER BY l.priority DESC, l.available_at) AS rank FROM (
-      SELECT t.run_id, t.step, t.priority, t.available_at FROM {{s}}.tasks t
-      WHERE t.queue = $1 AND t.concurrency_key = k.key AND t.status = 'pending' AND t.queue <> 'default'
-        AND t.available_at <= {{now}} AND t.name IN (SELECT jsonb_array_elements_text($2::jsonb))
-      ORDER BY t.priority DESC, t.available_at
-      LIMIT {{attempt_key_room}}) l) c
-  WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0),
+    SELECT t.run_id, t.step, t.priority, t.priority AS aged, t.available_at FROM {{s}}.tasks t
+    WHERE t.queue = $1 AND t.concurrency_key = k.key AND t.status = 'pending' AND t.queue <> 'default'
+      AND t.available_at <= {{now}} AND t.name IN (SELECT jsonb_array_elements_text($2::jsonb))
+    ORDER BY t.priority DESC, t.available_at
+    LIMIT {{attempt_key_room}}) c
+  WHERE k.key IS NOT NULL AND (SELECT n FROM room) > 0
+  UNION ALL
+  SELECT k.key, c.* FROM prios k CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key,
+  LATERAL (
+    SELECT t.run_id, t.step, t.priority, {{attempt_aged_priority}} AS aged, t.available_at FROM {{s}}.tasks t
+    WHERE t.queue = $1 AND t.concurrency_key = k.key AND t.priority = k.priority AND t.status = 'pending'
+      AND t.queue <> 'default' AND t.available_at <= {{now}} AND t.name IN (SELECT jsonb_array_elements_text($2::jsonb))
+    ORDER BY t.available_at
+    LIMIT {{attempt_key_room}}) c
+  WHERE (SELECT n FROM room) > 0),
+cand AS (
+  SELECT k.key, k.run_id, k.step, k.aged, k.available_at, {{attempt_key_turn}} + k.rank * {{key_step}} AS turn
+  FROM (SELECT o.*, row_number() OVER (PARTITION BY o.key ORDER BY o.aged DESC, o.available_at) AS rank
+        FROM offered o) k
+  CROSS JOIN q LEFT JOIN running r ON r.key = k.key LEFT JOIN key_rated kr ON kr.key = k.key
+  WHERE k.rank <= {{attempt_key_room}}),
 pick AS (
-  SELECT key, run_id, step, turn FROM cand ORDER BY priority DESC, turn, available_at
+  SELECT key, run_id, step, turn FROM cand ORDER BY aged DESC, turn, available_at
   LIMIT (SELECT coalesce(max(n), 0) FROM room)),
 c AS (
   SELECT t.task_id, t.run_id, t.step, t.status AS was, t.available_at AS since, p.key, p.turn,

@@ -7,6 +7,7 @@ SELECT q.name, coalesce(q.concurrency, 0) AS concurrency, coalesce(q.key_concurr
        coalesce(q.key_rate_count, 0) AS key_rate_count, coalesce(q.key_rate_period_ms, 0) AS key_rate_period_ms, q.paused,
        {{s}}.epoch_us(q.paused_at) AS paused_at_us, coalesce(q.paused_by, '') AS paused_by,
        coalesce(q.paused_reason, '') AS paused_reason, q.key_weights,
+       coalesce(q.priority_aging_ms, 0) AS priority_aging_ms,
        coalesce(sum(k.queued), 0) AS queued, coalesce(sum(k.running), 0) AS running,
        coalesce(sum(k.queued) FILTER (WHERE k.key <> '' AND k.running >= q.key_concurrency), 0) AS key_throttled,
        {{s}}.epoch_us(min(k.oldest)) AS oldest_queued_us, {{s}}.epoch_us(statement_timestamp()) AS now_us,

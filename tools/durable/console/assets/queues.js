@@ -9,15 +9,19 @@
 // A limit, or "none" when the queue has no limit of that kind.
 function limitText(n) { return n === null || n === undefined ? 'none' : String(n); }
 
-// A rate as `durable queues define --rate` takes it: COUNT/PERIOD, the period in its largest whole unit.
-function rateText(rate) {
-  if (!rate) return 'none';
-  const ms = rate.period_ms;
+// A period in its largest whole unit, as `durable queues define` takes it ("1s", "5m").
+function periodText(ms) {
   for (const [unit, size] of [['d', 86400000], ['h', 3600000], ['m', 60000], ['s', 1000]]) {
-    if (ms >= size && ms % size === 0) return `${rate.count}/${ms / size}${unit}`;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
-  return `${rate.count}/${ms}ms`;
+  return `${ms}ms`;
 }
+
+// A rate as `durable queues define --rate` takes it: COUNT/PERIOD.
+function rateText(rate) { return rate ? `${rate.count}/${periodText(rate.period_ms)}` : 'none'; }
+
+// Priority aging: how long queued work waits for each priority it rises.
+function agingText(ms) { return ms ? `+1 priority a ${periodText(ms)} waited` : 'none'; }
 
 function oldestText(queued, seconds) { return queued ? `${seconds.toFixed(1)} s` : '—'; }
 
@@ -78,6 +82,7 @@ async function renderQueue(name) {
       fact('Rate', rateText(q.rate)),
       fact('Key rate', rateText(q.key_rate)),
       fact('Key weights', h('span', {id: 'queue-key-weights'}, weightsText(q.key_weights))),
+      fact('Priority aging', h('span', {id: 'queue-priority-aging'}, agingText(q.priority_aging_ms))),
       fact('Paused', h('span', {id: 'queue-paused'}, q.paused
         ? [`yes, since ${formatTime(q.paused_at)} by ${q.paused_by}: `, shown(q.paused_reason, false)] : 'no')),
       fact('Queued', h('span', {id: 'queue-queued'}, q.queued)),
