@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace durable {
 
@@ -24,6 +25,21 @@ SchemaVersion schema_version(const std::string& database_url = {}, const std::st
 // Creates the schema if need be and applies the migrations it lacks, under an advisory lock (many
 // processes may migrate at once); returns the version reached. Throws what schema_version throws,
 // and DatabaseError when the schema is newer than this build.
+// An engine on a schema at this build's version migrates nothing and runs no DDL, so a role that
+// may only use the schema (SchemaRoles) starts it with migrate_schema on or off.
 int migrate_schema(const std::string& database_url = {}, const std::string& schema = "durable");
+
+// The roles that use a schema its owner migrates (docs/operations.md, Roles and privileges).
+struct SchemaRoles {
+  std::vector<std::string> engines;  // read and write its rows (engines, and tools that act), no DDL
+  std::vector<std::string> readers;  // read its rows only (dashboards, a read-only console)
+};
+
+// Grants `roles` what they need on `schema` and nothing more, as the schema's owner (the session
+// of `database_url`). Grant again after each migration: a new version's tables need the same
+// grants (`durable migrate --engine-role R --reader-role R` migrates, then grants). Throws
+// InvalidArgument for a role that does not exist (nothing granted then), DatabaseRefused when the
+// session may not grant them (not the owner), and what schema_version throws.
+void grant_schema_roles(const std::string& database_url, const std::string& schema, const SchemaRoles& roles);
 
 }  // namespace durable

@@ -38,7 +38,18 @@ void check_conninfo(const std::string& url, const char* field) {
 }
 
 DatabaseRefused refused(const pqxx::sql_error& e) {
-  return DatabaseRefused(fmt::format("database error ({}): {}", e.sqlstate(), e.what()), e.sqlstate());
+  std::string state = e.sqlstate();
+  // libpqxx 6.4 throws insufficient_privilege without its SQLSTATE.
+  if (state.empty() && dynamic_cast<const pqxx::insufficient_privilege*>(&e) != nullptr) state = "42501";
+  // 42501, insufficient_privilege: a role the schema's owner has not granted what this needs.
+  const char* hint = state == "42501"
+                         ? " (this role lacks a privilege on the schema: its owner grants an engine's with "
+                           "`durable migrate --engine-role ROLE`, a reader's with `--reader-role ROLE`; see "
+                           "docs/operations.md, Roles and privileges)"
+                         : "";
+  std::string what = e.what();
+  while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
+  return DatabaseRefused(fmt::format("database error ({}): {}{}", state, what, hint), state);
 }
 
 std::int64_t db_now_us(ConnectionPool& pool) {

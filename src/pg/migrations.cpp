@@ -17,6 +17,7 @@
 #include "durable/errors.hpp"
 #include "durable/schema.hpp"
 #include "pg/connection_pool.hpp"
+#include "pg/grants.hpp"
 #include "pg/sql_files.hpp"
 
 namespace durable::pg {
@@ -110,6 +111,10 @@ void check_schema_version(pqxx::connection& conn, const std::string& schema) {
 int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
   if (up_to < 0) up_to = latest_schema_version();
   validate_schema_name(schema);
+  // At this build's version already: no lock and no DDL, which a role that may only use the schema
+  // (grant_schema_roles) could not run (CREATE SCHEMA IF NOT EXISTS needs CREATE on the database).
+  const int found = up_to >= latest_schema_version() ? schema_version_of(conn, schema) : -1;
+  if (found == latest_schema_version()) return found;
   const std::string s = quoted(schema);
   // A session-level advisory lock, keyed by schema: concurrent starters wait here in turn.
   auto advisory = [&](const char* function) {
@@ -146,7 +151,16 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
       advisory("pg_advisory_unlock");
     } catch (...) {  // a lost connection released the lock already
     }
-    throw;
+    try {
+      throw;
+    } catch (const pqxx::insufficient_privilege& e) {
+      throw DatabaseRefused(
+          fmt::format("schema '{}' is at version {} and this build needs version {}, but this role may not migrate "
+                      "it ({}): run `durable migrate` as the schema's owner (docs/operations.md, Roles and "
+                      "privileges), then start this engine again",
+                      schema, std::max(found, version), latest_schema_version(), detail::printable(e.what())),
+          "42501");
+    }
   }
   advisory("pg_advisory_unlock");
   if (version > latest_schema_version()) {
@@ -192,6 +206,10 @@ SchemaVersion schema_version(const std::string& database_url, const std::string&
 
 int migrate_schema(const std::string& database_url, const std::string& schema) {
   return with_session(database_url, schema, [&](pqxx::connection& conn) { return pg::migrate(conn, schema); });
+}
+
+void grant_schema_roles(const std::string& database_url, const std::string& schema, const SchemaRoles& roles) {
+  with_session(database_url, schema, [&](pqxx::connection& conn) { pg::grant_roles(conn, schema, roles); });
 }
 
 }  // namespace durable

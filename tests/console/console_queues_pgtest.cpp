@@ -104,8 +104,8 @@ TEST_CASE("the console lists the named queues with their limits, pause and count
   // The fields of `durable queues list --json` (tools/durable/views.cpp), times in milliseconds.
   CHECK(t.at("key_weights") == Json::object());
   CHECK(fields == std::set<std::string>{"name", "concurrency", "key_concurrency", "rate", "key_rate", "key_weights",
-                                        "paused", "paused_at", "paused_by", "paused_reason", "queued", "running",
-                                        "throttled", "oldest_queued_seconds", "activities_waiting",
+                                        "priority_aging_ms", "paused", "paused_at", "paused_by", "paused_reason",
+                                        "queued", "running", "throttled", "oldest_queued_seconds", "activities_waiting",
                                         "activities_running"});
   CHECK(t.at("name") == "tenants");
   CHECK(t.at("concurrency") == 4);

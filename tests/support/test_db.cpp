@@ -4,11 +4,58 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <mutex>
+
 #include "support/test_workflows.hpp"
 
 namespace durable::test {
 
-TestDb::TestDb() : url_(testing::database_url()), schema_(testing::unique_schema()) {}
+namespace {
+
+// The roles the tests run under with DURABLE_TEST_ROLES=engine, made once per cluster: an owner
+// that may create schemas, and an engine role that is granted each test's schema.
+constexpr const char* test_owner = "durable_test_owner";
+constexpr const char* test_engine = "durable_test_engine";
+constexpr const char* test_reader = "durable_test_reader";
+
+void make_test_roles(const std::string& url) {
+  static std::once_flag made;
+  std::call_once(made, [&] {
+    pqxx::connection conn(url);
+    pqxx::nontransaction tx(conn);
+    // Test processes run side by side: a role another made meanwhile is no error.
+    for (const char* role : {test_owner, test_engine, test_reader}) {
+      tx.exec0(fmt::format(
+          "DO $$ BEGIN CREATE ROLE {} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$",
+          role));
+    }
+    tx.exec0(fmt::format("GRANT CREATE ON DATABASE {} TO {}", tx.quote_name(conn.dbname()), test_owner));
+  });
+}
+
+}  // namespace
+
+std::string as_role(const std::string& url, const std::string& role) {
+  if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
+    return url + (url.find('?') == std::string::npos ? "?" : "&") + "user=" + role;
+  }
+  return url + " user=" + role;  // the last of a key given twice wins
+}
+
+bool under_engine_role() {
+  const char* roles = std::getenv("DURABLE_TEST_ROLES");
+  return roles != nullptr && std::string(roles) == "engine";
+}
+
+TestDb::TestDb() : url_(testing::database_url()), schema_(testing::unique_schema()), engine_url_(url_) {
+  if (!under_engine_role()) return;
+  make_test_roles(url_);
+  const std::string owner_url = as_role(url_, test_owner);
+  migrate_schema(owner_url, schema_);
+  grant_schema_roles(owner_url, schema_, {{test_engine}, {test_reader}});
+  engine_url_ = as_role(url_, test_engine);
+}
 
 TestDb::~TestDb() {
   try {
@@ -19,7 +66,7 @@ TestDb::~TestDb() {
 
 EngineOptions TestDb::options() const {
   EngineOptions o;
-  o.database_url = url_;
+  o.database_url = engine_url_;
   o.schema = schema_;
   o.poll_interval = std::chrono::milliseconds{200};
   o.shutdown_grace = std::chrono::seconds{2};

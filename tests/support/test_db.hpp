@@ -18,10 +18,14 @@ class TestDb {
   TestDb(const TestDb&) = delete;
   TestDb& operator=(const TestDb&) = delete;
 
+  // The cluster's superuser: for the test's own reads and writes of the schema.
   const std::string& url() const { return url_; }
   const std::string& schema() const { return schema_; }
 
-  // Options for an engine on this test's schema, polling fast so tests stay quick.
+  // Options for an engine on this test's schema, polling fast so tests stay quick. With
+  // DURABLE_TEST_ROLES=engine in the environment, the schema is migrated by an owner role at
+  // once and the engine connects as a role granted only what `durable migrate --engine-role`
+  // grants (docs/operations.md, Roles and privileges).
   EngineOptions options() const;
 
   // One value from a query against this schema; `{s}` in the SQL is the quoted schema name.
@@ -32,7 +36,14 @@ class TestDb {
  private:
   std::string url_;
   std::string schema_;
+  std::string engine_url_;  // url_, or as the engine role
 };
+
+// `url` connecting as `role` instead (a libpq URI or key=value conninfo).
+std::string as_role(const std::string& url, const std::string& role);
+
+// Whether the tests' engines run under the engine role (DURABLE_TEST_ROLES=engine).
+bool under_engine_role();
 
 // How many runs workflow id `workflow_id` has had (those with `status`, when one is given).
 long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status = "");

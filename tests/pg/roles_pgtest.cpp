@@ -1,0 +1,172 @@
+// Roles and privileges (docs/operations.md): an owner migrates the schema and grants; an engine
+// role reads and writes its rows and changes nothing else; a reader role only reads. Each test
+// makes its own three roles, named after its schema, and drops them at the end.
+#include <catch2/catch.hpp>
+#include <pqxx/pqxx>
+
+#include "pg/migrations.hpp"
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct TestRoles {
+  explicit TestRoles(const TestDb& test_db)
+      : db(test_db),
+        owner(test_db.schema() + "_owner"),
+        engine(test_db.schema() + "_engine"),
+        reader(test_db.schema() + "_reader") {
+    for (const std::string& role : {owner, engine, reader}) db.query("CREATE ROLE " + role + " LOGIN");
+    db.query("GRANT CREATE ON DATABASE postgres TO " + owner);  // to create its schema
+  }
+  ~TestRoles() {
+    try {
+      testing::drop_schema(db.url(), db.schema());
+      db.query(fmt::format("DROP OWNED BY {0}, {1}, {2}; DROP ROLE {0}, {1}, {2}", owner, engine, reader));
+    } catch (...) {  // a failed test may have left less behind
+    }
+  }
+  TestRoles(const TestRoles&) = delete;
+  TestRoles& operator=(const TestRoles&) = delete;
+
+  std::string url_of(const std::string& role) const { return as_role(db.url(), role); }
+  EngineOptions options_of(const std::string& role) const {
+    EngineOptions options = db.options();
+    options.database_url = url_of(role);
+    return options;
+  }
+  // Migrated by the owner, with the engine and reader roles granted what `durable migrate
+  // --engine-role --reader-role` grants.
+  void migrate_and_grant() const {
+    migrate_schema(url_of(owner), db.schema());
+    grant_schema_roles(url_of(owner), db.schema(), {{engine}, {reader}});
+  }
+
+  const TestDb& db;
+  const std::string owner, engine, reader;
+};
+
+// Runs `sql` ({s}: the schema) as `url`'s role; returns the SQLSTATE it failed with ("" if none).
+std::string sqlstate_of(const TestDb& db, const std::string& url, const std::string& sql) {
+  try {
+    pqxx::connection conn(url);
+    pqxx::nontransaction tx(conn);
+    tx.exec0(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + db.schema() + "\"")));
+    return "";
+  } catch (const pqxx::insufficient_privilege&) {
+    return "42501";  // libpqxx 6.4 throws it without its SQLSTATE
+  } catch (const pqxx::sql_error& e) {
+    return e.sqlstate();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("an engine under a role granted only the schema's rows runs every kind of step and changes nothing else",
+          "[roles]") {
+  TestDb db;
+  TestRoles roles(db);
+  roles.migrate_and_grant();
+  Engine engine(roles.options_of(roles.engine));  // migrate_schema left on: at this version it migrates nothing
+  register_all(engine);
+  engine.add_queue({"tenants", 2, 1});  // the lines' trigger, the queue's advisory lock
+  engine.start();
+
+  auto hello = engine.start_workflow<HelloWorkflow>("roles-hello", std::string("engine"));
+  auto sleeper = engine.start_workflow<SleepWorkflow>("roles-sleep", 50);
+  auto approval = engine.start_workflow<ApprovalWorkflow>("roles-approval", 10'000);
+  auto child = engine.start_workflow<CallChildWorkflow>("roles-parent", CallChildInput{"roles-child"});
+  StartOptions queued;
+  queued.queue = "tenants";
+  queued.concurrency_key = "acme";
+  auto on_queue = engine.start_workflow<SlowWorkflow>("roles-queued", 10, queued);
+  auto cancelled = engine.start_workflow<ApprovalWorkflow>("roles-cancelled", 60'000);
+  engine.send("roles-approval", "approval", std::string("ana"));
+  CHECK(hello.result(20s) == "hello, engine");
+  CHECK(sleeper.result(20s)["slept_ms"] >= 50);
+  CHECK(approval.result(20s) == "approved by ana");
+  CHECK(child.result(20s) == "result 2");
+  CHECK(on_queue.result(20s) == 10);
+  CHECK(cancelled.cancel("no longer needed"));
+  CHECK(wait_until([&] { return cancelled.status() == WorkflowStatus::cancelled; }, 20s));
+  const OperatorAction ops{"ana", "retention"};
+  CHECK(engine.runs().prune(std::chrono::system_clock::now() + 1h, ops).runs >= 6);
+
+  // It may change no schema object: every DDL is the owner's.
+  const std::string as_engine = roles.url_of(roles.engine);
+  CHECK(sqlstate_of(db, as_engine, "CREATE TABLE {s}.extra (i int)") == "42501");
+  CHECK(sqlstate_of(db, as_engine, "ALTER TABLE {s}.workflows ADD COLUMN extra int") == "42501");
+  CHECK(sqlstate_of(db, as_engine, "TRUNCATE {s}.journal") == "42501");
+  CHECK(sqlstate_of(db, as_engine, "DROP TABLE {s}.journal") == "42501");
+  CHECK(sqlstate_of(db, as_engine, "CREATE SCHEMA roles_stray") == "42501");
+}
+
+TEST_CASE("a reader role reads runs and their history, and an action is refused with what to grant", "[roles]") {
+  TestDb db;
+  TestRoles roles(db);
+  roles.migrate_and_grant();
+  Engine engine(roles.options_of(roles.engine));
+  register_all(engine);
+  engine.start();
+  auto run = engine.start_workflow<HelloWorkflow>("read-me", std::string("reader"));
+  CHECK(run.result(20s) == "hello, reader");
+  auto waiting = engine.start_workflow<ApprovalWorkflow>("still-waiting", 60'000);
+
+  EngineOptions read_only = roles.options_of(roles.reader);
+  read_only.migrate_schema = false;  // as `durable` and the console run
+  Engine reader(read_only);
+  CHECK(reader.runs().list().runs.size() == 2);
+  CHECK(reader.runs().get(run.run_id()).status == WorkflowStatus::completed);
+  CHECK_FALSE(reader.runs().history(run.run_id()).events.empty());
+  CHECK(reader.queues().list().empty());
+  try {
+    reader.runs().cancel(waiting.run_id(), {"mallory", "not mine to cancel"});
+    FAIL("a reader cancelled a run");
+  } catch (const DatabaseRefused& e) {
+    CHECK(e.sqlstate() == "42501");
+    CHECK_THAT(e.what(), Catch::Contains("--engine-role ROLE"));
+  }
+  CHECK(waiting.status() == WorkflowStatus::running);
+  CHECK(sqlstate_of(db, roles.url_of(roles.reader), "DELETE FROM {s}.journal") == "42501");
+  waiting.cancel("test over");
+}
+
+TEST_CASE("an engine role on a schema behind its build is told to migrate as the owner", "[roles]") {
+  TestDb db;
+  TestRoles roles(db);
+  {
+    pqxx::connection conn(roles.url_of(roles.owner));
+    pg::migrate(conn, db.schema(), pg::latest_schema_version() - 1);
+  }
+  grant_schema_roles(roles.url_of(roles.owner), db.schema(), {{roles.engine}, {}});
+  Engine engine(roles.options_of(roles.engine));
+  register_all(engine);
+  try {
+    engine.start();
+    FAIL("an engine role migrated the schema");
+  } catch (const DatabaseError& e) {
+    CHECK_THAT(e.what(), Catch::Contains(fmt::format("at version {}", pg::latest_schema_version() - 1)) &&
+                             Catch::Contains("durable migrate") && Catch::Contains("owner"));
+  }
+  CHECK(schema_version(db.url(), db.schema()).current == pg::latest_schema_version() - 1);
+}
+
+TEST_CASE("grants of a role that does not exist, or by a role that does not own the schema, are refused",
+          "[roles][bad_input]") {
+  TestDb db;
+  TestRoles roles(db);
+  CHECK_THROWS_WITH(grant_schema_roles(roles.url_of(roles.owner), db.schema(), {{roles.engine}, {}}),
+                    Catch::Contains("migrate it first"));
+  migrate_schema(roles.url_of(roles.owner), db.schema());
+  CHECK_THROWS_WITH(grant_schema_roles(roles.url_of(roles.owner), db.schema(), {{roles.engine, "no_such_role"}, {}}),
+                    Catch::Contains("role 'no_such_role' does not exist"));
+  // Nothing granted: the engine role still may not read.
+  CHECK(sqlstate_of(db, roles.url_of(roles.engine), "SELECT * FROM {s}.workflows") == "42501");
+  CHECK_THROWS_WITH(grant_schema_roles(roles.url_of(roles.engine), db.schema(), {{roles.engine}, {}}),
+                    Catch::Contains("only the schema's owner"));
+  CHECK(sqlstate_of(db, roles.url_of(roles.engine), "SELECT * FROM {s}.workflows") == "42501");
+}
