@@ -8,6 +8,8 @@
 #   DURABLE_BENCH      OFF to leave the benchmark program out (it is no test; CI builds it once)
 #   DURABLE_EXAMPLES   OFF to leave the examples out (CI's sanitizer build: they run unsanitized
 #                      in its README stage, and the tests cover the same library code)
+#   DURABLE_CTEST_ARGS more arguments for ctest (CI's sanitizer build: -LE pg_roles, the tests run
+#                      again under the engine role, whose code the other tests cover)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -19,4 +21,5 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$build_type" \
   -DDURABLE_BENCH="${DURABLE_BENCH:-ON}" -DDURABLE_EXAMPLES="${DURABLE_EXAMPLES:-ON}" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build "$build" -j "$(nproc)"
-exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2
+# shellcheck disable=SC2086 # more arguments, split on spaces
+exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2 ${DURABLE_CTEST_ARGS:-}

@@ -16,7 +16,8 @@ namespace {
 // tokens and task ids from the sequences; readers only read. Neither may create, alter, drop or
 // truncate anything: every DDL is the owner's, in a migration.
 std::vector<std::string> grants_of(bool engine) {
-  std::vector<std::string> sql = {"GRANT USAGE ON SCHEMA %I TO %I", "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %I TO %I"};
+  std::vector<std::string> sql = {"GRANT USAGE ON SCHEMA %I TO %I",
+                                  "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %I TO %I"};
   if (engine) {
     sql.emplace_back("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I");
     sql.emplace_back("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA %I TO %I");
@@ -38,11 +39,11 @@ void grant_roles(pqxx::connection& conn, const std::string& schema, const Schema
         "current_user AS me FROM pg_namespace n WHERE n.nspname = $1",
         schema);
     if (!owner.empty() && !owner[0]["may"].as<bool>()) {
-      throw DatabaseRefused(fmt::format("only the schema's owner grants its roles: schema '{}' is role {}'s, and this "
-                                        "session is role {}'s: connect as {} (the role that migrates it)",
-                                        schema, owner[0]["owner"].c_str(), owner[0]["me"].c_str(),
-                                        owner[0]["owner"].c_str()),
-                            "42501");
+      throw DatabaseRefused(
+          fmt::format("only the schema's owner grants its roles: schema '{}' is role {}'s, and this "
+                      "session is role {}'s: connect as {} (the role that migrates it)",
+                      schema, owner[0]["owner"].c_str(), owner[0]["me"].c_str(), owner[0]["owner"].c_str()),
+          "42501");
     }
   }
   if (schema_version_of(conn, schema) == 0) {
@@ -53,12 +54,13 @@ void grant_roles(pqxx::connection& conn, const std::string& schema, const Schema
   for (const auto* list : {&roles.engines, &roles.readers}) {
     for (const std::string& role : *list) {
       if (tx.exec_params1("SELECT count(*) FROM pg_roles WHERE rolname = $1", role)[0].as<int>() == 0) {
-        throw InvalidArgument(fmt::format(
-            "role '{}' does not exist: create it first (CREATE ROLE ... LOGIN), then grant it schema '{}'",
-            detail::printable(role, 63), schema));
+        throw InvalidArgument(
+            fmt::format("role '{}' does not exist: create it first (CREATE ROLE ... LOGIN), then grant it schema '{}'",
+                        detail::printable(role, 63), schema));
       }
       for (const std::string& grant : grants_of(list == &roles.engines)) {
-        const std::string sql = tx.exec_params1("SELECT format($1, $2::text, $3::text)", grant, schema, role)[0].c_str();
+        const std::string sql =
+            tx.exec_params1("SELECT format($1, $2::text, $3::text)", grant, schema, role)[0].c_str();
         // built SQL: GRANT takes no parameters; the server's format() quoted both names (%I)
         tx.exec0(sql);
       }

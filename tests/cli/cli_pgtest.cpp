@@ -99,6 +99,26 @@ TEST_CASE("migrate creates the schema, --check says whether it is behind, and no
   CHECK(check.json()["up_to_date"] == true);
 }
 
+TEST_CASE("migrate --engine-role and --reader-role grant those roles the schema, and refuse a role not there",
+          "[pg][cli]") {
+  TestDb db;
+  const std::string engine_role = db.schema() + "_engine";
+  db.query("CREATE ROLE " + engine_role);
+  auto granted = cli(db, {"migrate", "--engine-role", engine_role, "--reader-role", engine_role});
+  CHECK(granted.code == 0);
+  CHECK(granted.out.find(fmt::format("granted: engine roles [{0}], reader roles [{0}]\n", engine_role)) !=
+        std::string::npos);
+  CHECK(db.count(fmt::format("SELECT count(*) FROM information_schema.role_table_grants WHERE grantee = '{}' AND "
+                             "table_schema = '{}' AND table_name = 'workflows' AND privilege_type = 'DELETE'",
+                             engine_role, db.schema())) == 1);
+  auto missing = cli(db, {"migrate", "--engine-role", "no_such_role_here"});
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("role 'no_such_role_here' does not exist") != std::string::npos);
+  CHECK(cli(db, {"migrate", "--check", "--reader-role", engine_role}).code == 2);
+  testing::drop_schema(db.url(), db.schema());
+  db.query(fmt::format("DROP OWNED BY {0}; DROP ROLE {0}", engine_role));
+}
+
 TEST_CASE_METHOD(Fleet, "workflows list filters and pages runs, as text and as JSON", "[pg][cli]") {
   auto all = cli(db, {"workflows", "list", "--json"});
   REQUIRE(all.code == 0);

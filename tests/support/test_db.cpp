@@ -23,14 +23,17 @@ void make_test_roles(const std::string& url) {
   static std::once_flag made;
   std::call_once(made, [&] {
     pqxx::connection conn(url);
-    pqxx::nontransaction tx(conn);
-    // Test processes run side by side: a role another made meanwhile is no error.
+    pqxx::work tx(conn);
+    // Test processes run side by side: one at a time here (two grants on the database at once
+    // fail with "tuple concurrently updated"), and a role another made already is no error.
+    tx.exec("SELECT pg_advisory_xact_lock(hashtext('durable tests: roles'))");
     for (const char* role : {test_owner, test_engine, test_reader}) {
       tx.exec0(fmt::format(
           "DO $$ BEGIN CREATE ROLE {} LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$",
           role));
     }
     tx.exec0(fmt::format("GRANT CREATE ON DATABASE {} TO {}", tx.quote_name(conn.dbname()), test_owner));
+    tx.commit();
   });
 }
 
@@ -70,6 +73,7 @@ EngineOptions TestDb::options() const {
   o.schema = schema_;
   o.poll_interval = std::chrono::milliseconds{200};
   o.shutdown_grace = std::chrono::seconds{2};
+  o.migrate_schema = !under_engine_role();  // migrated by its owner: the engine role may not
   return o;
 }
 
