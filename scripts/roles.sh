@@ -2,7 +2,7 @@
 # The pg tests of every feature's core paths with each engine under a role granted only the
 # schema's rows (DURABLE_TEST_ROLES=engine; docs/operations.md, Roles and privileges): about 170
 # tests, 4 minutes on 2 cores. The test suite (scripts/test.sh) runs a shorter set of them
-# (ctest label pg_roles).
+# (ctest label pg_roles; not in a sanitizer build).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"

@@ -39,9 +39,10 @@ struct QueueSpec {
   // a key without a weight has one), 1 to 100; a key not listed has weight 1.
   std::map<std::string, int> key_weights{};
   // Priority aging: queued work's priority rises by one for every `priority_aging` it has waited
-  // (a run since it was started, an activity task since it came due), up to the highest priority
-  // waiting on the queue, where it takes its turn with the work there; so no low priority waits
-  // forever behind a stream of higher. Unset: priorities never change. Over 0, at most a year.
+  // (a run since it was started or its debounce window passed, an activity task since it came
+  // due), up to the highest priority waiting on the queue, where it takes its turn with the work
+  // there; so no low priority waits forever behind a stream of higher. Unset: priorities never
+  // change. Over 0, at most a year.
   std::optional<Duration> priority_aging{};
 };
 

@@ -41,8 +41,10 @@ DatabaseRefused refused(const pqxx::sql_error& e) {
   std::string state = e.sqlstate();
   // libpqxx 6.4 throws insufficient_privilege without its SQLSTATE.
   if (state.empty() && dynamic_cast<const pqxx::insufficient_privilege*>(&e) != nullptr) state = "42501";
-  // 42501, insufficient_privilege: a role the schema's owner has not granted what this needs.
-  const char* hint = state == "42501"
+  // 42501, insufficient_privilege, on a table, sequence or schema: a role the schema's owner has
+  // not granted what this needs.
+  static const std::regex on_schema_object("permission denied for (table|sequence|schema) ");
+  const char* hint = state == "42501" && std::regex_search(e.what(), on_schema_object)
                          ? " (this role lacks a privilege on the schema: its owner grants an engine's with "
                            "`durable migrate --engine-role ROLE`, a reader's with `--reader-role ROLE`; see "
                            "docs/operations.md, Roles and privileges)"

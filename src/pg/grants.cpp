@@ -12,15 +12,16 @@ namespace durable::pg {
 namespace {
 
 // The statements that give a role its privileges on a schema, as format() templates of the
-// schema's name and the role's (%I quotes each as an identifier). Engines write rows and take lease
-// tokens and task ids from the sequences; readers only read. Neither may create, alter, drop or
+// schema's name and the role's (%I quotes each as an identifier). Engines write rows (not the
+// schema's version) and take task and audit ids from the sequences; readers only read. Neither may create, alter, drop or
 // truncate anything: every DDL is the owner's, in a migration.
 std::vector<std::string> grants_of(bool engine) {
   std::vector<std::string> sql = {"GRANT USAGE ON SCHEMA %I TO %I",
                                   "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %I TO %I"};
   if (engine) {
     sql.emplace_back("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I");
-    sql.emplace_back("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA %I TO %I");
+    sql.emplace_back("REVOKE INSERT, UPDATE, DELETE ON %I.schema_version FROM %I");  // the owner's alone
+    sql.emplace_back("GRANT USAGE ON ALL SEQUENCES IN SCHEMA %I TO %I");             // nextval, no setval
   } else {
     sql.emplace_back("GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I");
   }
@@ -51,6 +52,8 @@ void grant_roles(pqxx::connection& conn, const std::string& schema, const Schema
         "schema '{}' has no durable tables to grant: migrate it first (`durable migrate`), then grant", schema));
   }
   pqxx::work tx(conn);
+  // One grant at a time per schema, and none during a migration (as migrate): two at once fail.
+  tx.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('durable.migrate:' || $1, 0))", schema);
   for (const auto* list : {&roles.engines, &roles.readers}) {
     for (const std::string& role : *list) {
       if (tx.exec_params1("SELECT count(*) FROM pg_roles WHERE rolname = $1", role)[0].as<int>() == 0) {

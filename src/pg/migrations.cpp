@@ -108,13 +108,21 @@ void check_schema_version(pqxx::connection& conn, const std::string& schema) {
   }
 }
 
+namespace {
+DatabaseError newer_than_build(const std::string& schema, int version) {
+  return DatabaseError(fmt::format("schema '{}' is at version {}, newer than this build knows ({}): upgrade durable",
+                                   schema, version, latest_schema_version()));
+}
+}  // namespace
+
 int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
   if (up_to < 0) up_to = latest_schema_version();
   validate_schema_name(schema);
   // At this build's version already: no lock and no DDL, which a role that may only use the schema
-  // (grant_schema_roles) could not run (CREATE SCHEMA IF NOT EXISTS needs CREATE on the database).
+  // (grant_schema_roles) could not run.
   const int found = up_to >= latest_schema_version() ? schema_version_of(conn, schema) : -1;
   if (found == latest_schema_version()) return found;
+  if (found > latest_schema_version()) throw newer_than_build(schema, found);
   const std::string s = quoted(schema);
   // A session-level advisory lock, keyed by schema: concurrent starters wait here in turn.
   auto advisory = [&](const char* function) {
@@ -127,13 +135,22 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
   try {
     {
       pqxx::nontransaction tx(conn);
+      // Each only when missing: CREATE SCHEMA needs CREATE on the database even when the schema is
+      // there (an owner given its schema by an administrator need not have it), and a role that
+      // waited here behind another's migration may find nothing left to do.
+      const auto missing = tx.exec_params1(
+          "SELECT NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema, to_regclass($2) IS NULL AS log",
+          schema, s + ".schema_version");
       // built SQL: DDL and reads of the schema name, an identifier (validate_schema_name), before
       // the schema exists (no statement can be prepared on it yet)
-      tx.exec0(fmt::format("CREATE SCHEMA IF NOT EXISTS {}", s));
-      tx.exec0(
-          fmt::format("CREATE TABLE IF NOT EXISTS {}.schema_version (version integer PRIMARY KEY, "
-                      "applied_at timestamptz NOT NULL DEFAULT now())",
-                      s));
+      if (missing["schema"].as<bool>()) tx.exec0(fmt::format("CREATE SCHEMA {}", s));
+      if (missing["log"].as<bool>()) {
+        // built SQL: as above
+        tx.exec0(
+            fmt::format("CREATE TABLE {}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL "
+                        "DEFAULT now())",
+                        s));
+      }
       // built SQL: as above
       version = tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", s))[0].as<int>();
     }
@@ -163,10 +180,7 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
     }
   }
   advisory("pg_advisory_unlock");
-  if (version > latest_schema_version()) {
-    throw DatabaseError(fmt::format("schema '{}' is at version {}, newer than this build knows ({}): upgrade durable",
-                                    schema, version, latest_schema_version()));
-  }
+  if (version > latest_schema_version()) throw newer_than_build(schema, version);
   return version;
 }
 

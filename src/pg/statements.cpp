@@ -88,7 +88,7 @@ Names flow_control_names(const Fragment& fragment) {
       {"key_step", fragment("key_step", {})},
       {"admissible", fragment("admissible_run", {})},
       {"run_aged_priority", fragment("aged_priority", {{"priority", "w.priority"},
-                                                       {"since", "w.created_at"},
+                                                       {"since", "greatest(w.created_at, w.admit_after)"},
                                                        {"step_ms", "q.aging_ms"},
                                                        {"top", "(SELECT p FROM top)"}})},
       {"attempt_aged_priority", fragment("aged_priority", {{"priority", "t.priority"},

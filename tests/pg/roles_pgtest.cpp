@@ -21,7 +21,8 @@ struct TestRoles {
         engine(test_db.schema() + "_engine"),
         reader(test_db.schema() + "_reader") {
     for (const std::string& role : {owner, engine, reader}) db.query("CREATE ROLE " + role + " LOGIN");
-    db.query("GRANT CREATE ON DATABASE postgres TO " + owner);  // to create its schema
+    const std::string database = db.query("SELECT current_database()")[0][0].as<std::string>();
+    db.query(fmt::format("GRANT CREATE ON DATABASE \"{}\" TO {}", database, owner));  // to create its schema
   }
   ~TestRoles() {
     try {

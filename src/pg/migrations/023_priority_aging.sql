@@ -7,8 +7,9 @@ ALTER TABLE {{s}}.queues ADD COLUMN priority_aging_ms bigint CHECK (priority_agi
 
 -- A line (migration 22) is walked in the order of its `level`: its priority, or on a queue with
 -- aging the priority its oldest queued run (`head_at`) has risen to. `rises_at`: when the line is
--- to be looked at again (its level rises, or its head may have moved on); NULL without aging. An
--- admission first updates the lines due (age_lines.sql), each from its oldest queued run.
+-- to be looked at again (its level rises, or its head may have moved on; '-infinity': at the next
+-- admission); NULL on a queue whose aging was unset. An admission first updates the lines due
+-- (age_lines.sql), each from its oldest queued run.
 ALTER TABLE {{s}}.queue_lines ADD COLUMN level int, ADD COLUMN head_at timestamptz, ADD COLUMN rises_at timestamptz;
 UPDATE {{s}}.queue_lines l SET level = l.priority,
   head_at = coalesce((SELECT min(w.created_at) FROM {{s}}.workflows w
@@ -21,32 +22,23 @@ CREATE INDEX queue_lines_in_turn ON {{s}}.queue_lines (queue, level, served, con
 CREATE INDEX queue_lines_by_priority ON {{s}}.queue_lines (queue, priority);
 CREATE INDEX queue_lines_rising ON {{s}}.queue_lines (queue, rises_at) WHERE rises_at IS NOT NULL;
 
--- A run joins its line as before; a new line starts at the run's priority, due to be aged at once
--- on a queue with aging, and a run older than its line's head (a resumed or forked one) makes
--- the line due again.
+-- A run joins its line as before (it reads the line and writes nothing when the line is there: a
+-- start holds no lock a queue's admission waits for); a new line starts at the run's priority and
+-- is due to be looked at at once (age_lines.sql passes over the lines of a queue without aging).
+-- A run older than its line's head (a resumed or forked one) is seen at the line's next rise, a
+-- step at most.
 CREATE OR REPLACE FUNCTION {{s}}.join_queue_line() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  head timestamptz;
 BEGIN
   PERFORM pg_advisory_xact_lock_shared({{s}}.queue_line_bucket(NEW.queue, NEW.concurrency_key, NEW.priority));
   -- Read first: most runs join a line that exists, and an insert that conflicts costs more.
-  SELECT l.head_at INTO head FROM {{s}}.queue_lines l
-  WHERE l.queue = NEW.queue AND l.concurrency_key = NEW.concurrency_key AND l.priority = NEW.priority;
-  IF NOT FOUND THEN
+  IF NOT EXISTS (SELECT 1 FROM {{s}}.queue_lines l
+                 WHERE l.queue = NEW.queue AND l.concurrency_key = NEW.concurrency_key AND l.priority = NEW.priority) THEN
     INSERT INTO {{s}}.queue_lines (queue, concurrency_key, priority, served, level, head_at, rises_at)
     VALUES (NEW.queue, NEW.concurrency_key, NEW.priority,
             coalesce((SELECT k.served FROM {{s}}.queue_keys k
                       WHERE k.queue = NEW.queue AND NOT k.attempt AND k.concurrency_key = NEW.concurrency_key), 0),
-            NEW.priority, NEW.created_at,
-            (SELECT '-infinity'::timestamptz FROM {{s}}.queues q
-             WHERE q.name = NEW.queue AND q.priority_aging_ms IS NOT NULL))
+            NEW.priority, NEW.created_at, '-infinity')
     ON CONFLICT DO NOTHING;
-  ELSIF NEW.created_at < head THEN
-    UPDATE {{s}}.queue_lines l SET head_at = NEW.created_at,
-      rises_at = CASE WHEN l.rises_at IS NOT NULL THEN '-infinity'::timestamptz END
-    WHERE l.queue = NEW.queue AND l.concurrency_key = NEW.concurrency_key AND l.priority = NEW.priority
-      AND l.head_at > NEW.created_at;
   END IF;
   RETURN NULL;
 END $$;
-

@@ -125,13 +125,13 @@ touched AS (SELECT key FROM taken_keys UNION SELECT key FROM moved),
 lines_served AS (
   UPDATE {{s}}.queue_lines l
   SET served = coalesce(tk.served, l.served),
-      rises_at = CASE WHEN l.rises_at IS NOT NULL AND (l.concurrency_key, l.priority) IN (SELECT key, priority FROM moved)
+      rises_at = CASE WHEN l.rises_at > '-infinity' AND (l.concurrency_key, l.priority) IN (SELECT key, priority FROM moved)
                       THEN '-infinity'::timestamptz ELSE l.rises_at END
   FROM touched c LEFT JOIN taken_keys tk ON tk.key = c.key
   WHERE l.queue = $1 AND l.concurrency_key = ANY (ARRAY(SELECT key FROM touched))  -- for the index
     AND l.concurrency_key = c.key
     AND (l.served <> coalesce(tk.served, l.served)
-         OR (l.rises_at IS NOT NULL AND (l.concurrency_key, l.priority) IN (SELECT key, priority FROM moved)))),
+         OR (l.rises_at > '-infinity' AND (l.concurrency_key, l.priority) IN (SELECT key, priority FROM moved)))),
 an AS (SELECT pg_notify($3, '') WHERE EXISTS (SELECT 1 FROM a)),
 {{cancel_queued}}
 SELECT (SELECT count(*) FROM a) AS admitted, (SELECT count(*) FROM w) AS cancelled,
