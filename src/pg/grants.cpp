@@ -6,6 +6,7 @@
 
 #include "base/printable.hpp"
 #include "durable/errors.hpp"
+#include "pg/connection_pool.hpp"
 #include "pg/migrations.hpp"
 
 namespace durable::pg {
@@ -22,9 +23,14 @@ std::vector<std::string> grants_of(bool engine) {
     sql.emplace_back("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I");
     sql.emplace_back("REVOKE INSERT, UPDATE, DELETE ON %I.schema_version FROM %I");  // the owner's alone
     sql.emplace_back("GRANT USAGE ON ALL SEQUENCES IN SCHEMA %I TO %I");             // nextval, no setval
+    // The same on what later migrations create (the owner runs them).
+    sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO %I");
+    sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT USAGE ON SEQUENCES TO %I");
   } else {
     sql.emplace_back("GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I");
+    sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT ON TABLES TO %I");
   }
+  sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT EXECUTE ON FUNCTIONS TO %I");
   return sql;
 }
 
@@ -52,8 +58,10 @@ void grant_roles(pqxx::connection& conn, const std::string& schema, const Schema
         "schema '{}' has no durable tables to grant: migrate it first (`durable migrate`), then grant", schema));
   }
   pqxx::work tx(conn);
-  // One grant at a time per schema, and none during a migration (as migrate): two at once fail.
-  tx.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('durable.migrate:' || $1, 0))", schema);
+  // One grant at a time per schema, and none during a migration step (migrate locks the same
+  // table): two at once fail. A lock only the owner can take, so no other role makes this wait.
+  // built SQL: a lock of the schema's table; the schema name is an identifier (validate_schema_name)
+  tx.exec0(fmt::format("LOCK TABLE {}.schema_version IN SHARE ROW EXCLUSIVE MODE", quoted(schema)));
   for (const auto* list : {&roles.engines, &roles.readers}) {
     for (const std::string& role : *list) {
       if (tx.exec_params1("SELECT count(*) FROM pg_roles WHERE rolname = $1", role)[0].as<int>() == 0) {

@@ -11,6 +11,8 @@
 #include <charconv>
 #include <regex>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/checks.hpp"
@@ -113,6 +115,88 @@ DatabaseError newer_than_build(const std::string& schema, int version) {
   return DatabaseError(fmt::format("schema '{}' is at version {}, newer than this build knows ({}): upgrade durable",
                                    schema, version, latest_schema_version()));
 }
+
+// How long a migration waits for the lock that creates a schema: held for a moment by another
+// process creating the same schema; past that, a session outside the schema's roles holds it.
+constexpr const char* creation_lock_timeout = "5s";
+
+// Who holds schema `schema`'s creation lock (advisory: no row of the schema exists yet to lock,
+// and any role that may connect can take it), for the error that says whom to stop.
+std::string creation_lock_holders(pqxx::connection& conn, const std::string& schema) {
+  pqxx::nontransaction tx(conn);
+  std::string holders;
+  for (const auto& r : tx.exec_params(
+           "SELECT a.pid, a.usename, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+           "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+           "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+           "AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended('durable.migrate:' || $1, 0)",
+           schema)) {
+    holders += fmt::format("{}pid {} (role '{}', application '{}')", holders.empty() ? "" : ", ", r[0].c_str(),
+                           detail::printable(r[1].c_str(), 63), detail::printable(r[2].c_str(), 63));
+  }
+  return holders.empty() ? "a session that has ended since" : holders;
+}
+
+// Creates the schema and its version table where either is missing, under the schema's creation
+// lock, waited for at most creation_lock_timeout.
+void create_schema_if_missing(pqxx::connection& conn, const std::string& schema) {
+  const std::string s = quoted(schema);
+  const std::string missing_sql =
+      "SELECT NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema, to_regclass($2) IS NULL AS log";
+  bool timed_out = false;
+  try {
+    pqxx::work tx(conn);
+    auto missing = tx.exec_params1(missing_sql, schema, s + ".schema_version");
+    if (!missing["schema"].as<bool>() && !missing["log"].as<bool>()) return;
+    tx.exec0(fmt::format("SET LOCAL lock_timeout = '{}'", creation_lock_timeout));
+    tx.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('durable.migrate:' || $1, 0))", schema);
+    // Each only when missing: CREATE SCHEMA needs CREATE on the database even when the schema is
+    // there (an owner given its schema by an administrator need not have it), and a process that
+    // waited here behind another's creation may find nothing left to do.
+    missing = tx.exec_params1(missing_sql, schema, s + ".schema_version");
+    // built SQL: DDL of the schema name, an identifier (validate_schema_name)
+    if (missing["schema"].as<bool>()) tx.exec0(fmt::format("CREATE SCHEMA {}", s));
+    if (missing["log"].as<bool>()) {
+      // built SQL: as above
+      tx.exec0(fmt::format(
+          "CREATE TABLE {}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+          s));
+    }
+    tx.commit();
+  } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() != "55P03") throw;  // lock_not_available: the wait above timed out
+    timed_out = true;
+  }
+  if (timed_out) {
+    throw DatabaseRefused(
+        fmt::format("schema '{}' does not exist yet and another session has held the lock that creates it for over "
+                    "{}: {}. If it is not a `durable migrate` of this schema, end it (SELECT "
+                    "pg_terminate_backend(pid)) and migrate again",
+                    schema, creation_lock_timeout, creation_lock_holders(conn, schema)),
+        "55P03");
+  }
+}
+
+// Applies the next migration the schema lacks, up to `up_to`; returns the version the schema is
+// at, and whether it applied one. The schema's version table is locked to the end of the step: a
+// lock only roles that may write the table (its owner) can take, so concurrent migrators apply
+// each migration once, in turn, and no other role can make them wait.
+std::pair<int, bool> migrate_one(pqxx::connection& conn, const std::string& schema, int up_to) {
+  const std::string s = quoted(schema);
+  pqxx::work tx(conn);
+  // built SQL: a lock of the schema's table; the schema name is an identifier (validate_schema_name)
+  tx.exec0(fmt::format("LOCK TABLE {}.schema_version IN SHARE ROW EXCLUSIVE MODE", s));
+  // built SQL: as above
+  const int version = tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", s))[0].as<int>();
+  const int next = version + 1;
+  if (next > std::min(up_to, latest_schema_version())) return {version, false};
+  // built SQL: a migration's DDL (src/pg/migrations/), the schema name put in (an identifier)
+  tx.exec0(migration_sql(next, schema));
+  tx.exec_params0(fmt::format("INSERT INTO {}.schema_version (version) VALUES ($1)", s), next);
+  tx.commit();
+  detail::logger().info("schema '{}' migrated to version {}", schema, next);
+  return {next, true};
+}
 }  // namespace
 
 int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
@@ -123,63 +207,18 @@ int migrate(pqxx::connection& conn, const std::string& schema, int up_to) {
   const int found = up_to >= latest_schema_version() ? schema_version_of(conn, schema) : -1;
   if (found == latest_schema_version()) return found;
   if (found > latest_schema_version()) throw newer_than_build(schema, found);
-  const std::string s = quoted(schema);
-  // A session-level advisory lock, keyed by schema: concurrent starters wait here in turn.
-  auto advisory = [&](const char* function) {
-    pqxx::nontransaction tx(conn);
-    // built SQL: one of two fixed function names; the schema is bound
-    tx.exec_params(fmt::format("SELECT {}(hashtextextended('durable.migrate:' || $1, 0))", function), schema);
-  };
-  advisory("pg_advisory_lock");
   int version = 0;
   try {
-    {
-      pqxx::nontransaction tx(conn);
-      // Each only when missing: CREATE SCHEMA needs CREATE on the database even when the schema is
-      // there (an owner given its schema by an administrator need not have it), and a role that
-      // waited here behind another's migration may find nothing left to do.
-      const auto missing = tx.exec_params1(
-          "SELECT NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema, to_regclass($2) IS NULL AS log",
-          schema, s + ".schema_version");
-      // built SQL: DDL and reads of the schema name, an identifier (validate_schema_name), before
-      // the schema exists (no statement can be prepared on it yet)
-      if (missing["schema"].as<bool>()) tx.exec0(fmt::format("CREATE SCHEMA {}", s));
-      if (missing["log"].as<bool>()) {
-        // built SQL: as above
-        tx.exec0(
-            fmt::format("CREATE TABLE {}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL "
-                        "DEFAULT now())",
-                        s));
-      }
-      // built SQL: as above
-      version = tx.exec1(fmt::format("SELECT coalesce(max(version), 0) FROM {}.schema_version", s))[0].as<int>();
-    }
-    for (int next = version + 1; next <= std::min(up_to, latest_schema_version()); ++next) {
-      pqxx::work tx(conn);
-      // built SQL: a migration's DDL (src/pg/migrations/), the schema name put in (an identifier)
-      tx.exec0(migration_sql(next, schema));
-      tx.exec_params0(fmt::format("INSERT INTO {}.schema_version (version) VALUES ($1)", s), next);
-      tx.commit();
-      detail::logger().info("schema '{}' migrated to version {}", schema, next);
-      version = next;
-    }
-  } catch (...) {
-    try {
-      advisory("pg_advisory_unlock");
-    } catch (...) {  // a lost connection released the lock already
-    }
-    try {
-      throw;
-    } catch (const pqxx::insufficient_privilege& e) {
-      throw DatabaseRefused(
-          fmt::format("schema '{}' is at version {} and this build needs version {}, but this role may not migrate "
-                      "it ({}): run `durable migrate` as the schema's owner (docs/operations.md, Roles and "
-                      "privileges), then start this engine again",
-                      schema, std::max(found, version), latest_schema_version(), detail::printable(e.what())),
-          "42501");
-    }
+    create_schema_if_missing(conn, schema);
+    for (bool applied = true; applied;) std::tie(version, applied) = migrate_one(conn, schema, up_to);
+  } catch (const pqxx::insufficient_privilege& e) {
+    throw DatabaseRefused(
+        fmt::format("schema '{}' is at version {} and this build needs version {}, but this role may not migrate "
+                    "it ({}): run `durable migrate` as the schema's owner (docs/operations.md, Roles and "
+                    "privileges), then start this engine again",
+                    schema, std::max(found, version), latest_schema_version(), detail::printable(e.what())),
+        "42501");
   }
-  advisory("pg_advisory_unlock");
   if (version > latest_schema_version()) throw newer_than_build(schema, version);
   return version;
 }

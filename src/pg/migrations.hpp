@@ -1,4 +1,5 @@
-// Numbered schema migrations, applied under an advisory lock so many processes may start at once.
+// Numbered schema migrations, each applied under a lock of the schema so that many processes may
+// start at once.
 #pragma once
 
 #include <pqxx/pqxx>

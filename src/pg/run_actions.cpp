@@ -128,9 +128,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
         if (deleted > 0) return;
       }
       if (exclusive) {
-        locked = tx.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended('durable.retention:' || $1, 0))",
-                                 pool_.schema())[0]
-                     .as<bool>();
+        locked = !tx.exec_prepared(stmt::lock_retention).empty();
         if (!locked) return;  // another engine prunes now
       }
       // The oldest due runs (a batch a concurrent prune took is waited for, then found gone).

@@ -109,6 +109,7 @@ inline constexpr const char* insert_audit = "runs/insert_audit";
 inline constexpr const char* insert_fork = "runs/insert_fork";
 inline constexpr const char* journal_resumed = "runs/journal_resumed";
 inline constexpr const char* list_runs = "runs/list_runs";
+inline constexpr const char* lock_retention = "runs/lock_retention";
 inline constexpr const char* promote_latest = "runs/promote_latest";
 inline constexpr const char* prune_runs = "runs/prune_runs";
 inline constexpr const char* read_run_info = "runs/read_run_info";

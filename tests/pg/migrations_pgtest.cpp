@@ -105,6 +105,20 @@ std::vector<std::string> tenants_in_order_of_ending(const TestDb& db) {
   return order;
 }
 
+// A run of key `key` queued on queue `tenants` `minutes_ago` at `priority`, as versions 19 and
+// later started it (run id ...0{serial}: unique within a test).
+void queue_tenant_run(const TestDb& db, const std::string& workflow_id, const std::string& key, int serial,
+                      int priority = 0, int minutes_ago = 0) {
+  db.query(fmt::format(R"(
+INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, queue, concurrency_key,
+                             priority, queued, created_at)
+  VALUES ('{0}', '018f0000-0000-7000-8000-{2:012}', 'slow_one', 'running', '5', 1, false, 'tenants', '{1}',
+          {3}, true, now() - interval '{4} minutes');
+INSERT INTO {{s}}.journal (run_id, seq, kind, data)
+  VALUES ('018f0000-0000-7000-8000-{2:012}', 0, 'workflow_started', '{{{{"input": 5}}}}'))",
+                       workflow_id, key, serial, priority, minutes_ago));
+}
+
 }  // namespace
 
 TEST_CASE("a schema at version 1 is upgraded in place, its runs kept", "[pg][migrations]") {
@@ -467,16 +481,9 @@ TEST_CASE("a schema at version 21 with runs queued upgrades to lines, and the ru
   db.query("INSERT INTO {s}.queues (name, concurrency, run_turn) VALUES ('tenants', 1, 4000000)");
   db.query(
       "INSERT INTO {s}.queue_keys (queue, attempt, concurrency_key, served) VALUES ('tenants', false, 'a', 6000000)");
-  int n = 0;
+  int n = 300;
   for (const std::string key : {"a", "b"}) {
-    for (int i = 0; i < 2; ++i, ++n) {
-      db.query(fmt::format(R"(
-INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, queue, concurrency_key, queued)
-  VALUES ('{0}-{1}', '018f0000-0000-7000-8000-00000000030{2}', 'slow_one', 'running', '5', 1, false, 'tenants', '{0}', true);
-INSERT INTO {{s}}.journal (run_id, seq, kind, data)
-  VALUES ('018f0000-0000-7000-8000-00000000030{2}', 0, 'workflow_started', '{{{{"input": 5}}}}'))",
-                           key, i, n));
-    }
+    for (int i = 0; i < 2; ++i) queue_tenant_run(db, fmt::format("{}-{}", key, i), key, n++);
   }
   CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
   CHECK(db.count("SELECT count(*) FROM {s}.queue_lines WHERE queue = 'tenants'") == 2);
@@ -494,17 +501,10 @@ TEST_CASE("a schema at version 22 with runs queued upgrades to priority aging, a
   // Key a's runs queued an hour ago at priority 0, key b's now at priority 2; their lines joined by
   // version 22's trigger.
   db.query("INSERT INTO {s}.queues (name, concurrency) VALUES ('tenants', 1)");
-  int n = 0;
+  int n = 400;
   for (const std::string key : {"a", "b"}) {
-    for (int i = 0; i < 2; ++i, ++n) {
-      db.query(fmt::format(R"(
-INSERT INTO {{s}}.workflows (workflow_id, run_id, name, status, input, next_seq, runnable, queue, concurrency_key,
-                             priority, queued, created_at)
-  VALUES ('{0}-{1}', '018f0000-0000-7000-8000-00000000040{2}', 'slow_one', 'running', '5', 1, false, 'tenants', '{0}',
-          {3}, true, now() - interval '{4} minutes');
-INSERT INTO {{s}}.journal (run_id, seq, kind, data)
-  VALUES ('018f0000-0000-7000-8000-00000000040{2}', 0, 'workflow_started', '{{{{"input": 5}}}}'))",
-                           key, i, n, key == "a" ? 0 : 2, key == "a" ? 60 - i : 0));
+    for (int i = 0; i < 2; ++i) {
+      queue_tenant_run(db, fmt::format("{}-{}", key, i), key, n++, key == "a" ? 0 : 2, key == "a" ? 60 - i : 0);
     }
   }
   CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
@@ -516,6 +516,23 @@ INSERT INTO {{s}}.journal (run_id, seq, kind, data)
   Engine(db.options()).queues().define(spec);
   auto engine = serving_tenants(db);
   // a risen to 2, the highest waiting: the keys take turns (without aging b would go first).
+  CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"a-0", "b-0", "a-1", "b-1"});
+  CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
+}
+
+TEST_CASE("a schema at version 23 with runs queued upgrades to locks of its own, and the runs are admitted in turn",
+          "[pg][migrations][queues]") {
+  TestDb db;
+  build_schema_at(db, 23);
+  db.query("INSERT INTO {s}.queues (name, concurrency) VALUES ('tenants', 1)");
+  int n = 500;
+  for (int i = 0; i < 2; ++i) {
+    for (const std::string key : {"a", "b"}) queue_tenant_run(db, fmt::format("{}-{}", key, i), key, n++, 0, 10 - i);
+  }
+  CHECK(db.count("SELECT count(*) FROM {s}.queue_lines") == 2);  // joined by version 23's trigger
+  CHECK(migrate_schema(db.url(), db.schema()) == pg::latest_schema_version());
+  CHECK(db.count("SELECT count(*) FROM {s}.locks WHERE name = 'retention'") == 1);
+  auto engine = serving_tenants(db);
   CHECK(tenants_in_order_of_ending(db) == std::vector<std::string>{"a-0", "b-0", "a-1", "b-1"});
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.queue_lines") == 0; }));
 }

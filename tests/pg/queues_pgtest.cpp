@@ -388,7 +388,7 @@ TEST_CASE("admission waits for the queue's lock, which a limit change holds too"
   // What Queues::define holds while it changes the limits: no admission counts meanwhile.
   pqxx::connection conn(db.url());
   pqxx::work holder(conn);
-  holder.exec("SELECT pg_advisory_xact_lock(hashtext('durable queues'), hashtext('\"" + db.schema() + "\".locked'))");
+  holder.exec("SELECT 1 FROM \"" + db.schema() + "\".queues WHERE name = 'locked' FOR NO KEY UPDATE");
   auto run = engine->start_workflow<SlowWorkflow>("locked-0", 10, on_queue("locked"));
   std::this_thread::sleep_for(600ms);  // three poll intervals and more
   CHECK(queued_runs(db, "locked") == 1);

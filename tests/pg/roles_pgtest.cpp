@@ -1,71 +1,17 @@
 // Roles and privileges (docs/operations.md): an owner migrates the schema and grants; an engine
 // role reads and writes its rows and changes nothing else; a reader role only reads. Each test
-// makes its own three roles, named after its schema, and drops them at the end.
+// makes its own three roles (TestRoles), named after its schema, and drops them at the end.
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
 
 #include "pg/migrations.hpp"
 #include "support/test_db.hpp"
+#include "support/test_roles.hpp"
 #include "support/test_workflows.hpp"
 
 using namespace durable;
 using namespace durable::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-struct TestRoles {
-  explicit TestRoles(const TestDb& test_db)
-      : db(test_db),
-        owner(test_db.schema() + "_owner"),
-        engine(test_db.schema() + "_engine"),
-        reader(test_db.schema() + "_reader") {
-    for (const std::string& role : {owner, engine, reader}) db.query("CREATE ROLE " + role + " LOGIN");
-    const std::string database = db.query("SELECT current_database()")[0][0].as<std::string>();
-    db.query(fmt::format("GRANT CREATE ON DATABASE \"{}\" TO {}", database, owner));  // to create its schema
-  }
-  ~TestRoles() {
-    try {
-      testing::drop_schema(db.url(), db.schema());
-      db.query(fmt::format("DROP OWNED BY {0}, {1}, {2}; DROP ROLE {0}, {1}, {2}", owner, engine, reader));
-    } catch (...) {  // a failed test may have left less behind
-    }
-  }
-  TestRoles(const TestRoles&) = delete;
-  TestRoles& operator=(const TestRoles&) = delete;
-
-  std::string url_of(const std::string& role) const { return as_role(db.url(), role); }
-  EngineOptions options_of(const std::string& role) const {
-    EngineOptions options = db.options();
-    options.database_url = url_of(role);
-    return options;
-  }
-  // Migrated by the owner, with the engine and reader roles granted what `durable migrate
-  // --engine-role --reader-role` grants.
-  void migrate_and_grant() const {
-    migrate_schema(url_of(owner), db.schema());
-    grant_schema_roles(url_of(owner), db.schema(), {{engine}, {reader}});
-  }
-
-  const TestDb& db;
-  const std::string owner, engine, reader;
-};
-
-// Runs `sql` ({s}: the schema) as `url`'s role; returns the SQLSTATE it failed with ("" if none).
-std::string sqlstate_of(const TestDb& db, const std::string& url, const std::string& sql) {
-  try {
-    pqxx::connection conn(url);
-    pqxx::nontransaction tx(conn);
-    tx.exec0(fmt::format(fmt::runtime(sql), fmt::arg("s", "\"" + db.schema() + "\"")));
-    return "";
-  } catch (const pqxx::insufficient_privilege&) {
-    return "42501";  // libpqxx 6.4 throws it without its SQLSTATE
-  } catch (const pqxx::sql_error& e) {
-    return e.sqlstate();
-  }
-}
-
-}  // namespace
 
 TEST_CASE("an engine under a role granted only the schema's rows runs every kind of step and changes nothing else",
           "[roles]") {
@@ -99,11 +45,11 @@ TEST_CASE("an engine under a role granted only the schema's rows runs every kind
 
   // It may change no schema object: every DDL is the owner's.
   const std::string as_engine = roles.url_of(roles.engine);
-  CHECK(sqlstate_of(db, as_engine, "CREATE TABLE {s}.extra (i int)") == "42501");
-  CHECK(sqlstate_of(db, as_engine, "ALTER TABLE {s}.workflows ADD COLUMN extra int") == "42501");
-  CHECK(sqlstate_of(db, as_engine, "TRUNCATE {s}.journal") == "42501");
-  CHECK(sqlstate_of(db, as_engine, "DROP TABLE {s}.journal") == "42501");
-  CHECK(sqlstate_of(db, as_engine, "CREATE SCHEMA roles_stray") == "42501");
+  CHECK(sqlstate_of(as_engine, db.schema(), "CREATE TABLE {s}.extra (i int)") == "42501");
+  CHECK(sqlstate_of(as_engine, db.schema(), "ALTER TABLE {s}.workflows ADD COLUMN extra int") == "42501");
+  CHECK(sqlstate_of(as_engine, db.schema(), "TRUNCATE {s}.journal") == "42501");
+  CHECK(sqlstate_of(as_engine, db.schema(), "DROP TABLE {s}.journal") == "42501");
+  CHECK(sqlstate_of(as_engine, db.schema(), "CREATE SCHEMA roles_stray") == "42501");
 }
 
 TEST_CASE("a reader role reads runs and their history, and an action is refused with what to grant", "[roles]") {
@@ -132,7 +78,7 @@ TEST_CASE("a reader role reads runs and their history, and an action is refused 
     CHECK_THAT(e.what(), Catch::Contains("--engine-role ROLE"));
   }
   CHECK(waiting.status() == WorkflowStatus::running);
-  CHECK(sqlstate_of(db, roles.url_of(roles.reader), "DELETE FROM {s}.journal") == "42501");
+  CHECK(sqlstate_of(roles.url_of(roles.reader), db.schema(), "DELETE FROM {s}.journal") == "42501");
   waiting.cancel("test over");
 }
 
@@ -166,8 +112,8 @@ TEST_CASE("grants of a role that does not exist, or by a role that does not own 
   CHECK_THROWS_WITH(grant_schema_roles(roles.url_of(roles.owner), db.schema(), {{roles.engine, "no_such_role"}, {}}),
                     Catch::Contains("role 'no_such_role' does not exist"));
   // Nothing granted: the engine role still may not read.
-  CHECK(sqlstate_of(db, roles.url_of(roles.engine), "SELECT * FROM {s}.workflows") == "42501");
+  CHECK(sqlstate_of(roles.url_of(roles.engine), db.schema(), "SELECT * FROM {s}.workflows") == "42501");
   CHECK_THROWS_WITH(grant_schema_roles(roles.url_of(roles.engine), db.schema(), {{roles.engine}, {}}),
                     Catch::Contains("only the schema's owner"));
-  CHECK(sqlstate_of(db, roles.url_of(roles.engine), "SELECT * FROM {s}.workflows") == "42501");
+  CHECK(sqlstate_of(roles.url_of(roles.engine), db.schema(), "SELECT * FROM {s}.workflows") == "42501");
 }

@@ -1,4 +1,6 @@
 -- Queue $1's admission lock, held to the end of this transaction: one admission (or limits
 -- change) at a time per queue, across engines. The admission counts in a statement of its own,
--- after this one, so its snapshot sees every admission committed before it.
-SELECT pg_advisory_xact_lock(hashtext('durable queues'), hashtext('{{s}}.' || $1))
+-- after this one, so its snapshot sees every admission committed before it. The queue's own row
+-- (migration 24): only roles that may write this schema can hold it, unlike an advisory lock.
+-- NO KEY UPDATE: what only reads the row, or keys on it, does not wait.
+SELECT 1 FROM {{s}}.queues WHERE name = $1 FOR NO KEY UPDATE

@@ -1,6 +1,6 @@
 -- Retires the lines $2 (json [{key, priority}]) of queue $1 that still have no queued run: their
--- buckets are locked (lock_empty_lines.sql), so no run joins them unseen. The keys go in as an
--- array, for the primary key's index; the check of each line is one probe (as there).
+-- buckets and rows are locked (lock_empty_lines.sql), so no run joins them unseen. The keys go in
+-- as an array, for the primary key's index; the check of each line is one probe (as there).
 WITH x AS (SELECT x.key, x.priority FROM jsonb_to_recordset($2::jsonb) x(key text, priority int))
 DELETE FROM {{s}}.queue_lines l
 USING x
