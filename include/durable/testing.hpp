@@ -31,6 +31,9 @@ class TemporaryPostgres {
     std::filesystem::path bin_dir{};     // default: $DURABLE_PG_BIN, else newest /usr/lib/postgresql/*/bin
     std::string run_as_user = "nobody";  // used only when running as root
     int max_connections = 300;           // many engines, each with a pool, share one cluster
+    // Also listen on 127.0.0.1 (a free port), over TLS only, with a certificate for "localhost"
+    // signed by a CA made for the cluster (make_test_certificates): see tls_url().
+    bool tls = false;
   };
 
   TemporaryPostgres();
@@ -41,6 +44,12 @@ class TemporaryPostgres {
 
   // libpq conninfo for the cluster's `postgres` database, e.g. "host=/tmp/durable-pg-XXXX dbname=postgres user=durable".
   const std::string& url() const;
+  // With Options::tls: libpq conninfo over TCP to 127.0.0.1 as host "localhost", the server's
+  // certificate verified in full against the cluster's CA (sslmode=verify-full, sslrootcert=).
+  // The server refuses TCP without TLS. Empty without Options::tls.
+  const std::string& tls_url() const;
+  // With Options::tls: the cluster's CA certificate (PEM), which signed the server's.
+  std::filesystem::path tls_ca_file() const;
 
   // How stop() shuts the server down: `fast` disconnects clients and checkpoints; `immediate`
   // stops at once, like a crash (recovery replays the WAL at the next start).
@@ -54,6 +63,16 @@ class TemporaryPostgres {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// A certificate authority and a server certificate it signed for `host_names` (subjectAltName:
+// DNS names, or IP addresses), made in `dir` with the openssl program: for tests of TLS
+// (TemporaryPostgres::Options::tls, `durable console --tls-cert`). Valid for 30 days.
+struct TestCertificates {
+  std::filesystem::path ca_cert;  // PEM: what clients trust (libpq's sslrootcert)
+  std::filesystem::path cert;     // PEM: the server's certificate
+  std::filesystem::path key;      // PEM: its private key, mode 0600
+};
+TestCertificates make_test_certificates(const std::filesystem::path& dir, const std::vector<std::string>& host_names);
 
 // DURABLE_DATABASE_URL when set; otherwise a TemporaryPostgres started on first use and
 // stopped when the process exits. Tests and examples call this to find their database.

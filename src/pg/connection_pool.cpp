@@ -12,6 +12,7 @@
 #include "base/failpoint.hpp"
 #include "base/printable.hpp"
 #include "durable/errors.hpp"
+#include "pg/connect_errors.hpp"
 #include "pg/migrations.hpp"
 #include "pg/statements.hpp"
 
@@ -178,7 +179,10 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
       give_back();
       return;
     } catch (const pqxx::broken_connection& e) {
-      retry_reason = fmt::format("connection lost: {}", e.what());
+      if (!conn) {  // no session: a refusal no retry mends fails now, saying what to change
+        if (auto refusal = refused_for_good(e.what())) throw *refusal;
+      }
+      retry_reason = fmt::format("{}: {}", conn ? "connection lost" : "cannot connect", e.what());
       keep = false;
       maybe_committed = maybe_committed || conn != nullptr;  // not when it could not even connect
     } catch (const pqxx::in_doubt_error& e) {

@@ -141,19 +141,22 @@ std::string creation_lock_holders(pqxx::connection& conn, const std::string& sch
 // lock, waited for at most creation_lock_timeout.
 void create_schema_if_missing(pqxx::connection& conn, const std::string& schema) {
   const std::string s = quoted(schema);
-  const std::string missing_sql =
-      "SELECT NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema, to_regclass($2) IS NULL AS log";
   bool timed_out = false;
   try {
     pqxx::work tx(conn);
-    auto missing = tx.exec_params1(missing_sql, schema, s + ".schema_version");
+    const auto missing_now = [&] {
+      return tx.exec_params1(
+          "SELECT NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema, to_regclass($2) IS NULL AS log",
+          schema, s + ".schema_version");
+    };
+    auto missing = missing_now();
     if (!missing["schema"].as<bool>() && !missing["log"].as<bool>()) return;
-    tx.exec0(fmt::format("SET LOCAL lock_timeout = '{}'", creation_lock_timeout));
+    tx.exec_params("SELECT set_config('lock_timeout', $1, true)", creation_lock_timeout);
     tx.exec_params("SELECT pg_advisory_xact_lock(hashtextextended('durable.migrate:' || $1, 0))", schema);
     // Each only when missing: CREATE SCHEMA needs CREATE on the database even when the schema is
     // there (an owner given its schema by an administrator need not have it), and a process that
     // waited here behind another's creation may find nothing left to do.
-    missing = tx.exec_params1(missing_sql, schema, s + ".schema_version");
+    missing = missing_now();
     // built SQL: DDL of the schema name, an identifier (validate_schema_name)
     if (missing["schema"].as<bool>()) tx.exec0(fmt::format("CREATE SCHEMA {}", s));
     if (missing["log"].as<bool>()) {

@@ -1,10 +1,13 @@
 // TemporaryPostgres: a private PostgreSQL cluster in a temporary folder, for tests and examples.
 #include "durable/testing.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -258,6 +261,19 @@ int wait_for(pid_t pid) {
   return status;
 }
 
+// A TCP port on 127.0.0.1 free a moment ago (the kernel's pick), for a server to listen on.
+int free_loopback_port() {
+  const Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) throw_errno("socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), size) != 0) throw_errno("bind 127.0.0.1:0");
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &size) != 0) throw_errno("getsockname");
+  return ntohs(address.sin_port);
+}
+
 }  // namespace
 
 struct TemporaryPostgres::State {
@@ -265,7 +281,9 @@ struct TemporaryPostgres::State {
   fs::path bin_dir;
   std::optional<Identity> run_as;  // set when we are root
   fs::path dir;                    // mode 0700, owned by whoever runs the server
+  int port = kPort;                // names the socket; with Options::tls the TCP port too
   std::string url;
+  std::string tls_url;
   pid_t owner = ::getpid();  // a forked child that exits must not tear down our cluster
   pid_t reaper = -1;
   Fd reaper_pipe;  // write end; when it closes (even in a crash) the reaper cleans up
@@ -305,9 +323,13 @@ struct TemporaryPostgres::State {
 
   void start_locked() {
     if (running) return;
-    const std::string server_options =
-        fmt::format("-c listen_addresses='' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
-                    dir.string(), options.max_connections, kPort);
+    std::string server_options =
+        fmt::format("-c listen_addresses='{}' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
+                    options.tls ? "127.0.0.1" : "", dir.string(), options.max_connections, port);
+    if (options.tls) {
+      server_options += fmt::format(" -c ssl=on -c ssl_cert_file='{}' -c ssl_key_file='{}'",
+                                    (dir / "tls" / "server.crt").string(), (dir / "tls" / "server.key").string());
+    }
     run({tool("pg_ctl"), "-D", data().string(), "-l", log().string(), "-w", "-t", "120", "-o", server_options,
          "start"});
     running = true;
@@ -365,7 +387,14 @@ TemporaryPostgres::TemporaryPostgres(Options options) : state_(std::make_unique<
   std::string pattern = (temp_base(s.run_as) / "durable-pg-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw_errno("mkdtemp " + pattern);
   s.dir = pattern;
-  s.url = fmt::format("host={} port={} dbname=postgres user=durable", s.dir.string(), kPort);
+  if (s.options.tls) {
+    s.port = free_loopback_port();
+    make_test_certificates(s.dir / "tls", {"localhost"});
+    s.tls_url = fmt::format(
+        "host=localhost hostaddr=127.0.0.1 port={} dbname=postgres user=durable sslmode=verify-full sslrootcert={}",
+        s.port, (s.dir / "tls" / "ca.crt").string());
+  }
+  s.url = fmt::format("host={} port={} dbname=postgres user=durable", s.dir.string(), s.port);
   open_or_throw(s.log(), O_WRONLY | O_CREAT);
   if (s.run_as) chown_recursive(s.dir, *s.run_as);
   s.start_reaper();
@@ -374,6 +403,14 @@ TemporaryPostgres::TemporaryPostgres(Options options) : state_(std::make_unique<
   // initdb independent of the caller's (possibly uninstalled) locale.
   s.run({s.tool("initdb"), "-D", s.data().string(), "-U", "durable", "--auth=trust", "-E", "UTF8", "--locale=C",
          "--no-sync"});
+  if (s.options.tls) {
+    // TCP only with TLS; the socket as before.
+    std::ofstream(s.data() / "pg_hba.conf", std::ios::trunc) << "local all all trust\n"
+                                                                "hostssl all all 127.0.0.1/32 trust\n"
+                                                                "hostnossl all all 127.0.0.1/32 reject\n";
+    const fs::path hba = s.data() / "pg_hba.conf";
+    if (s.run_as && ::chown(hba.c_str(), s.run_as->uid, s.run_as->gid) != 0) throw_errno("chown " + hba.string());
+  }
   const std::lock_guard lock(s.mutex);
   s.start_locked();
   durable::detail::logger().info("started throwaway PostgreSQL in {}", s.dir.string());
@@ -382,6 +419,12 @@ TemporaryPostgres::TemporaryPostgres(Options options) : state_(std::make_unique<
 TemporaryPostgres::~TemporaryPostgres() = default;
 
 const std::string& TemporaryPostgres::url() const { return state_->url; }
+
+const std::string& TemporaryPostgres::tls_url() const { return state_->tls_url; }
+
+std::filesystem::path TemporaryPostgres::tls_ca_file() const {
+  return state_->options.tls ? state_->dir / "tls" / "ca.crt" : std::filesystem::path{};
+}
 
 void TemporaryPostgres::stop(StopMode mode) {
   const std::lock_guard lock(state_->mutex);

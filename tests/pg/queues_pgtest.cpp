@@ -677,10 +677,18 @@ TEST_CASE("a line is not retired while a run joins it in a transaction not yet c
   client.queues().define({"joining", std::nullopt, std::nullopt});
   auto first = client.start_workflow<SlowWorkflow>("first", 10, on_queue("joining", "k"));
   // A second run joins k's line in a transaction of this test, held open: a copy of the first
-  // run's rows under another id, as a start writes them (the admission cannot see it yet).
+  // run's rows under another id, as a start writes them (the admission cannot see it yet). It
+  // joins under its bucket's shared lock, or, when a session outside the schema's roles holds the
+  // bucket then, with its line's row locked (migration 24).
+  const bool bucket_held = GENERATE(false, true);
+  INFO("the bucket held by a stranger as the run joins: " << bucket_held);
+  const std::string s = "\"" + db.schema() + "\"";
+  pqxx::connection stranger(db.url());
+  if (bucket_held) {
+    pqxx::nontransaction(stranger).exec("SELECT pg_advisory_lock(" + s + ".queue_line_bucket('joining', 'k', 0))");
+  }
   pqxx::connection conn(db.url());
   pqxx::work joining(conn);
-  const std::string s = "\"" + db.schema() + "\"";
   joining.exec("WITH w AS (INSERT INTO " + s +
                ".workflows SELECT (jsonb_populate_record(o, jsonb_build_object("
                "'workflow_id', 'second', 'run_id', gen_random_uuid()))).* FROM " +
@@ -695,10 +703,11 @@ TEST_CASE("a line is not retired while a run joins it in a transaction not yet c
                ".journal j, w "
                "WHERE j.run_id = '" +
                first.run_id().str() + "' AND j.seq = 0");
+  if (bucket_held) pqxx::nontransaction(stranger).exec("SELECT pg_advisory_unlock_all()");
   auto engine = serving(db, "joining");
   CHECK(first.result(10s) == 10);
   // The admission found k's line empty, and more than a poll interval of sweeps after it: the
-  // line stays, as the joining transaction holds its bucket.
+  // line stays, as the joining transaction holds its bucket or its row.
   std::this_thread::sleep_for(500ms);
   CHECK(lines_of(db, "joining") == 1);
   joining.commit();

@@ -33,8 +33,8 @@ class StrangerLocks {
         "(SELECT count(pg_advisory_lock(hashtextextended('durable.queue_lines:\"' || $1 || '\"', 0) # b)) "
         " FROM generate_series(0, 1023) b)",
         schema, queue);
-    held = tx.exec("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")[0][0]
-               .as<int>();
+    held =
+        tx.exec("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")[0][0].as<int>();
   }
   void release() {
     pqxx::nontransaction tx(conn_);
@@ -108,8 +108,9 @@ TEST_CASE("a stranger holding every advisory lock a tenant's engines once took h
   REQUIRE(stranger.held == 1'027);
 
   CHECK(ends_within(20s, stranger, [&] { migrate_schema(b.url_of(b.owner), b_db.schema()); }));
-  CHECK(ends_within(20s, stranger,
-                    [&] { grant_schema_roles(b.url_of(b.owner), b_db.schema(), {{b.engine}, {b.reader}}); }));
+  CHECK(ends_within(20s, stranger, [&] {
+    grant_schema_roles(b.url_of(b.owner), b_db.schema(), {{b.engine}, {b.reader}});
+  }));
   Engine engine(b.options_of(b.engine));
   register_all(engine);
   engine.add_queue({"b-queue", 2, 1});
@@ -133,8 +134,7 @@ TEST_CASE("a stranger holding every advisory lock a tenant's engines once took h
   CHECK(b_db.count("SELECT count(*) FROM {s}.workflows") == 0);
 }
 
-TEST_CASE("a schema's creation waits for a stranger holding its lock only so long, and names the holder",
-          "[tenants]") {
+TEST_CASE("a schema's creation waits for a stranger holding its lock only so long, and names the holder", "[tenants]") {
   TestDb a_db;
   TestDb c_db;
   TestRoles a(a_db);
