@@ -66,13 +66,19 @@ TestCertificates make_test_certificates(const std::filesystem::path& dir, const 
   const fs::path log = dir / "openssl.log";
   // P-256 keys: made at once, and every TLS client takes them.
   const std::vector<std::string> new_key = {"-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-noenc"};
-  std::vector<std::string> ca = {"req", "-x509", "-days", "30", "-subj", "/CN=durable test CA", "-addext",
-                                 "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-                                 "-keyout", ca_key.string(), "-out", made.ca_cert.string()};
+  std::vector<std::string> ca = {"req",     "-x509",
+                                 "-days",   "30",
+                                 "-subj",   "/CN=durable test CA",
+                                 "-addext", "basicConstraints=critical,CA:TRUE",
+                                 "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                                 "-keyout", ca_key.string(),
+                                 "-out",    made.ca_cert.string()};
   ca.insert(ca.begin() + 2, new_key.begin(), new_key.end());
   openssl(ca, log);
-  std::vector<std::string> request = {"req",  "-new", "-subj", "/CN=" + host_names.front(), "-keyout", made.key.string(),
-                                      "-out", (dir / "server.csr").string()};
+  std::vector<std::string> request = {"req",     "-new",
+                                      "-subj",   "/CN=" + host_names.front(),
+                                      "-keyout", made.key.string(),
+                                      "-out",    (dir / "server.csr").string()};
   request.insert(request.begin() + 2, new_key.begin(), new_key.end());
   openssl(request, log);
   std::string names;

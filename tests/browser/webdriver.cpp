@@ -78,7 +78,7 @@ auto poll(F attempt, std::chrono::milliseconds limit, const std::string& what) {
 
 }  // namespace
 
-Browser::Browser(const std::string& log_path) {
+Browser::Browser(const std::string& log_path, const std::vector<std::string>& more_args) {
   for (const char* program : {DURABLE_CHROMEDRIVER, DURABLE_CHROMIUM}) {
     if (!std::filesystem::exists(program)) {
       throw std::runtime_error(std::string("browser tests need ") + program +
@@ -114,17 +114,18 @@ Browser::Browser(const std::string& log_path) {
     throw;
   }
   // No network on the test machines: everything that would phone home is off.
-  const Json args = {"--headless",
-                     "--no-sandbox",
-                     "--disable-gpu",
-                     "--disable-dev-shm-usage",
-                     "--disable-quic",
-                     "--no-first-run",
-                     "--disable-background-networking",
-                     "--disable-component-update",
-                     "--disable-sync",
-                     "--window-size=1280,1300",
-                     "--user-data-dir=" + profile_};
+  Json args = {"--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--disable-dev-shm-usage",
+               "--disable-quic",
+               "--no-first-run",
+               "--disable-background-networking",
+               "--disable-component-update",
+               "--disable-sync",
+               "--window-size=1280,1300",
+               "--user-data-dir=" + profile_};
+  for (const auto& arg : more_args) args.push_back(arg);
   // Chromium starts within this call: a loaded 2-core machine may take a while.
   client_->set_read_timeout(90);
   Json session;

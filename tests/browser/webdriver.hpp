@@ -20,7 +20,8 @@ class Browser {
  public:
   // Throws std::runtime_error naming what is missing when chromedriver or chromium is not installed.
   // chromedriver's log goes to `log_path`.
-  explicit Browser(const std::string& log_path);
+  // `more_args`: chromium's, after the test's own.
+  explicit Browser(const std::string& log_path, const std::vector<std::string>& more_args = {});
   ~Browser();  // ends the session (closing chromium), then kills chromedriver by its pid
   Browser(const Browser&) = delete;
   Browser& operator=(const Browser&) = delete;

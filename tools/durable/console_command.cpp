@@ -44,7 +44,8 @@ void serve_console(Tool& tool, console::ConsoleOptions options, const std::strin
   c.start();
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
   // A token made here is printed once, for the operator to open the page with; a given one never.
-  std::cout << fmt::format("durable console on http://{}:{}/{}{}\n(Ctrl-C stops it)\n", host, c.port(),
+  std::cout << fmt::format("durable console on {}://{}:{}/{}{}\n(Ctrl-C stops it)\n",
+                           options.tls_cert.empty() ? "http" : "https", host, c.port(),
                            given ? "" : "#token=" + c.token(), options.read_only ? " (read-only)" : "")
             << std::flush;
   std::signal(SIGINT, [](int) { stop_console = true; });
@@ -75,6 +76,9 @@ void add_console_command(CLI::App& app, Cli& cli) {
                   "scheme://host[:port] browsers reach the console at through a TLS proxy (its actions are accepted)");
   con->add_option("--max-connections", con_options.max_connections, "connections served at once; more get 503")
       ->capture_default_str();
+  con->add_option("--tls-cert", con_options.tls_cert,
+                  "serve HTTPS with this certificate chain (PEM file, the server's first); needs --tls-key");
+  con->add_option("--tls-key", con_options.tls_key, "the certificate's private key (PEM file, unencrypted)");
   example(con, "durable console --listen 127.0.0.1:8233 --read-only");
   cli.verb(con, [&cli, a] {
     a->options.actor = cli.globals.actor;

@@ -3,6 +3,7 @@
 // it reads and writes streams.cpp, its answers answers.cpp, its secrets secrets.cpp.
 #include "console.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>  // cpp-httplib (Debian: libcpp-httplib-dev)
 #include <poll.h>
@@ -28,6 +29,7 @@
 #include "listen.hpp"
 #include "secrets.hpp"
 #include "streams.hpp"
+#include "tls.hpp"
 
 namespace durable::console {
 namespace {
@@ -78,6 +80,7 @@ struct Console::Impl {
   std::string public_host;  // public_origin without its scheme
   std::string csrf = random_token();
   Router router;
+  std::unique_ptr<detail::TlsContext> tls;  // with tls_cert and tls_key: HTTPS
   std::atomic<int> port{0};
 
   // Connections: one accepting thread; workers, started as needed up to max_connections, each
@@ -105,8 +108,13 @@ struct Console::Impl {
           "positive");
     }
     if (options.token.empty()) options.token = random_token();
+    if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+      tls = std::make_unique<detail::TlsContext>(options.tls_cert, options.tls_key);
+    }
     routes();
   }
+
+  std::string scheme() const { return tls ? "https" : "http"; }
 
   // On loopback, only a loopback Host (or the public origin's) is served: a page of another site
   // whose name was rebound to 127.0.0.1 (DNS rebinding) gets nothing.
@@ -135,7 +143,7 @@ struct Console::Impl {
     // Through the proxy the browser is at the public origin, whichever Host the proxy passes on.
     const std::string host = req.get_header_value("Host");
     const bool own_origin = origin.empty() || (!public_host.empty() && origin == options.public_origin) ||
-                            (host != public_host && origin == "http://" + host);
+                            (host != public_host && origin == scheme() + "://" + host);
     if (!same_secret(req.get_header_value("X-Durable-CSRF"), csrf) || !own_origin ||
         (!site.empty() && site != "same-origin")) {
       send_error(res, 403, "cross-site request refused: actions come from the console's own page");
@@ -155,7 +163,8 @@ struct Console::Impl {
       return httplib::Server::HandlerResponse::Handled;
     };
     if (!host_allowed(req)) {
-      return refuse(403, "unexpected Host header: open the console at http://127.0.0.1:" + std::to_string(port));
+      return refuse(403,
+                    "unexpected Host header: open the console at " + scheme() + "://127.0.0.1:" + std::to_string(port));
     }
     // Off loopback, the token guards reads too: run inputs and results may be confidential.
     if (!listen.loopback && req.path.rfind("/api/", 0) == 0 && !same_secret(bearer(req), options.token)) {
@@ -311,8 +320,15 @@ struct Console::Impl {
   // one request at most), then lets the client read the answer before closing.
   void serve(int fd) noexcept {
     try {
-      detail::SocketStream stream(fd, options);
+      std::optional<detail::TlsSession> session;
+      if (tls) {
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);  // OpenSSL's reads and writes wait by our polls
+        session.emplace(*tls, fd);
+      }
+      detail::SocketStream stream(fd, options, session ? &*session : nullptr);
+      if (!stream.handshake()) return;  // no TLS client, or one too slow: closed unanswered
       router.answer(stream);
+      if (session) session->close_notify();
     } catch (...) {  // the exception handler answers what handlers throw; this is for what it cannot (memory)
     }
     // Unread bytes at close() would reset the connection and could drop the answer: read what
@@ -368,7 +384,11 @@ struct Console::Impl {
       if (fd < 0) continue;
       if (queued.size() + serving.size() >= options.max_connections) {
         lock.unlock();
-        refuse_busy(fd);
+        if (tls) {
+          ::close(fd);  // a 503 would need a handshake, which needs a thread
+        } else {
+          refuse_busy(fd);
+        }
         continue;
       }
       queued.push_back(fd);

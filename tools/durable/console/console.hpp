@@ -31,13 +31,18 @@ struct ConsoleOptions {
   // A request must have arrived in full (line, headers, body) this soon after its connection
   // opened, or the connection is closed: a client trickling bytes holds no thread for longer.
   std::chrono::milliseconds request_deadline = std::chrono::seconds{10};
+  // HTTPS: files of the server's certificate chain (PEM, its own first) and of its private key
+  // (PEM, unencrypted). Both or neither; neither: plain HTTP (on loopback, or behind a proxy
+  // that ends TLS). TLS 1.2 and 1.3; the handshake falls within request_deadline.
+  std::string tls_cert{};
+  std::string tls_key{};
 };
 
 // Serves the console for one engine's schema until stop(). The engine need not be started.
 class Console {
  public:
   // Throws durable::InvalidOptions on a malformed listen address or public origin, a non-loopback
-  // address without a token, or a limit of 0.
+  // address without a token, a limit of 0, or a TLS certificate or key that cannot be used.
   Console(durable::Engine& engine, ConsoleOptions options);
   ~Console();  // stop()
   Console(const Console&) = delete;

@@ -51,8 +51,9 @@ ssize_t RequestLineStream::read(char* ptr, size_t size) {
   return static_cast<ssize_t>(n);
 }
 
-SocketStream::SocketStream(int fd, const ConsoleOptions& options)
+SocketStream::SocketStream(int fd, const ConsoleOptions& options, TlsSession* tls)
     : fd_(fd),
+      tls_(tls),
       read_timeout_(options.read_timeout),
       write_timeout_(options.write_timeout),
       request_deadline_(options.request_deadline),
@@ -60,11 +61,22 @@ SocketStream::SocketStream(int fd, const ConsoleOptions& options)
       // Room for the request line and headers beyond the body: httplib bounds each line, not their number.
       budget_(options.max_body_bytes + std::size_t{64} * 1024) {}
 
+bool SocketStream::handshake() {
+  return tls_ == nullptr || tls_->handshake([this](short events) { return wait_for_request(events); });
+}
+
+bool SocketStream::wait_for_request(short events) const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+  return wait(events, std::min(left, read_timeout_));
+}
+
 ssize_t SocketStream::read(char* ptr, size_t size) {
   if (next_ == end_) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
-    if (budget_ == 0 || !wait(POLLIN, std::min(left, read_timeout_))) return -1;
-    const ssize_t n = ::recv(fd_, buffer_, std::min(sizeof buffer_, budget_), 0);
+    if (budget_ == 0) return -1;
+    const std::size_t most = std::min(sizeof buffer_, budget_);
+    const ssize_t n = tls_ != nullptr
+                          ? tls_->read(buffer_, most, [this](short events) { return wait_for_request(events); })
+                          : (wait_for_request(POLLIN) ? ::recv(fd_, buffer_, most, 0) : -1);
     if (n <= 0) return n;
     budget_ -= static_cast<std::size_t>(n);
     next_ = 0;
@@ -78,9 +90,14 @@ ssize_t SocketStream::read(char* ptr, size_t size) {
 
 ssize_t SocketStream::write(const char* ptr, size_t size) {
   if (!answer_deadline_) answer_deadline_ = Clock::now() + request_deadline_;
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*answer_deadline_ - Clock::now());
-  if (!wait(POLLOUT, std::min(left, write_timeout_))) return -1;
+  if (tls_ != nullptr) return tls_->write(ptr, size, [this](short events) { return wait_for_answer(events); });
+  if (!wait_for_answer(POLLOUT)) return -1;
   return ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);  // what fits now; httplib sends the rest
+}
+
+bool SocketStream::wait_for_answer(short events) const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*answer_deadline_ - Clock::now());
+  return wait(events, std::min(left, write_timeout_));
 }
 
 void SocketStream::get_remote_ip_and_port(std::string& ip, int& port) const { address(::getpeername, ip, port); }

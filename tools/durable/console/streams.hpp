@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "console.hpp"
+#include "tls.hpp"
 
 namespace durable::console::detail {
 
@@ -61,7 +62,10 @@ class SocketStream final : public httplib::Stream {
  public:
   using Clock = std::chrono::steady_clock;
 
-  SocketStream(int fd, const ConsoleOptions& options);
+  // With `tls`, the connection's bytes go through it (a non-blocking socket): handshake() first.
+  SocketStream(int fd, const ConsoleOptions& options, TlsSession* tls = nullptr);
+  // TLS's handshake, within the request's deadline; true without TLS.
+  bool handshake();
   bool is_readable() const override { return true; }
   bool is_writable() const override { return true; }
   ssize_t read(char* ptr, size_t size) override;
@@ -75,9 +79,13 @@ class SocketStream final : public httplib::Stream {
 
  private:
   bool wait(short events, std::chrono::milliseconds limit) const;
+  // A wait within read_timeout and the request's deadline; within write_timeout and the answer's.
+  bool wait_for_request(short events) const;
+  bool wait_for_answer(short events) const;
   void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const;
 
   int fd_;
+  TlsSession* tls_;
   std::chrono::milliseconds read_timeout_, write_timeout_, request_deadline_;
   Clock::time_point deadline_;
   std::optional<Clock::time_point> answer_deadline_;
