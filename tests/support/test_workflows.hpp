@@ -471,6 +471,24 @@ struct HopWorkflow {
   }
 };
 
+// For the clock-skew tests: each step whose timing the engine judges by a clock. An activity
+// that fails its three attempts, 400 ms apart (caught); a slow one under a 2 s timeout, attempts
+// to spare (a lease); a durable sleep of 1 s.
+struct ClockedStepsWorkflow {
+  static constexpr auto name = "clocked_steps";
+  int operator()(WorkflowContext& ctx, const int& slow_ms) {
+    try {
+      ctx.call<BoomActivity>("clocked",
+                             {.retry = RetryPolicy{.max_attempts = 3, .base = std::chrono::milliseconds{400}}});
+    } catch (const ActivityFailed&) {
+    }
+    const int slept =
+        ctx.call<SlowActivity>(slow_ms, {.retry = RetryPolicy{.max_attempts = 3}, .timeout = std::chrono::seconds{2}});
+    ctx.sleep(std::chrono::seconds{1});
+    return slept;
+  }
+};
+
 inline void register_all(Engine& engine) {
   engine.add<AddActivity>()
       .add<EchoActivity>()
@@ -502,6 +520,7 @@ inline void register_all(Engine& engine) {
       .add<GuardianWorkflow>()
       .add<LoopWorkflow>()
       .add<HopWorkflow>()
+      .add<ClockedStepsWorkflow>()
       .add<QueuedCallsWorkflow>();
 }
 

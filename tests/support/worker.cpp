@@ -28,6 +28,13 @@ int main(int argc, char** argv) {
   options.instance = std::string("worker-") + argv[2];
   // A named queue to serve besides the default one (the queue tests' processes).
   if (const char* queue = std::getenv("DURABLE_TEST_QUEUES"); queue && *queue) options.queues = {"default", queue};
+  // Retention and a lease margin (the clock-skew tests), in milliseconds.
+  if (const char* ms = std::getenv("DURABLE_TEST_RETENTION_MS"); ms && *ms) {
+    options.retention = std::chrono::milliseconds{std::atoll(ms)};
+  }
+  if (const char* ms = std::getenv("DURABLE_TEST_LEASE_MARGIN_MS"); ms && *ms) {
+    options.lease_margin = std::chrono::milliseconds{std::atoll(ms)};
+  }
   const bool migrate = std::strcmp(argv[2], "migrate") == 0;
   if (!migrate && std::strcmp(argv[2], "race") != 0) {
     auto register_definitions = [](durable::Engine& engine) {

@@ -35,10 +35,8 @@ int until_done(SSL* ssl, const WaitFor& wait, Call call) {
       case SSL_ERROR_WANT_WRITE:
         if (!wait(POLLOUT)) return -1;
         break;
-      case SSL_ERROR_ZERO_RETURN:
-        return 0;
-      default:
-        return -1;
+      case SSL_ERROR_ZERO_RETURN: return 0;
+      default: return -1;
     }
   }
 }
@@ -61,17 +59,18 @@ TlsContext::TlsContext(const std::string& cert_file, const std::string& key_file
   // httplib may hand the rest of a write over from another address.
   SSL_CTX_set_mode(impl_->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (SSL_CTX_use_certificate_chain_file(impl_->ctx, cert_file.c_str()) != 1) {
-    throw InvalidOptions("--tls-cert '" + cert_file +
-                         "': no certificate chain could be read from it (PEM, the server's first): " + openssl_reason());
+    throw InvalidOptions(
+        "--tls-cert '" + cert_file +
+        "': no certificate chain could be read from it (PEM, the server's first): " + openssl_reason());
   }
   const bool key_read = SSL_CTX_use_PrivateKey_file(impl_->ctx, key_file.c_str(), SSL_FILETYPE_PEM) == 1;
   if (!key_read && ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) {
-    throw InvalidOptions("--tls-key '" + key_file + "': no private key could be read from it (PEM, unencrypted): " +
-                         openssl_reason());
+    throw InvalidOptions("--tls-key '" + key_file +
+                         "': no private key could be read from it (PEM, unencrypted): " + openssl_reason());
   }
   if (!key_read || SSL_CTX_check_private_key(impl_->ctx) != 1) {
-    throw InvalidOptions("--tls-key '" + key_file + "' is not the key of the certificate in --tls-cert '" +
-                         cert_file + "': " + openssl_reason());
+    throw InvalidOptions("--tls-key '" + key_file + "' is not the key of the certificate in --tls-cert '" + cert_file +
+                         "': " + openssl_reason());
   }
 }
 
