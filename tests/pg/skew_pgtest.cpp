@@ -30,11 +30,11 @@ struct SkewedWorker {
     REQUIRE(std::filesystem::exists(libfaketime));  // Debian 12: apt install faketime
     // Under AddressSanitizer a preloaded library would come before its runtime, which it refuses.
     const char* asan = std::getenv("ASAN_OPTIONS");
-    pid = spawn_program(DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"},
-                        {std::string("LD_PRELOAD=") + libfaketime, "FAKETIME=" + skew, "DONT_FAKE_MONOTONIC=1",
-                         std::string("DURABLE_TEST_RETENTION_MS=") + (retention ? "10000" : ""),
-                         "DURABLE_TEST_LEASE_MARGIN_MS=1000",
-                         std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":verify_asan_link_order=0"});
+    pid = spawn_program(
+        DURABLE_TEST_WORKER, db.url(), {db.schema(), "serve"},
+        {std::string("LD_PRELOAD=") + libfaketime, "FAKETIME=" + skew, "DONT_FAKE_MONOTONIC=1",
+         std::string("DURABLE_TEST_RETENTION_MS=") + (retention ? "10000" : ""), "DURABLE_TEST_LEASE_MARGIN_MS=1000",
+         std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":verify_asan_link_order=0"});
   }
   ~SkewedWorker() {
     kill(pid, SIGKILL);
@@ -48,10 +48,11 @@ struct SkewedWorker {
 // Seconds from the time in run `workflow_id`'s id (a UUIDv7: the clock of the process that made
 // it) to its row's creation (the database clock).
 double run_id_ahead_s(const TestDb& db, const std::string& workflow_id) {
-  return db.query(
-               "SELECT extract(epoch FROM to_timestamp(('x' || substr(replace(run_id::text, '-', ''), 1, 12))::bit(48)"
-               "::bigint / 1000.0) - created_at) FROM {s}.workflows WHERE workflow_id = '" +
-               workflow_id + "'")[0][0]
+  return db
+      .query(
+          "SELECT extract(epoch FROM to_timestamp(('x' || substr(replace(run_id::text, '-', ''), 1, 12))::bit(48)"
+          "::bigint / 1000.0) - created_at) FROM {s}.workflows WHERE workflow_id = '" +
+          workflow_id + "'")[0][0]
       .as<double>();
 }
 
@@ -85,8 +86,9 @@ TEST_CASE("an engine whose clock is an hour off times retries, timers and retent
   // Retention (10 s, on the worker): the runs that ended a minute ago go, one that just ended
   // stays.
   CHECK(client.start_workflow<HelloWorkflow>("fresh", std::string("now")).result(20s) == "hello, now");
-  db.query("UPDATE {s}.workflows SET ended_at = ended_at - interval '1 minute' WHERE workflow_id IN "
-           "('clocked', 'sleeper', 'parent', 'child')");
+  db.query(
+      "UPDATE {s}.workflows SET ended_at = ended_at - interval '1 minute' WHERE workflow_id IN "
+      "('clocked', 'sleeper', 'parent', 'child')");
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id <> 'fresh'") == 0; },
                    15s));
   CHECK(db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'fresh'") == 1);
@@ -124,7 +126,8 @@ TEST_CASE("a schedule fires at its time by the database clock on an engine an ho
   testing::set_clock(db.url(), db.schema(), minute - 2s);
   client.schedules().create("tick", {.workflow = HelloWorkflow::name, .input = "tick", .cron = "* * * * *"});
   const SkewedWorker worker(db, skew);
-  const std::string first = fmt::format("tick:{:%Y-%m-%dT%H:%M:%S}+00:00", std::chrono::floor<std::chrono::seconds>(minute));
+  const std::string first =
+      fmt::format("tick:{:%Y-%m-%dT%H:%M:%S}+00:00", std::chrono::floor<std::chrono::seconds>(minute));
   CHECK(wait_until([&] { return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id LIKE 'tick:%'") > 0; },
                    20s));
   std::this_thread::sleep_for(1s);  // no other fire follows (an hour of them, or one an hour off)
