@@ -118,6 +118,7 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
       "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_hashjoin = off; "
       "SET enable_mergejoin = off; SET jit = off");
   prepare_statements(*conn, schema_);
+  connected_once_ = true;
   return conn;
 }
 
@@ -179,7 +180,7 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
       give_back();
       return;
     } catch (const pqxx::broken_connection& e) {
-      if (!conn) {  // no session: a refusal no retry mends fails now, saying what to change
+      if (!conn && !connected_once_) {  // never a session: a refusal no retry mends fails now, saying what to change
         if (auto refusal = refused_for_good(e.what())) throw *refusal;
       }
       retry_reason = fmt::format("{}: {}", conn ? "connection lost" : "cannot connect", e.what());

@@ -2,6 +2,7 @@
 // one place that decides which database errors are retried on a fresh connection.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -77,6 +78,10 @@ class ConnectionPool {
   std::mutex mutex_;
   std::condition_variable available_;
   std::once_flag migrated_;  // not set by a migration that threw: the next connection tries again
+  // Whether a session was ever opened: until then a refusal no retry mends fails at once (a bad
+  // URL or certificate at the start); after, every failure to connect is retried (a restart, a
+  // failover, a host of a multi-host URL that refuses while another comes back).
+  std::atomic<bool> connected_once_{false};
 };
 
 // Quoted identifier for a schema name already checked by validate_schema_name().

@@ -13,7 +13,8 @@ namespace durable::pg {
 namespace {
 
 // The statements that give a role its privileges on a schema, as format() templates of the
-// schema's name and the role's (%I quotes each as an identifier). Engines write rows (not the
+// schema's name, the role's and the schema owner's (%I quotes each as an identifier; %3$I the
+// owner's). Engines write rows (not the
 // schema's version) and take task and audit ids from the sequences; readers only read. Neither may create, alter, drop or
 // truncate anything: every DDL is the owner's, in a migration.
 std::vector<std::string> grants_of(bool engine) {
@@ -23,14 +24,15 @@ std::vector<std::string> grants_of(bool engine) {
     sql.emplace_back("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA %I TO %I");
     sql.emplace_back("REVOKE INSERT, UPDATE, DELETE ON %I.schema_version FROM %I");  // the owner's alone
     sql.emplace_back("GRANT USAGE ON ALL SEQUENCES IN SCHEMA %I TO %I");             // nextval, no setval
-    // The same on what later migrations create (the owner runs them).
-    sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO %I");
-    sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT USAGE ON SEQUENCES TO %I");
+    // The same on what later migrations create (the owner runs them), whoever grants now.
+    sql.emplace_back(
+        "ALTER DEFAULT PRIVILEGES FOR ROLE %3$I IN SCHEMA %1$I GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO %2$I");
+    sql.emplace_back("ALTER DEFAULT PRIVILEGES FOR ROLE %3$I IN SCHEMA %1$I GRANT USAGE ON SEQUENCES TO %2$I");
   } else {
     sql.emplace_back("GRANT SELECT ON ALL TABLES IN SCHEMA %I TO %I");
-    sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT SELECT ON TABLES TO %I");
+    sql.emplace_back("ALTER DEFAULT PRIVILEGES FOR ROLE %3$I IN SCHEMA %1$I GRANT SELECT ON TABLES TO %2$I");
   }
-  sql.emplace_back("ALTER DEFAULT PRIVILEGES IN SCHEMA %I GRANT EXECUTE ON FUNCTIONS TO %I");
+  sql.emplace_back("ALTER DEFAULT PRIVILEGES FOR ROLE %3$I IN SCHEMA %1$I GRANT EXECUTE ON FUNCTIONS TO %2$I");
   return sql;
 }
 
@@ -71,7 +73,11 @@ void grant_roles(pqxx::connection& conn, const std::string& schema, const Schema
       }
       for (const std::string& grant : grants_of(list == &roles.engines)) {
         const std::string sql =
-            tx.exec_params1("SELECT format($1, $2::text, $3::text)", grant, schema, role)[0].c_str();
+            tx.exec_params1(
+                  "SELECT format($1, $2::text, $3::text, (SELECT r.rolname::text FROM pg_namespace n JOIN "
+                  "pg_roles r ON r.oid = n.nspowner WHERE n.nspname = $2))",
+                  grant, schema, role)[0]
+                .c_str();
         // built SQL: GRANT takes no parameters; the server's format() quoted both names (%I)
         tx.exec0(sql);
       }

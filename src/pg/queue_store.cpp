@@ -183,7 +183,9 @@ QueueStore::Admission QueueStore::admit(const std::string& name, const std::stri
   // Safe to repeat after a lost answer: what the earlier try admitted counts as admitted now.
   pool_.write(stmt::admit_queued, [&](pqxx::connection& conn, bool) {
     pqxx::work tx(conn);
-    tx.exec_prepared(stmt::lock_queue, name);
+    admission = {};
+    // A queue not defined yet has no row to lock: nothing is admitted on it (its runs wait).
+    if (tx.exec_prepared(stmt::lock_queue, name).empty()) return;
     tx.exec_prepared(stmt::age_lines, name);  // a statement of its own: the admission walks what it leaves
     auto row = tx.exec_prepared1(stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
     admission = {row["admitted"].as<int>(), row["cancelled"].as<int>(), std::nullopt, row["short"].as<bool>()};

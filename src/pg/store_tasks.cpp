@@ -83,7 +83,7 @@ QueuedClaim Store::claim_queued_tasks(const std::string& queue, const std::strin
     }
     if (!tx.exec_prepared1(stmt::tasks_waiting, queue, names_json)["waiting"].as<bool>()) return false;
     // The claim counts in a statement begun after the lock: it sees every claim committed before.
-    tx.exec_prepared(stmt::lock_queue, queue);
+    if (tx.exec_prepared(stmt::lock_queue, queue).empty()) return false;  // not defined yet: nothing claimed
     for (const auto& row : tx.exec_prepared(stmt::claim_queued_tasks, queue, names_json, limit, owner,
                                             lease_margin.count(), token, first_token)) {
       claim.tasks.push_back(opened_task(row, seal_));

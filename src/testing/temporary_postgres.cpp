@@ -36,7 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kPort = 5432;  // only names the socket file; the folder is private, so no clashes
+constexpr int socket_port = 5432;  // only names the socket file; the folder is private, so no clashes
 
 struct Identity {
   uid_t uid;
@@ -68,7 +68,7 @@ fs::path find_bin_dir(const fs::path& configured) {
     std::string_view rest = path;
     while (!rest.empty()) {
       const auto colon = rest.find(':');
-      const fs::path dir{std::string(rest.substr(0, colon))};
+      fs::path dir{std::string(rest.substr(0, colon))};
       if (!dir.empty() && is_executable(dir / "initdb") && is_executable(dir / "pg_ctl")) return dir;
       rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
     }
@@ -281,7 +281,7 @@ struct TemporaryPostgres::State {
   fs::path bin_dir;
   std::optional<Identity> run_as;  // set when we are root
   fs::path dir;                    // mode 0700, owned by whoever runs the server
-  int port = kPort;                // names the socket; with Options::tls the TCP port too
+  int port = socket_port;          // names the socket; with Options::tls the TCP port too
   std::string url;
   std::string tls_url;
   pid_t owner = ::getpid();  // a forked child that exits must not tear down our cluster

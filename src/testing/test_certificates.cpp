@@ -61,7 +61,7 @@ bool is_ip_address(const std::string& name) {
 TestCertificates make_test_certificates(const std::filesystem::path& dir, const std::vector<std::string>& host_names) {
   if (host_names.empty()) throw std::invalid_argument("durable::testing: a certificate needs a host name at least");
   fs::create_directories(dir);
-  const TestCertificates made{dir / "ca.crt", dir / "server.crt", dir / "server.key"};
+  TestCertificates made{dir / "ca.crt", dir / "server.crt", dir / "server.key"};
   const fs::path ca_key = dir / "ca.key";
   const fs::path log = dir / "openssl.log";
   // P-256 keys: made at once, and every TLS client takes them.

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <console.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "browser/webdriver.hpp"
 #include "support/test_db.hpp"
@@ -119,4 +121,60 @@ TEST_CASE("a console certificate or key that cannot be used is refused before an
   refused(tls.made.key, tls.made.key, "no certificate chain could be read");
   refused(tls.made.cert, tls.made.cert, "no private key could be read");
   refused(tls.made.cert, other.made.key, "is not the key of the certificate");
+}
+
+namespace {
+
+// A TLS session to the console at `port` (the test's own server: its certificate is not checked),
+// with a receive buffer of `receive_buffer` bytes (0: the system's).
+struct TlsClient {
+  TlsClient(SSL_CTX* ctx, int port, int receive_buffer = 0)
+      : fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), ssl(SSL_new(ctx)) {
+    if (receive_buffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<std::uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+    SSL_set_fd(ssl, fd);
+    REQUIRE(SSL_connect(ssl) == 1);
+  }
+  ~TlsClient() {
+    SSL_free(ssl);
+    ::close(fd);  // with the answer unread: a reset
+  }
+  TlsClient(const TlsClient&) = delete;
+  TlsClient& operator=(const TlsClient&) = delete;
+  void send(const std::string& bytes) { REQUIRE(SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size())) > 0); }
+  int fd;
+  SSL* ssl;
+};
+
+}  // namespace
+
+TEST_CASE("HTTPS clients that reset their connections while the console answers leave it serving", "[browser][tls]") {
+  const TlsFiles tls;
+  RunningEngine env;
+  Console console(env.engine, {.listen = "127.0.0.1:0", .tls_cert = tls.made.cert, .tls_key = tls.made.key});
+  console.start();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  const std::string request =
+      "GET /assets/console.js HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(console.port()) + "\r\n\r\n";
+  // A client that asks for a script (27 KB) and reads none of it, so the console's writes wait;
+  // then it hangs up (a FIN) and goes (a reset). The console's next write() meets the reset
+  // socket: EPIPE, and SIGPIPE, which would end this process, console and all.
+  for (int i = 0; i < 3; ++i) {
+    TlsClient client(ctx, console.port(), 1024);
+    client.send(request);
+    std::this_thread::sleep_for(300ms);
+    ::shutdown(client.fd, SHUT_WR);
+    std::this_thread::sleep_for(50ms);
+  }
+  std::this_thread::sleep_for(300ms);
+  TlsClient last(ctx, console.port());
+  last.send(request);
+  char answer[16] = "";
+  CHECK(SSL_read(last.ssl, answer, sizeof answer - 1) > 0);
+  CHECK(std::string(answer).rfind("HTTP/1.1 200", 0) == 0);
+  SSL_CTX_free(ctx);
 }

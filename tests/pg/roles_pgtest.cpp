@@ -117,3 +117,21 @@ TEST_CASE("grants of a role that does not exist, or by a role that does not own 
                     Catch::Contains("only the schema's owner"));
   CHECK(sqlstate_of(roles.url_of(roles.engine), db.schema(), "SELECT * FROM {s}.workflows") == "42501");
 }
+
+TEST_CASE("a table the owner adds after the grant (a later migration's) is the engine's and the reader's at once",
+          "[roles]") {
+  TestDb db;
+  TestRoles roles(db);
+  // Granted by the owner, or by a superuser (a member of every role): the default privileges are
+  // the owner's either way, as the owner runs the migrations.
+  const bool by_superuser = GENERATE(false, true);
+  INFO("granted by a superuser: " << by_superuser);
+  migrate_schema(roles.url_of(roles.owner), db.schema());
+  grant_schema_roles(by_superuser ? db.url() : roles.url_of(roles.owner), db.schema(),
+                     {{roles.engine}, {roles.reader}});
+  CHECK(sqlstate_of(roles.url_of(roles.owner), db.schema(), "CREATE TABLE {s}.added_later (i int)") == "");
+  CHECK(sqlstate_of(roles.url_of(roles.engine), db.schema(), "INSERT INTO {s}.added_later VALUES (1)") == "");
+  CHECK(sqlstate_of(roles.url_of(roles.reader), db.schema(), "SELECT * FROM {s}.added_later WHERE false") == "");
+  CHECK(sqlstate_of(roles.url_of(roles.reader), db.schema(), "DELETE FROM {s}.added_later") == "42501");
+  CHECK(sqlstate_of(roles.url_of(roles.engine), db.schema(), "DROP TABLE {s}.added_later") == "42501");
+}

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <httplib.h>  // cpp-httplib (Debian: libcpp-httplib-dev)
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -342,6 +344,12 @@ struct Console::Impl {
   }
 
   void work() {
+    // OpenSSL writes with write(), not send(MSG_NOSIGNAL): to a connection the client reset, that
+    // raises SIGPIPE, which would end the whole process. Blocked here, the write fails (EPIPE).
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     std::unique_lock lock(mutex);
     for (;;) {
       wake.wait(lock, [&] { return stopping || !queued.empty(); });

@@ -58,6 +58,12 @@ TlsContext::TlsContext(const std::string& cert_file, const std::string& key_file
   SSL_CTX_set_options(impl_->ctx, SSL_OP_NO_RENEGOTIATION);
   // httplib may hand the rest of a write over from another address.
   SSL_CTX_set_mode(impl_->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // A record without data (a key update, say) returns to our loop, which checks the deadline:
+  // a client sending only those cannot keep a read going inside OpenSSL.
+  SSL_CTX_clear_mode(impl_->ctx, SSL_MODE_AUTO_RETRY);
+  // An encrypted key is refused, never asked for on the terminal.
+  SSL_CTX_set_default_passwd_cb(impl_->ctx, [](char*, int, int, void*) { return 0; });
+  ERR_clear_error();
   if (SSL_CTX_use_certificate_chain_file(impl_->ctx, cert_file.c_str()) != 1) {
     throw InvalidOptions(
         "--tls-cert '" + cert_file +
