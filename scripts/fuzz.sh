@@ -28,7 +28,7 @@ seconds="${DURABLE_FUZZ_SECONDS:-30}"
 # script's time on 2 cores (about 10 minutes at -O2 -g), and a crash's stack still names its lines.
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DDURABLE_FUZZ=ON \
-  -DDURABLE_TESTS=OFF -DDURABLE_EXAMPLES=OFF -DDURABLE_BENCH=OFF -DDURABLE_INSTALL=OFF
+  -DDURABLE_TESTS=OFF -DDURABLE_EXAMPLES=OFF -DDURABLE_BENCH=OFF -DDURABLE_INSTALL=OFF -DCMAKE_UNITY_BUILD=ON
 cmake --build "$build" -j "$(nproc)" --target durable_fuzz_payload durable_fuzz_cron durable_fuzz_console durable_fuzz_history
 
 # run NAME MAX_LEN: fuzzes durable_fuzz_NAME; its corpus grows in $build/fuzz/corpus/NAME and a

@@ -13,6 +13,15 @@ build="${DURABLE_BUILD_DIR:-$root/build}"
 command -v clang-tidy >/dev/null || { echo "tidy: clang-tidy not found (apt install clang-tidy)" >&2; exit 2; }
 [[ -f "$build/compile_commands.json" ]] ||
   { echo "tidy: $build/compile_commands.json is missing: build there with scripts/test.sh first" >&2; exit 2; }
+# A unity build's compile_commands.json names its batch files, not the sources: configure (not build)
+# a tree beside it with the same options, compiling each source alone, for its compile commands.
+commands="$build"
+if grep -q '/Unity/unity_' "$build/compile_commands.json"; then
+  commands="$build/tidy-commands"
+  mapfile -t same < <(sed -nE 's/^((CMAKE_BUILD_TYPE|DURABLE_[A-Z_]+|CMAKE_CXX_COMPILER):[A-Z]+=.*)$/-D\1/p' \
+    "$build/CMakeCache.txt")
+  cmake -S "$root" -B "$commands" "${same[@]}" -DCMAKE_UNITY_BUILD=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+fi
 
 base="${1:-}"
 if [[ -z "$base" ]]; then
@@ -42,7 +51,7 @@ for path in "${changed[@]}"; do
 done
 mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v '^$' | sort -u)
 # Only what the build compiles (a file of a target it leaves out, say the console's without httplib).
-mapfile -t files < <(python3 - "$build/compile_commands.json" "${files[@]}" <<'PY'
+mapfile -t files < <(python3 - "$commands/compile_commands.json" "${files[@]}" <<'PY'
 import json, os, sys
 compiled = {os.path.realpath(e["file"]) for e in json.load(open(sys.argv[1]))}
 for f in sys.argv[2:]:
@@ -56,7 +65,7 @@ if [[ ${#files[@]} -eq 0 ]]; then
 fi
 echo "tidy: ${#files[@]} sources changed since $(git rev-parse --short "$base")"
 status=0
-printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 1 clang-tidy -p "$build" --quiet 2>/dev/null >"$build/tidy.log" ||
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 1 clang-tidy -p "$commands" --quiet 2>/dev/null >"$build/tidy.log" ||
   status=$?
 if [[ $status -ne 0 ]]; then
   grep -E '^[^ ].*(warning|error):' "$build/tidy.log" | sort -u >&2 || true

@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 build="${DURABLE_BUILD_DIR:-$root/build-tsan}"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDURABLE_TSAN=ON -DDURABLE_WERROR=ON \
-  -DDURABLE_EXAMPLES=OFF -DDURABLE_BENCH=OFF -DDURABLE_INSTALL=OFF
+  -DDURABLE_EXAMPLES=OFF -DDURABLE_BENCH=OFF -DDURABLE_INSTALL=OFF -DCMAKE_UNITY_BUILD=ON
 cmake --build "$build" -j "$(nproc)" --target unit_tests pg_tests durable_test_worker durable-postgres
 # Without this, a report is printed but the test still passes.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"

@@ -50,6 +50,10 @@ const std::set<std::string>& action_paths() {
   return paths;
 }
 
+}  // namespace
+
+namespace detail {
+
 // cpp-httplib's request parser and router, run on a stream we give it: the console does its own
 // accepting, so that it bounds connections, times and sizes (httplib::Server's own loop would
 // let a few slow clients hold every thread of its pool).
@@ -73,7 +77,7 @@ class Router : public httplib::Server {
   }
 };
 
-}  // namespace
+}  // namespace detail
 
 struct Console::Impl {
   Engine& engine;
@@ -81,7 +85,7 @@ struct Console::Impl {
   detail::Listen listen;
   std::string public_host;  // public_origin without its scheme
   std::string csrf = random_token();
-  Router router;
+  detail::Router router;
   std::unique_ptr<detail::TlsContext> tls;  // with tls_cert and tls_key: HTTPS
   std::atomic<int> port{0};
 
