@@ -69,17 +69,17 @@ std::optional<Identity> identity_to_run_as(const std::string& user) {
   passwd* found = nullptr;
   const int rc = ::getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0 || found == nullptr) {
-    throw std::runtime_error(fmt::format(
-        "durable::testing: running as root, but user '{}' (Options::run_as_user) to run PostgreSQL and PgBouncer as was not found",
-        user));
+    throw std::runtime_error(
+        fmt::format("durable::testing: running as root, but user '{}' (Options::run_as_user) to run PostgreSQL and "
+                    "PgBouncer as was not found",
+                    user));
   }
   if (found->pw_uid == 0) {
-    throw std::runtime_error(
-        fmt::format("durable::testing: Options::run_as_user '{}' is root; PostgreSQL and PgBouncer refuse to run as root", user));
+    throw std::runtime_error(fmt::format(
+        "durable::testing: Options::run_as_user '{}' is root; PostgreSQL and PgBouncer refuse to run as root", user));
   }
   return Identity{found->pw_uid, found->pw_gid};
 }
-
 
 // The socket path must fit in sockaddr_un (107 bytes) and the folder name is pasted into
 // pg_ctl's -o, which goes through a shell: fall back to /tmp for long or unusual $TMPDIR.
@@ -141,8 +141,6 @@ Fd open_or_throw(const fs::path& file, int flags) {
   if (fd.get() < 0) throw_errno("open " + file.string());
   return fd;
 }
-
-
 
 pid_t spawn(const SpawnSpec& spec) {
   std::vector<char*> argv;
