@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(g++ cmake make pkg-config libpqxx-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2
           libhowardhinnant-date-dev tzdata postgresql libcpp-httplib-dev libcli11-dev clang-format clang-tidy
-          chromium chromium-driver libsodium-dev libssl-dev openssl faketime)
+          chromium chromium-driver libsodium-dev libssl-dev openssl faketime pgbouncer)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -53,7 +53,15 @@ struct EngineOptions {
   // Workflow code that no longer replays a run's journal: block the run (default) until a fixed
   // build or an operator takes it on, or fail it for good.
   OnNondeterminism on_nondeterminism = OnNondeterminism::block;
-  // The engine's first connection migrates the schema (under an advisory lock). false: it only
+  // Connections go through a pooler in transaction mode (PgBouncer's pool_mode = transaction), where
+  // each transaction may run on another server connection: the engine keeps no session state
+  // (statements run unprepared, no session SET, no LISTEN on database_url). An engine that finds
+  // itself behind a pooler without it refuses to start (InvalidOptions). docs/operations.md.
+  bool pooler_mode = false;
+  // With pooler_mode: a URL straight to PostgreSQL, on which one connection LISTENs for wake-ups.
+  // Empty: nothing listens, and the engine finds new work by polling every poll_interval.
+  std::string listen_url{};
+  // The engine's first connection migrates the schema (under a lock on its version table). false: it only
   // checks that the schema is at this build's version and throws DatabaseError otherwise, for
   // deployments that migrate first (durable/schema.hpp, `durable migrate`).
   bool migrate_schema = true;

@@ -64,6 +64,34 @@ class TemporaryPostgres {
   std::unique_ptr<State> state_;
 };
 
+// A PgBouncer (Debian's pgbouncer) in front of a PostgreSQL server, on 127.0.0.1 at a free port,
+// in transaction mode by default: for tests of EngineOptions::pooler_mode. It trusts the users
+// it lists (Options::users) and passes them on to the server; it stops when this object goes, or
+// when the thread that made it ends (the process killed with it).
+class TemporaryPgBouncer {
+ public:
+  struct Options {
+    std::string run_as_user = "nobody";     // used only when running as root (PgBouncer refuses root)
+    std::string pool_mode = "transaction";  // or "session", "statement"
+    int server_connections = 20;            // per user and database (PgBouncer's default_pool_size)
+    std::vector<std::string> users{};       // who may log in; the server URL's user always may
+  };
+
+  // `server_url`: libpq conninfo of the server (host, port, dbname, user), e.g. TemporaryPostgres::url().
+  explicit TemporaryPgBouncer(const std::string& server_url);
+  TemporaryPgBouncer(const std::string& server_url, Options options);
+  ~TemporaryPgBouncer();
+  TemporaryPgBouncer(const TemporaryPgBouncer&) = delete;
+  TemporaryPgBouncer& operator=(const TemporaryPgBouncer&) = delete;
+
+  // libpq conninfo for the server URL's database and user, through the pooler.
+  const std::string& url() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // A certificate authority and a server certificate it signed for `host_names` (subjectAltName:
 // DNS names, or IP addresses), made in `dir` with the openssl program: for tests of TLS
 // (TemporaryPostgres::Options::tls, `durable console --tls-cert`). Valid for 30 days.

@@ -78,6 +78,11 @@ EngineOptions checked(EngineOptions o) {
   detail::check_app_version(o.app_version);
   detail::check_served_queues(o.queues);
   detail::check_engine_queue_limits(o.queue_activity_concurrency);
+  if (!o.listen_url.empty() && !o.pooler_mode) {
+    throw InvalidOptions(
+        "EngineOptions::listen_url is set without pooler_mode: it is where an engine behind a pooler LISTENs; "
+        "without a pooler the engine listens on database_url, so leave listen_url empty (or set pooler_mode = true)");
+  }
   return o;
 }
 
@@ -96,6 +101,8 @@ EngineCore::EngineCore(EngineOptions o)
       database_(options_.database_url, options_.schema, options_.connection_pool_size,
                 fmt::format("durable/{}/{}", options_.schema, options_.instance), options_.app_version,
                 pg::SessionPolicy{.migrate = options_.migrate_schema,
+                                  .pooler = options_.pooler_mode,
+                                  .listen_url = options_.listen_url,
                                   .unavailable_after = std::chrono::duration_cast<std::chrono::milliseconds>(
                                       options_.database_unavailable_after)},
                 options_.codec),

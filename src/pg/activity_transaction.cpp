@@ -21,9 +21,7 @@ namespace {
 
 // Our statements on a body's session carry a prefix: its own prepared statements keep their names.
 const std::string prefix = "durable_";
-const std::string open_guard = prefix + stmt::open_guard;
-const std::string close_guard = prefix + stmt::close_guard;
-const std::string complete_steps = prefix + stmt::complete_steps;
+const std::vector<std::string> our_statements = {stmt::open_guard, stmt::close_guard, stmt::complete_steps};
 
 // SQLSTATE of refuse_unguarded_commit (migration 17): the body committed its transaction.
 constexpr const char* unguarded_commit_state = "DUR02";
@@ -36,11 +34,23 @@ TransactionMisuse misuse(const std::string& activity) {
                   activity));
 }
 
+std::shared_ptr<const StatementTexts> prefixed(const std::shared_ptr<const StatementTexts>& texts) {
+  if (!texts) return nullptr;
+  auto ours = std::make_shared<StatementTexts>();
+  for (const auto& name : our_statements) ours->emplace(prefix + name, texts->at(name));
+  return ours;
+}
+
+// Statement `name` of ours, as the body's session knows it.
+std::string ours(const char* name) { return prefix + name; }
+
 }  // namespace
 
 struct TransactionConnections::Sessions {
-  explicit Sessions(ConnectionPool& p) : pool(p) {}
+  explicit Sessions(ConnectionPool& p) : pool(p), unprepared(prefixed(p.unprepared_texts())) {}
   ConnectionPool& pool;
+  // Behind a transaction pooler: our statements' texts under their prefixed names, run unprepared.
+  std::shared_ptr<const StatementTexts> unprepared;
   std::mutex mutex;
   std::vector<std::unique_ptr<pqxx::connection>> idle;
 
@@ -54,7 +64,7 @@ struct TransactionConnections::Sessions {
       }
     }
     auto conn = pool.open();
-    prepare_statements(*conn, pool.schema(), {stmt::open_guard, stmt::close_guard, stmt::complete_steps}, prefix);
+    if (!unprepared) prepare_statements(*conn, pool.schema(), our_statements, prefix);
     return conn;
   }
   void give_back(std::unique_ptr<pqxx::connection> conn) {
@@ -89,7 +99,8 @@ ActivityTransaction::ActivityTransaction(TransactionConnections& connections, St
     auto open = std::make_unique<Open>(*connections.sessions_);
     try {
       open->work.emplace(*open->conn);
-      open->work->exec_prepared0(open_guard);
+      const UnpreparedScope unprepared(*open->conn, open->sessions.unprepared.get());
+      exec0(*open->work, ours(stmt::open_guard).c_str());
       open_ = std::move(open);
       return;
     } catch (const pqxx::broken_connection&) {
@@ -129,9 +140,10 @@ StepOutcome ActivityTransaction::commit(const StepCommit& step, const std::strin
   // Up to the COMMIT, whatever fails leaves nothing committed: the server ends an open transaction
   // without one as a rollback.
   try {
+    const UnpreparedScope unprepared(*open_->conn, open_->sessions.unprepared.get());
     // No guard to take away: the body ended its transaction (a pqxx::usage_error says so too).
-    if (tx.exec_prepared1(close_guard)[0].as<std::int64_t>() != 1) throw misuse(activity_name_);
-    outcome = store_.complete_step_in(tx, complete_steps.c_str(), step, owner, lease_margin, key_waited);
+    if (exec1(tx, ours(stmt::close_guard).c_str())[0].as<std::int64_t>() != 1) throw misuse(activity_name_);
+    outcome = store_.complete_step_in(tx, ours(stmt::complete_steps).c_str(), step, owner, lease_margin, key_waited);
   } catch (const TransactionMisuse& e) {
     roll_back();
     throw NotCommitted(detail::error_info(e));
@@ -149,8 +161,10 @@ StepOutcome ActivityTransaction::commit(const StepCommit& step, const std::strin
   if (detail::failpoint("transaction.connection_lost")) {
     // The session is cut off before its COMMIT arrives, as by a network failure: the commit below
     // is in doubt, and the outcome is read back on another connection.
+    // The server's pid, not libpq's backendpid(): behind a pooler that is the pooler's own number.
+    const auto pid = tx.exec1("SELECT pg_backend_pid()")[0].as<int>();
     auto killer = open_->sessions.pool.open();
-    pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", open_->conn->backendpid());
+    pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", pid);
   }
   try {
     tx.commit();

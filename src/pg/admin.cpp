@@ -23,9 +23,11 @@ namespace {
 void move_clock(const std::string& url, const std::string& schema, const char* statement, std::int64_t arg) {
   validate_schema_name(schema);
   pqxx::connection conn(url);
-  prepare_statements(conn, schema, {statement});
   pqxx::work tx(conn);
-  tx.exec_prepared(statement, arg);
+  // Unprepared: one statement, and the URL may lead through a pooler (EngineOptions::pooler_mode).
+  const auto texts = statement_text_map(schema);
+  const UnpreparedScope unprepared(conn, texts.get());
+  exec(tx, statement, arg);
   for (auto kind : {Wake::workflows, Wake::tasks, Wake::schedules}) {
     tx.exec_params("SELECT pg_notify($1, '')", wake_channel(schema, kind));
   }

@@ -38,6 +38,33 @@ void check_conninfo(const std::string& url, const char* field) {
                   field, detail::printable(reason)));
 }
 
+std::string with_application_name(const std::string& url, const std::string& application_name) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  PQfreemem(error);
+  if (options == nullptr) return url;  // check_conninfo has said why already
+  auto quote = [](const std::string& value) {
+    std::string out = "'";
+    for (const char c : value) {
+      if (c == '\\' || c == '\'') out += '\\';
+      out += c;
+    }
+    return out + "'";
+  };
+  std::string conninfo;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val != nullptr && std::string_view(o->keyword) != "fallback_application_name") {
+      conninfo += fmt::format("{}={} ", o->keyword, quote(o->val));
+    }
+  }
+  PQconninfoFree(options);
+  return conninfo + "fallback_application_name=" + quote(application_name.substr(0, 63));
+}
+
+bool behind_pooler(pqxx::connection& conn) {
+  return pqxx::nontransaction(conn).exec1("SELECT pg_backend_pid()")[0].as<int>() != conn.backendpid();
+}
+
 DatabaseRefused refused(const pqxx::sql_error& e) {
   std::string state = e.sqlstate();
   // libpqxx 6.4 throws insufficient_privilege without its SQLSTATE.
@@ -59,7 +86,7 @@ std::int64_t db_now_us(ConnectionPool& pool) {
   std::int64_t now = 0;
   pool.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    now = tx.exec_prepared1(stmt::db_now_us)["now_us"].as<std::int64_t>();
+    now = exec1(tx, stmt::db_now_us)["now_us"].as<std::int64_t>();
   });
   return now;
 }
@@ -72,16 +99,15 @@ ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, st
       size_(size),
       policy_(policy) {
   check_conninfo(url_, "EngineOptions::database_url");
+  if (!policy_.listen_url.empty()) check_conninfo(policy_.listen_url, "EngineOptions::listen_url");
+  conninfo_ = with_application_name(url_, application_name_);
+  if (policy_.pooler) unprepared_ = statement_text_map(schema_);
 }
 
 ConnectionPool::~ConnectionPool() = default;
 
 std::unique_ptr<pqxx::connection> ConnectionPool::open_session() const {
-  auto conn = std::make_unique<pqxx::connection>(url_);
-  pqxx::nontransaction tx(*conn);  // one round trip; a name given in the URL or PGAPPNAME stays
-  tx.exec_params("SELECT set_config('application_name', $1, false) WHERE current_setting('application_name') = ''",
-                 application_name_.substr(0, 63));
-  return conn;
+  return std::make_unique<pqxx::connection>(conninfo_);
 }
 
 std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
@@ -91,8 +117,42 @@ std::unique_ptr<pqxx::connection> ConnectionPool::open() const {
   // alone, behind a once-flag ThreadSanitizer understands; every later one is ordered after it.
   static std::once_flag first_connection;
   std::unique_ptr<pqxx::connection> conn;
-  std::call_once(first_connection, [&] { conn = open_session(); });
+  std::call_once(first_connection, [&] {
+    conn = open_session();
+    pqxx::nontransaction(*conn).exec("SELECT 1");
+  });
   return conn ? std::move(conn) : open_session();
+}
+
+std::unique_ptr<pqxx::connection> ConnectionPool::open_listener() const {
+  if (!policy_.pooler) return open();
+  if (policy_.listen_url.empty()) return nullptr;
+  return std::make_unique<pqxx::connection>(with_application_name(policy_.listen_url, application_name_));
+}
+
+void ConnectionPool::check_pooler(pqxx::connection& conn) const {
+  if (!policy_.pooler) {
+    if (!behind_pooler(conn)) return;
+    throw InvalidOptions(
+        "EngineOptions::database_url reaches PostgreSQL through a connection pooler (the server's backend pid is "
+        "not the one the connection announced): set EngineOptions::pooler_mode = true, which keeps no session "
+        "state (needed with PgBouncer's pool_mode = transaction), or connect to PostgreSQL directly; see "
+        "docs/operations.md, Behind PgBouncer");
+  }
+  // Our statements' custom plans (each planned at every execution here) cost enough to cross
+  // jit_above_cost on tables without statistics yet: JIT-compiled, one takes 30 ms to a second.
+  // The engine cannot turn it off for a session it does not keep; the role's defaults can.
+  if (pqxx::nontransaction(conn).exec1("SELECT current_setting('jit') = 'on'")[0].as<bool>()) {
+    detail::logger().warn(
+        "behind a pooler (EngineOptions::pooler_mode), JIT compilation is on for this role: a statement may take "
+        "30 ms to a second to compile; turn it off with `ALTER ROLE <engine role> SET jit = off` (or PgBouncer's "
+        "connect_query = 'SET jit = off'); see docs/operations.md, Behind PgBouncer");
+  }
+  if (policy_.listen_url.empty() || !behind_pooler(*open_listener())) return;
+  throw InvalidOptions(
+      "EngineOptions::listen_url reaches PostgreSQL through a connection pooler too: LISTEN needs a session of its "
+      "own, so give a URL straight to PostgreSQL (the pooler's server), or none (the engine then polls every "
+      "poll_interval); see docs/operations.md, Behind PgBouncer");
 }
 
 void ConnectionPool::ensure_schema() {
@@ -101,11 +161,16 @@ void ConnectionPool::ensure_schema() {
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   auto conn = open();
+  // A pooler that is not told of would keep the session state below (and the statements prepared)
+  // on a server connection other clients get next; in transaction mode ours would be gone.
+  std::call_once(pooler_checked_, [&] { check_pooler(*conn); });
   if (policy_.read_only || !policy_.migrate) {
     check_schema_version(*conn, schema_);
   } else {
     std::call_once(migrated_, [&] { migrate(*conn, schema_); });
   }
+  connected_once_ = true;
+  if (policy_.pooler) return conn;  // no session state: statements run from their texts (exec())
   if (policy_.read_only) pqxx::nontransaction(*conn).exec0("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
   // Our statements are long CTEs whose custom plans cost a few milliseconds to make at every
   // execution (more than running them); their generic plans are as good, so plan them once.
@@ -118,7 +183,6 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
       "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; SET enable_hashjoin = off; "
       "SET enable_mergejoin = off; SET jit = off");
   prepare_statements(*conn, schema_);
-  connected_once_ = true;
   return conn;
 }
 
@@ -173,6 +237,7 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
     };
     try {
       conn = acquire();
+      const UnpreparedScope unprepared(*conn, unprepared_.get());
       work(*conn, maybe_committed);
       if (!lost_answer.empty() && detail::failpoint(lost_answer)) {
         throw pqxx::broken_connection("failpoint " + lost_answer + ": the answer of a committed write is lost");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pg/session_policy.hpp"
+#include "pg/statements.hpp"
 
 namespace durable {
 class DatabaseRefused;
@@ -26,6 +27,15 @@ namespace durable::pg {
 // no connection could ever be made, so nothing retries it. The message leaves out the URL and the
 // parts of it libpq quotes, which may hold a password.
 void check_conninfo(const std::string& url, const char* field);
+
+// `url` as a conninfo string that names its sessions `application_name` unless the URL or
+// $PGAPPNAME does (libpq's fallback_application_name): set at connect, it is no session state a
+// pooler would have to carry.
+std::string with_application_name(const std::string& url, const std::string& application_name);
+
+// Whether `conn` goes through a connection pooler rather than to PostgreSQL itself: a pooler
+// announces a backend pid of its own to its clients.
+bool behind_pooler(pqxx::connection& conn);
 
 // What a statement error PostgreSQL answered becomes: DatabaseRefused, with its SQLSTATE.
 DatabaseRefused refused(const pqxx::sql_error& e);
@@ -42,8 +52,11 @@ class ConnectionPool {
   std::unique_ptr<pqxx::connection> connect();
   // Migrates the schema unless this pool did already; throws what migrating threw.
   void ensure_schema();
-  // Opens a plain connection, named like the pool's (the notification listener's).
+  // Opens a plain connection, named like the pool's.
   std::unique_ptr<pqxx::connection> open() const;
+  // Opens the connection to LISTEN on: a plain one, or behind a pooler one to the listen URL;
+  // nullptr behind a pooler without one (nothing listens then: the engine polls).
+  std::unique_ptr<pqxx::connection> open_listener() const;
 
   // Runs `work`, which only reads, on a pooled connection. A broken connection, a serialization
   // failure or a deadlock is retried on a fresh connection until the policy's unavailable_after. Giving up
@@ -61,18 +74,25 @@ class ConnectionPool {
 
   const std::string& url() const { return url_; }
   const std::string& schema() const { return schema_; }
+  // Behind a pooler (SessionPolicy::pooler): every statement's text, run unprepared. Else nullptr.
+  const std::shared_ptr<const StatementTexts>& unprepared_texts() const { return unprepared_; }
 
  private:
   void run_tries(const Write& work, std::string_view name);
   std::unique_ptr<pqxx::connection> acquire();
   void release(std::unique_ptr<pqxx::connection> conn);
   std::unique_ptr<pqxx::connection> open_session() const;
+  // Throws InvalidOptions when the URLs and the policy disagree on a pooler.
+  void check_pooler(pqxx::connection& conn) const;
 
   std::string url_;
+  std::string conninfo_;  // url_ with the application name as libpq's fallback_application_name
   std::string schema_;
   std::string application_name_;
   int size_;
   SessionPolicy policy_;
+  std::shared_ptr<const StatementTexts> unprepared_;
+  std::once_flag pooler_checked_;
   int open_ = 0;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
   std::mutex mutex_;

@@ -16,7 +16,7 @@ std::int64_t LeaseTokens::take(int count) {
       pqxx::work tx(conn);
       // Whatever the role or session says: the block must be durable before a token of it is used.
       tx.exec0("SET LOCAL synchronous_commit = on");
-      next_ = tx.exec_prepared1(stmt::reserve_lease_tokens, size)["first"].as<std::int64_t>();
+      next_ = exec1(tx, stmt::reserve_lease_tokens, size)["first"].as<std::int64_t>();
       tx.commit();  // a lost answer: the retry reserves another block, this one is never used
     });
     end_ = next_ + size;

@@ -24,7 +24,8 @@ void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, 
   constexpr Wake kinds[] = {Wake::workflows, Wake::tasks, Wake::ended, Wake::schedules, Wake::events, Wake::paused};
   while (!stopping()) {
     try {
-      auto listening = pool.open();
+      auto listening = pool.open_listener();
+      if (!listening) return;  // behind a pooler with no URL to listen on: the loops poll
       pqxx::connection& conn = *listening;
       Receiver workflows(conn, pool.schema(), Wake::workflows, heard);
       Receiver tasks(conn, pool.schema(), Wake::tasks, heard);

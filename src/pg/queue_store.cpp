@@ -42,12 +42,11 @@ bool QueueStore::define(const QueueSpec& spec) {
   const RateLimit& key_rate = spec.key_rate ? *spec.key_rate : none;
   pool_.write(stmt::define_queue, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
     pqxx::work tx(conn);
-    tx.exec_prepared(stmt::lock_queue, spec.name);
-    changed =
-        tx.exec_prepared1(stmt::define_queue, spec.name, spec.concurrency.value_or(0), spec.key_concurrency.value_or(0),
-                          rate.count, rate.period.count(), key_rate.count, key_rate.period.count(), workflows_channel_,
-                          Json(spec.key_weights).dump(), spec.priority_aging.value_or(Duration{0}).count())["changed"]
-            .as<int>() == 1;
+    exec(tx, stmt::lock_queue, spec.name);
+    changed = exec1(tx, stmt::define_queue, spec.name, spec.concurrency.value_or(0), spec.key_concurrency.value_or(0),
+                    rate.count, rate.period.count(), key_rate.count, key_rate.period.count(), workflows_channel_,
+                    Json(spec.key_weights).dump(), spec.priority_aging.value_or(Duration{0}).count())["changed"]
+                  .as<int>() == 1;
     tx.commit();
   });
   return changed;
@@ -62,8 +61,8 @@ bool QueueStore::set_paused(const std::string& name, bool paused, const Operator
       found = true;  // the earlier try committed, its entry with it
       return;
     }
-    found = tx.exec_prepared1(stmt::pause_queue, name, paused, action.actor, seal_.seal_text(action.reason),
-                              workflows_channel_, tasks_channel_)["found"]
+    found = exec1(tx, stmt::pause_queue, name, paused, action.actor, seal_.seal_text(action.reason), workflows_channel_,
+                  tasks_channel_)["found"]
                 .as<int>() == 1;
     if (found)
       insert_audit(tx, seal_, action, action_id, paused ? "queue_pause" : "queue_resume", "", "", {{"queue", name}});
@@ -82,8 +81,8 @@ bool QueueStore::set_type_paused(const std::string& kind, const std::string& nam
       changed = true;  // the earlier try committed, its entry with it
       return;
     }
-    changed = tx.exec_prepared1(stmt::pause_type, kind, name, paused, action.actor, seal_.seal_text(action.reason),
-                                workflows_channel_, tasks_channel_, paused_channel_)["changed"]
+    changed = exec1(tx, stmt::pause_type, kind, name, paused, action.actor, seal_.seal_text(action.reason),
+                    workflows_channel_, tasks_channel_, paused_channel_)["changed"]
                   .as<int>() > 0;
     if (changed) {
       const std::string audited_action = kind + (paused ? "_type_pause" : "_type_resume");
@@ -99,7 +98,7 @@ std::vector<PausedTypeRow> QueueStore::paused_types() {
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     rows.clear();
-    for (const auto& r : tx.exec_prepared(stmt::paused_types)) {
+    for (const auto& r : exec(tx, stmt::paused_types)) {
       rows.push_back({r["kind"].as<std::string>(), r["name"].as<std::string>(), r["paused_at_us"].as<std::int64_t>(),
                       r["paused_by"].as<std::string>(),
                       seal_.open_text(r["paused_reason"].as<std::string>(), "a paused type's reason")});
@@ -113,7 +112,7 @@ PausedNames QueueStore::paused_names() {
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     names = {};
-    for (const auto& r : tx.exec_prepared(stmt::paused_names)) {
+    for (const auto& r : exec(tx, stmt::paused_names)) {
       (r["kind"].as<std::string>() == "workflow" ? names.workflows : names.activities)
           .push_back(r["name"].as<std::string>());
     }
@@ -126,7 +125,7 @@ std::vector<QueueRow> QueueStore::read(const std::string& name) {
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     rows.clear();
-    for (const auto& r : tx.exec_prepared(stmt::read_queues, name)) {
+    for (const auto& r : exec(tx, stmt::read_queues, name)) {
       QueueRow row;
       row.spec.name = r["name"].as<std::string>();
       row.spec.concurrency = limit_of(r["concurrency"]);
@@ -158,7 +157,7 @@ std::vector<QueueKeyRow> QueueStore::keys(const std::string& name, int limit) {
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     rows.clear();
-    for (const auto& r : tx.exec_prepared(stmt::queue_keys, name, limit)) {
+    for (const auto& r : exec(tx, stmt::queue_keys, name, limit)) {
       rows.push_back({r["key"].as<std::string>(), r["queued"].as<std::int64_t>(), r["running"].as<std::int64_t>(),
                       optional_us(r["oldest_queued_us"]), r["now_us"].as<std::int64_t>()});
     }
@@ -171,7 +170,7 @@ std::vector<std::string> QueueStore::names_of_defined(const std::vector<std::str
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     defined.clear();
-    for (const auto& r : tx.exec_prepared(stmt::defined_queues, Json(names).dump())) {
+    for (const auto& r : exec(tx, stmt::defined_queues, Json(names).dump())) {
       defined.push_back(r["name"].as<std::string>());
     }
   });
@@ -185,9 +184,9 @@ QueueStore::Admission QueueStore::admit(const std::string& name, const std::stri
     pqxx::work tx(conn);
     admission = {};
     // A queue not defined yet has no row to lock: nothing is admitted on it (its runs wait).
-    if (tx.exec_prepared(stmt::lock_queue, name).empty()) return;
-    tx.exec_prepared(stmt::age_lines, name);  // a statement of its own: the admission walks what it leaves
-    auto row = tx.exec_prepared1(stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
+    if (exec(tx, stmt::lock_queue, name).empty()) return;
+    exec(tx, stmt::age_lines, name);  // a statement of its own: the admission walks what it leaves
+    auto row = exec1(tx, stmt::admit_queued, name, limit, workflows_channel_, ended_channel_, names_json);
     admission = {row["admitted"].as<int>(), row["cancelled"].as<int>(), std::nullopt, row["short"].as<bool>()};
     if (!row["retry_in_ms"].is_null())
       admission.retry_in = Duration{std::max<std::int64_t>(1, row["retry_in_ms"].as<std::int64_t>())};
@@ -196,10 +195,10 @@ QueueStore::Admission QueueStore::admit(const std::string& name, const std::stri
     if (all_lines || !row["emptied"].is_null()) {
       const std::string lines = all_lines ? "" : row["emptied"].as<std::string>();
       Json locked = Json::array();
-      for (const auto& r : tx.exec_prepared(stmt::lock_empty_lines, name, lines)) {
+      for (const auto& r : exec(tx, stmt::lock_empty_lines, name, lines)) {
         locked.push_back({{"key", r["key"].as<std::string>()}, {"priority", r["priority"].as<int>()}});
       }
-      if (!locked.empty()) tx.exec_prepared(stmt::retire_lines, name, locked.dump());
+      if (!locked.empty()) exec(tx, stmt::retire_lines, name, locked.dump());
     }
     tx.commit();
   });

@@ -96,7 +96,7 @@ ScheduleRow due_schedule(const pqxx::row& row) {
 
 bool cancel_asked(pqxx::transaction_base& tx, const std::string& run_id, const pqxx::row& request) {
   if (request["requested"].as<int>() == 1) return true;
-  const auto found = tx.exec_prepared(stmt::read_run, run_id);
+  const auto found = exec(tx, stmt::read_run, run_id);
   return !found.empty() && found[0]["status"].as<std::string>() == to_text(RunStatus::running);
 }
 

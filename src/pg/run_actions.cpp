@@ -24,7 +24,7 @@ std::int64_t delete_history(pqxx::transaction_base& tx, const pqxx::result& dele
   if (deleted.empty()) return 0;
   Json runs = Json::array();
   for (const auto& row : deleted) runs.push_back(row["run_id"].as<std::string>());
-  tx.exec_prepared0(stmt::delete_history, runs.dump());
+  exec0(tx, stmt::delete_history, runs.dump());
   Json orphaned = Json::array();
   for (const auto& row : deleted) {
     if (row["latest"].as<bool>()) orphaned.push_back(row["workflow_id"].as<std::string>());
@@ -33,7 +33,7 @@ std::int64_t delete_history(pqxx::transaction_base& tx, const pqxx::result& dele
   // concurrent delete of the chosen run makes the update skip it once that delete commits: then
   // the next round, with a newer snapshot, takes the next newest.
   while (!orphaned.empty()) {
-    const auto round = tx.exec_prepared1(stmt::promote_latest, orphaned.dump());
+    const auto round = exec1(tx, stmt::promote_latest, orphaned.dump());
     orphaned = Json::parse(round["skipped"].c_str());
   }
   return static_cast<std::int64_t>(deleted.size());
@@ -46,14 +46,14 @@ bool RunStore::request_cancel(const std::string& run_id, const OperatorAction& a
   const std::string action_id = detail::random_uuid();
   pool_.write("request_cancel_audited", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto row = tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(action.reason), workflows_channel_);
+    auto row = exec1(tx, stmt::request_cancel, run_id, seal_.seal_text(action.reason), workflows_channel_);
     running = rows::cancel_asked(tx, run_id, row);
     if (row["requested"].as<int>() == 0) {
       // Asked before (by an earlier try whose answer was lost, perhaps), or ended since.
       running = running || (maybe_committed && audited(tx, action_id).has_value());
       return;
     }
-    auto wf = tx.exec_prepared1(stmt::read_run, run_id);
+    auto wf = exec1(tx, stmt::read_run, run_id);
     insert_audit(tx, seal_, action, action_id, "cancel", wf["workflow_id"].as<std::string>(), run_id, Json::object());
     tx.commit();
   });
@@ -65,13 +65,13 @@ bool RunStore::terminate(const std::string& run_id, const OperatorAction& action
   const std::string action_id = detail::random_uuid();
   pool_.write("terminate_run_audited", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto row = tx.exec_prepared1(stmt::cancel_workflow, run_id, ended_channel_);
+    auto row = exec1(tx, stmt::cancel_workflow, run_id, ended_channel_);
     terminated = row["cancelled"].as<int>() == 1;
     if (!terminated) {
       terminated = maybe_committed && audited(tx, action_id).has_value();
       return;
     }
-    auto wf = tx.exec_prepared1(stmt::read_run, run_id);
+    auto wf = exec1(tx, stmt::read_run, run_id);
     insert_audit(tx, seal_, action, action_id, "terminate", wf["workflow_id"].as<std::string>(), run_id,
                  Json::object());
     tx.commit();
@@ -84,13 +84,13 @@ bool RunStore::remove(const std::string& run_id, const OperatorAction& action) {
   const std::string action_id = detail::random_uuid();
   pool_.write("delete_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto wf = tx.exec_prepared(stmt::read_run, run_id);
+    auto wf = exec(tx, stmt::read_run, run_id);
     if (wf.empty()) {
       removed = maybe_committed && audited(tx, action_id).has_value();  // an earlier try deleted it
       return;
     }
     const std::string workflow_id = wf[0]["workflow_id"].as<std::string>();
-    removed = delete_history(tx, tx.exec_prepared(stmt::delete_run, run_id)) == 1;
+    removed = delete_history(tx, exec(tx, stmt::delete_run, run_id)) == 1;
     if (!removed) return;  // running: nothing written
     insert_audit(tx, seal_, action, action_id, "delete", workflow_id, run_id,
                  {{"status", wf[0]["status"].as<std::string>()}});
@@ -106,7 +106,7 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
   if (dry_run) {
     pool_.read([&](pqxx::connection& conn) {
       pqxx::nontransaction tx(conn);
-      outcome.runs = tx.exec_prepared1(stmt::count_due_runs, ended_before_us)[0].as<std::int64_t>();
+      outcome.runs = exec1(tx, stmt::count_due_runs, ended_before_us)[0].as<std::int64_t>();
       outcome.batches = static_cast<int>((outcome.runs + prune_batch - 1) / prune_batch);
     });
     return outcome;
@@ -128,17 +128,17 @@ PruneOutcome RunStore::prune(std::int64_t ended_before_us, const OperatorAction&
         if (deleted > 0) return;
       }
       if (exclusive) {
-        locked = !tx.exec_prepared(stmt::lock_retention).empty();
+        locked = !exec(tx, stmt::lock_retention).empty();
         if (!locked) return;  // another engine prunes now
       }
       // The oldest due runs (a batch a concurrent prune took is waited for, then found gone).
-      deleted = delete_history(tx, tx.exec_prepared(stmt::prune_runs, ended_before_us, prune_batch));
+      deleted = delete_history(tx, exec(tx, stmt::prune_runs, ended_before_us, prune_batch));
       if (deleted == 0) {
-        due_left = !tx.exec_prepared(stmt::any_due_run, ended_before_us).empty();
+        due_left = !exec(tx, stmt::any_due_run, ended_before_us).empty();
         return;
       }
       // After a lost answer the entry may not exist: then this batch starts a new one.
-      const bool counted = audit_id != 0 && !tx.exec_prepared(stmt::count_in_audit, audit_id, deleted).empty();
+      const bool counted = audit_id != 0 && !exec(tx, stmt::count_in_audit, audit_id, deleted).empty();
       if (!counted) {
         audit_id = insert_audit(tx, seal_, action, action_id, "prune", "", "",
                                 {{"ended_before_us", ended_before_us}, {"runs", deleted}});
@@ -164,7 +164,7 @@ std::int64_t RunStore::expire_idempotency_results(std::int64_t created_before_us
         return;
       }
     }
-    expired = static_cast<std::int64_t>(tx.exec_prepared(stmt::expire_idempotent_results, created_before_us).size());
+    expired = static_cast<std::int64_t>(exec(tx, stmt::expire_idempotent_results, created_before_us).size());
     insert_audit(tx, seal_, action, action_id, "expire_idempotency_results", "", "",
                  {{"created_before_us", created_before_us}, {"results", expired}});
     tx.commit();
@@ -177,7 +177,7 @@ bool RunStore::unblock(const std::string& run_id, const OperatorAction& action) 
   const std::string action_id = detail::random_uuid();
   pool_.write("unblock_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto run = tx.exec_prepared(stmt::unblock_run, run_id);
+    auto run = exec(tx, stmt::unblock_run, run_id);
     if (run.empty()) {
       unblocked = maybe_committed && audited(tx, action_id).has_value();
       return;
@@ -197,7 +197,7 @@ bool RunStore::resume(const std::string& run_id, int seen_seq, const Json& retry
   const std::string action_id = detail::random_uuid();
   pool_.write("resume_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    auto run = tx.exec_prepared(stmt::resume_run, run_id, seen_seq);
+    auto run = exec(tx, stmt::resume_run, run_id, seen_seq);
     if (run.empty()) {
       resumed = maybe_committed && audited(tx, action_id).has_value();
       return;
@@ -205,10 +205,10 @@ bool RunStore::resume(const std::string& run_id, int seen_seq, const Json& retry
     const std::string workflow_id = run[0]["workflow_id"].as<std::string>();
     const Json data =
         seal_.seal_fields({{"retry_steps", retry_steps}, {"actor", action.actor}, {"reason", action.reason}});
-    tx.exec_prepared0(stmt::journal_resumed, run_id, run[0]["seq"].as<int>(), data.dump());
+    exec0(tx, stmt::journal_resumed, run_id, run[0]["seq"].as<int>(), data.dump());
     Json steps = retry_steps;
     for (const auto& step : reopen_steps) steps.push_back(step);
-    tx.exec_prepared0(stmt::reopen_tasks, run_id, steps.dump());
+    exec0(tx, stmt::reopen_tasks, run_id, steps.dump());
     insert_audit(tx, seal_, action, action_id, "resume", workflow_id, run_id, {{"retry_steps", retry_steps}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);
     resumed = true;
@@ -232,26 +232,26 @@ bool RunStore::fork(const ForkedRun& run, const OperatorAction& action) {
   pool_.write("fork_run", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
     forked = false;
-    if (maybe_committed && !tx.exec_prepared(stmt::run_exists, run.run_id).empty()) {
+    if (maybe_committed && !exec(tx, stmt::run_exists, run.run_id).empty()) {
       forked = true;  // an earlier try went in
       return;
     }
     // The source stays while its tasks are copied (a delete or prune waits).
-    if (tx.exec_prepared(stmt::share_run, run.source_run_id).empty()) {
+    if (exec(tx, stmt::share_run, run.source_run_id).empty()) {
       return;  // deleted meanwhile: nothing written
     }
     if (run.replace_latest) {
-      if (tx.exec_prepared(stmt::retire_ended_latest, run.workflow_id).empty()) {
+      if (exec(tx, stmt::retire_ended_latest, run.workflow_id).empty()) {
         return;  // its latest run is running (again): nothing written
       }
     }
-    auto inserted = tx.exec_prepared(stmt::insert_fork, run.workflow_id, run.run_id, run.name, input, events,
-                                     run.source_run_id, run.from_step);
+    auto inserted = exec(tx, stmt::insert_fork, run.workflow_id, run.run_id, run.name, input, events, run.source_run_id,
+                         run.from_step);
     if (inserted.empty()) return;  // the id is taken: nothing written
     // The copies are told apart by their time: the run's, this transaction's (now()).
-    tx.exec_prepared0(stmt::copy_fork_journal, run.run_id, events);
+    exec0(tx, stmt::copy_fork_journal, run.run_id, events);
     // The open steps run again, pending, as their scheduled events say (their source tasks may be gone).
-    tx.exec_prepared0(stmt::copy_fork_tasks, run.run_id, run.workflow_id, events, run.open_steps.dump());
+    exec0(tx, stmt::copy_fork_tasks, run.run_id, run.workflow_id, events, run.open_steps.dump());
     insert_audit(tx, seal_, action, action_id, "fork", run.workflow_id, run.run_id,
                  {{"source_run_id", run.source_run_id}, {"from_step", run.from_step}});
     tx.exec_params("SELECT pg_notify($1, ''), pg_notify($2, '')", workflows_channel_, tasks_channel_);

@@ -129,9 +129,8 @@ FilterParams params_of(const RunFilter& f, bool with_statuses) {
 template <typename... More>
 pqxx::result exec_filtered(pqxx::transaction_base& tx, const char* statement, const FilterParams& p,
                            const More&... more) {
-  return tx.exec_prepared(statement, p.statuses, p.workflow_name, p.id_pattern, p.created_from, p.created_until,
-                          p.ended_from, p.ended_until, p.schedule_id, p.trigger, p.parent_run_id, p.app_version,
-                          p.blocked_only, more...);
+  return exec(tx, statement, p.statuses, p.workflow_name, p.id_pattern, p.created_from, p.created_until, p.ended_from,
+              p.ended_until, p.schedule_id, p.trigger, p.parent_run_id, p.app_version, p.blocked_only, more...);
 }
 
 // A filtered read plans with its values (for this transaction only; the session plans its step
@@ -193,25 +192,25 @@ Stats RunStore::stats() {
     // One snapshot for every figure (repeatable read), at the schema's clock (moved by the test kit's
     // time skipping).
     pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
-    st.at = time_of(tx.exec_prepared1(stmt::stats_now)["now_us"].as<std::int64_t>());
-    for (const auto& row : tx.exec_prepared(stmt::stats_runs)) {
+    st.at = time_of(exec1(tx, stmt::stats_now)["now_us"].as<std::int64_t>());
+    for (const auto& row : exec(tx, stmt::stats_runs)) {
       st.runs_by_status[public_status(row["status"].as<std::string>())] = row["n"].as<std::int64_t>();
       st.blocked += row["blocked"].as<std::int64_t>();
     }
-    auto oldest = tx.exec_prepared(stmt::stats_oldest_running);
+    auto oldest = exec(tx, stmt::stats_oldest_running);
     if (!oldest.empty()) read_summary(oldest[0], st.oldest_running.emplace());
     // Ready: what a claim would take (due, or its attempt's lease ran out), as the queue-age gauge reads it.
-    for (const auto& row : tx.exec_prepared(stmt::stats_activity_queues)) {
+    for (const auto& row : exec(tx, stmt::stats_activity_queues)) {
       st.activity_queues.push_back({row["name"].as<std::string>(), row["ready"].as<std::int64_t>(),
                                     row["delayed"].as<std::int64_t>(), row["running"].as<std::int64_t>(),
                                     row["oldest"].as<double>()});
     }
     // Waiting: what a runner would claim (runnable, or its timer came due), unleased.
-    for (const auto& row : tx.exec_prepared(stmt::stats_workflow_queues)) {
+    for (const auto& row : exec(tx, stmt::stats_workflow_queues)) {
       st.workflow_queues.push_back(
           {row["name"].as<std::string>(), row["waiting"].as<std::int64_t>(), row["oldest"].as<double>()});
     }
-    for (const auto& row : tx.exec_prepared(stmt::stats_instances)) {
+    for (const auto& row : exec(tx, stmt::stats_instances)) {
       InstanceStats& i = st.instances.emplace_back();
       i.owner = row["owner"].as<std::string>();
       i.instance = row["instance"].as<std::string>();
@@ -232,7 +231,7 @@ std::optional<RunInfo> RunStore::get(const std::string& run_id) {
   std::optional<RunInfo> info;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::read_run_info, run_id);
+    auto rows = exec(tx, stmt::read_run_info, run_id);
     info.reset();
     if (rows.empty()) return;
     info = read_info(rows[0]);
@@ -248,7 +247,7 @@ bool RunStore::exists(const std::string& run_id) {
   bool found = false;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    found = !tx.exec_prepared(stmt::run_exists, run_id).empty();
+    found = !exec(tx, stmt::run_exists, run_id).empty();
   });
   return found;
 }
@@ -257,7 +256,7 @@ std::optional<RunInfo> RunStore::latest(const std::string& workflow_id) {
   std::string run_id;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto found = tx.exec_prepared(stmt::read_workflow, workflow_id);
+    auto found = exec(tx, stmt::read_workflow, workflow_id);
     run_id = found.empty() ? std::string() : found[0]["run_id"].as<std::string>();
   });
   if (run_id.empty()) return std::nullopt;
@@ -269,7 +268,7 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
   pool_.read([&](pqxx::connection& conn) {
     h = {};
     pqxx::nontransaction tx(conn);
-    auto events = tx.exec_prepared(stmt::history_events, run_id, from_seq, limit + 1);
+    auto events = exec(tx, stmt::history_events, run_id, from_seq, limit + 1);
     std::string steps;  // of the activities these events schedule, as a Postgres array
     for (const auto& row : events) {
       if (static_cast<int>(h.events.size()) == limit) {
@@ -288,7 +287,7 @@ History RunStore::history(const std::string& run_id, int from_seq, int limit) {
         steps += (steps.empty() ? "" : ",") + std::to_string(e.step);
     }
     if (steps.empty()) return;
-    auto attempts = tx.exec_prepared(stmt::history_attempts, run_id, "{" + steps + "}", from_seq);
+    auto attempts = exec(tx, stmt::history_attempts, run_id, "{" + steps + "}", from_seq);
     for (const auto& row : attempts) {
       ActivityAttempt& a = h.attempts.emplace_back();
       a.step = row["step"].as<int>();
@@ -310,7 +309,7 @@ std::vector<AuditEntry> RunStore::audit(int limit, std::optional<std::int64_t> b
   pool_.read([&](pqxx::connection& conn) {
     entries.clear();
     pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec_prepared(stmt::audit_page, before.value_or(INT64_MAX), limit)) {
+    for (const auto& row : exec(tx, stmt::audit_page, before.value_or(INT64_MAX), limit)) {
       AuditEntry& e = entries.emplace_back();
       e.id = row["audit_id"].as<std::int64_t>();
       e.at = time_of(row["at_us"].as<std::int64_t>());

@@ -26,9 +26,9 @@ int ScheduleStore::write(const char* statement, const ScheduleRow& row, const st
   // Safe to repeat: a create that committed reads its own revision (see create), an update writes the same again.
   pool_.write(statement, [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared1(statement, row.id, s.workflow, seal_.sealed_dump(s.input), s.cron, s.time_zone,
-                               to_string(s.misfire), s.catchup_limit, s.misfire_grace.count(), row.next_fire_us,
-                               row.prev_fire_us, revision, schedules_channel_);
+    auto r = exec1(tx, statement, row.id, s.workflow, seal_.sealed_dump(s.input), s.cron, s.time_zone,
+                   to_string(s.misfire), s.catchup_limit, s.misfire_grace.count(), row.next_fire_us, row.prev_fire_us,
+                   revision, schedules_channel_);
     written = r["written"].as<int>();
     if (revision_before && !r["revision_before"].is_null()) *revision_before = r["revision_before"].as<std::string>();
   });
@@ -53,7 +53,7 @@ bool ScheduleStore::set_paused(const std::string& id, bool paused, const Operato
       found = true;  // the earlier try committed, its entry with it
       return;
     }
-    found = tx.exec_prepared1(stmt::pause_schedule, id, paused, schedules_channel_)["written"].as<int>() == 1;
+    found = exec1(tx, stmt::pause_schedule, id, paused, schedules_channel_)["written"].as<int>() == 1;
     if (found && action) {
       insert_audit(tx, seal_, *action, action_id, paused ? "schedule_pause" : "schedule_resume", "", "",
                    {{"schedule_id", id}});
@@ -68,7 +68,7 @@ bool ScheduleStore::remove(const std::string& id, const OperatorAction* action) 
   const std::string action_id = detail::random_uuid();
   pool_.write(stmt::delete_schedule, [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    found = !tx.exec_prepared(stmt::delete_schedule, id).empty();
+    found = !exec(tx, stmt::delete_schedule, id).empty();
     if (found && action) {
       insert_audit(tx, seal_, *action, action_id, "schedule_delete", "", "", {{"schedule_id", id}});
     }
@@ -85,7 +85,7 @@ std::vector<ScheduleRow> ScheduleStore::read(const std::optional<std::string>& i
     pqxx::nontransaction tx(conn);
     rows.clear();
     const char* filter = id ? id->c_str() : nullptr;  // NULL reads them all
-    for (const auto& r : tx.exec_prepared(stmt::read_schedules, filter)) {
+    for (const auto& r : exec(tx, stmt::read_schedules, filter)) {
       rows.push_back(rows::listed_schedule(r));
       rows.back().spec.input = seal_.open(std::move(rows.back().spec.input), "a schedule's input");
     }
@@ -101,7 +101,7 @@ ScheduleStore::Fired ScheduleStore::fire_due(
   pool_.write("fire_due", [&](pqxx::connection& conn, bool) {
     fired = {};
     pqxx::work tx(conn);
-    for (const auto& r : tx.exec_prepared(stmt::due_schedules, limit)) {
+    for (const auto& r : exec(tx, stmt::due_schedules, limit)) {
       const ScheduleRow row = rows::due_schedule(r);  // its input as stored: the run starts with it so
       const auto now_us = r["now_us"].as<std::int64_t>();
       ScheduleAdvance advance;
@@ -114,13 +114,12 @@ ScheduleStore::Fired ScheduleStore::fire_due(
       }
       int started = 0;
       for (const auto& start : advance.starts) {
-        started += tx.exec_prepared1(stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
-                                     row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0,
-                                     "schedule", row.id, app_version_, default_queue, "", 0, "", "", 0)["inserted"]
+        started += exec1(tx, stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
+                         row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0, "schedule", row.id,
+                         app_version_, default_queue, "", 0, "", "", 0)["inserted"]
                        .as<int>();
       }
-      tx.exec_prepared0(stmt::advance_schedule, row.id, advance.next_fire_us, advance.prev_fire_us, started,
-                        advance.dropped);
+      exec0(tx, stmt::advance_schedule, row.id, advance.next_fire_us, advance.prev_fire_us, started, advance.dropped);
       ++fired.schedules;
       fired.runs_started += started;
     }
@@ -133,7 +132,7 @@ std::optional<std::int64_t> ScheduleStore::next_due_in_us() {
   std::optional<std::int64_t> in;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    const auto due_in = tx.exec_prepared1(stmt::next_schedule_in)["due_in_us"];
+    const auto due_in = exec1(tx, stmt::next_schedule_in)["due_in_us"];
     in = due_in.is_null() ? std::nullopt : std::optional<std::int64_t>(due_in.as<std::int64_t>());
   });
   return in;

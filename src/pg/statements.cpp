@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -209,6 +210,37 @@ void prepare_statements(pqxx::connection& conn, const std::string& schema, const
       conn.prepare(name_prefix + name, text);
     }
   }
+}
+
+}  // namespace durable::pg
+
+namespace durable::pg {
+
+std::shared_ptr<const StatementTexts> statement_text_map(const std::string& schema) {
+  auto texts = std::make_shared<StatementTexts>();
+  for (auto& [name, text] : statement_texts(schema)) texts->emplace(std::move(name), std::move(text));
+  return texts;
+}
+
+namespace {
+// The innermost UnpreparedScope of this thread.
+thread_local const pqxx::connection_base* unprepared_conn = nullptr;
+thread_local const StatementTexts* unprepared_texts = nullptr;
+}  // namespace
+
+UnpreparedScope::UnpreparedScope(const pqxx::connection_base& conn, const StatementTexts* texts)
+    : previous_conn_(std::exchange(unprepared_conn, &conn)), previous_texts_(std::exchange(unprepared_texts, texts)) {}
+
+UnpreparedScope::~UnpreparedScope() {
+  unprepared_conn = previous_conn_;
+  unprepared_texts = previous_texts_;
+}
+
+const std::string* unprepared_text(const pqxx::transaction_base& tx, const char* name) {
+  if (unprepared_texts == nullptr || &tx.conn() != unprepared_conn) return nullptr;
+  const auto found = unprepared_texts->find(name);
+  if (found == unprepared_texts->end()) throw std::logic_error(std::string("no statement named ") + name);
+  return &found->second;
 }
 
 }  // namespace durable::pg

@@ -1,8 +1,11 @@
-// Every SQL statement durable runs, each named and prepared once per connection.
+// Every SQL statement durable runs, each named and prepared once per connection, or run from its
+// text on connections through a transaction pooler (EngineOptions::pooler_mode).
 #pragma once
 
+#include <memory>
 #include <pqxx/pqxx>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -136,5 +139,50 @@ std::vector<std::pair<std::string, std::string>> statement_texts(const std::stri
 // Prepares every statement, or those in `only`, each under `prefix` + its name.
 void prepare_statements(pqxx::connection& conn, const std::string& schema, const std::vector<std::string>& only = {},
                         const std::string& prefix = {});
+
+// Every statement's text by name, for schema `schema`: what runs unprepared.
+using StatementTexts = std::unordered_map<std::string, std::string>;
+std::shared_ptr<const StatementTexts> statement_text_map(const std::string& schema);
+
+// While one lives, the statements exec() runs on `conn` from this thread run from `texts`,
+// unprepared: behind a pooler in transaction mode a session (and what was prepared on it) may
+// be another server connection at each transaction. nullptr texts: prepared, as everywhere else.
+// Scopes nest; exec() on any other connection runs prepared.
+class UnpreparedScope {
+ public:
+  UnpreparedScope(const pqxx::connection_base& conn, const StatementTexts* texts);
+  ~UnpreparedScope();
+  UnpreparedScope(const UnpreparedScope&) = delete;
+  UnpreparedScope& operator=(const UnpreparedScope&) = delete;
+
+ private:
+  const pqxx::connection_base* previous_conn_;
+  const StatementTexts* previous_texts_;
+};
+
+// The text statement `name` runs from on tx's connection now, or nullptr when it runs prepared.
+const std::string* unprepared_text(const pqxx::transaction_base& tx, const char* name);
+
+// Runs statement `name` (stmt::) with `args`: prepared, or from its text inside an UnpreparedScope.
+template <typename... Args>
+pqxx::result exec(pqxx::transaction_base& tx, const char* name, Args&&... args) {
+  // built SQL: a statement file's text (src/pg/sql/), its values bound as $n
+  if (const std::string* text = unprepared_text(tx, name)) return tx.exec_params(*text, std::forward<Args>(args)...);
+  return tx.exec_prepared(name, std::forward<Args>(args)...);
+}
+// exec() that throws unless the statement returned exactly one row, which it returns.
+template <typename... Args>
+pqxx::row exec1(pqxx::transaction_base& tx, const char* name, Args&&... args) {
+  // built SQL: a statement file's text (src/pg/sql/), its values bound as $n
+  if (const std::string* text = unprepared_text(tx, name)) return tx.exec_params1(*text, std::forward<Args>(args)...);
+  return tx.exec_prepared1(name, std::forward<Args>(args)...);
+}
+// exec() that throws unless the statement returned no rows.
+template <typename... Args>
+pqxx::result exec0(pqxx::transaction_base& tx, const char* name, Args&&... args) {
+  // built SQL: a statement file's text (src/pg/sql/), its values bound as $n
+  if (const std::string* text = unprepared_text(tx, name)) return tx.exec_params0(*text, std::forward<Args>(args)...);
+  return tx.exec_prepared0(name, std::forward<Args>(args)...);
+}
 
 }  // namespace durable::pg

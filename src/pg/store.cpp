@@ -18,7 +18,7 @@ double read_age(ConnectionPool& pool, const char* statement, const Params&... pa
   double age = 0;
   pool.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    age = tx.exec_prepared1(statement, params...)["age"].template as<double>();
+    age = exec1(tx, statement, params...)["age"].template as<double>();
   });
   return age;
 }
@@ -59,7 +59,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   // After a lost answer, an earlier try may have inserted the run: then it is ours, and so is its
   // lease if that still holds.
   auto find_own = [&](pqxx::transaction_base& tx) {
-    auto own = tx.exec_prepared(stmt::own_start, id, run_id, owner);
+    auto own = exec(tx, stmt::own_start, id, run_id, owner);
     started.inserted = !own.empty();
     if (started.inserted && !own[0]["lease_token"].is_null()) {
       lease_it(own[0]["lease_token"].as<std::int64_t>(), own[0]["now_us"].as<std::int64_t>());
@@ -67,10 +67,10 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   };
   auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
     started = {};
-    auto row = tx.exec_prepared1(stmt::start_workflow, id, run_id, name, stored_input, workflows_channel_, "{}", owner,
-                                 lease.count(), token, origin.started_by, origin.origin, app_version_, origin.queue,
-                                 origin.concurrency_key, origin.priority, origin.deduplication_key, origin.debounce_key,
-                                 origin.debounce.count());
+    auto row =
+        exec1(tx, stmt::start_workflow, id, run_id, name, stored_input, workflows_channel_, "{}", owner, lease.count(),
+              token, origin.started_by, origin.origin, app_version_, origin.queue, origin.concurrency_key,
+              origin.priority, origin.deduplication_key, origin.debounce_key, origin.debounce.count());
     started.inserted = row["inserted"].as<int>() == 1;
     if (started.inserted) {
       if (!row["lease_token"].is_null())
@@ -88,7 +88,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   }
   pool_.write("reuse_workflow_id", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::work tx(conn);
-    if (tx.exec_prepared(stmt::retire_run, id, replaceable).empty()) {
+    if (exec(tx, stmt::retire_run, id, replaceable).empty()) {
       started = {};
       if (maybe_committed) find_own(tx);
       return;  // rolled back: nothing written
@@ -112,8 +112,8 @@ std::optional<FoundRun> Store::debounce_into(const std::string& name, const Json
   const std::string stored_input = seal_.sealed_dump(input);
   pool_.write(stmt::debounce_into, [&](pqxx::connection& conn, bool) {  // a repeat moves it the same way
     pqxx::nontransaction tx(conn);
-    into = found_run(tx.exec_prepared(stmt::debounce_into, origin.queue, origin.debounce_key, name,
-                                      origin.debounce.count(), stored_input, origin.debounce_keeps_first));
+    into = found_run(exec(tx, stmt::debounce_into, origin.queue, origin.debounce_key, name, origin.debounce.count(),
+                          stored_input, origin.debounce_keeps_first));
   });
   return into;
 }
@@ -122,7 +122,7 @@ std::optional<FoundRun> Store::deduplicated_run(const std::string& queue, const 
   std::optional<FoundRun> holder;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    holder = found_run(tx.exec_prepared(stmt::deduplicated_run, queue, key));
+    holder = found_run(exec(tx, stmt::deduplicated_run, queue, key));
   });
   return holder;
 }
@@ -134,8 +134,8 @@ SendOutcome Store::send_message(const std::string& workflow_id, const std::strin
   pool_.write("send_message", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
     auto send = [&] {
-      auto row = tx.exec_prepared1(stmt::send_message, workflow_id, topic, body, message_id, idempotency_key,
-                                   workflows_channel_);
+      auto row =
+          exec1(tx, stmt::send_message, workflow_id, topic, body, message_id, idempotency_key, workflows_channel_);
       outcome = {};
       if (!row["status"].is_null()) outcome.status = run_status_from_text(row["status"].as<std::string>());
       outcome.sent = row["sent"].as<int>() == 1;
@@ -143,7 +143,7 @@ SendOutcome Store::send_message(const std::string& workflow_id, const std::strin
     };
     if (maybe_committed) {
       // The answer of an earlier try was lost: it may have sent this very message.
-      if (!tx.exec_prepared(stmt::own_message, workflow_id, message_id).empty()) {
+      if (!exec(tx, stmt::own_message, workflow_id, message_id).empty()) {
         outcome = {};
         outcome.sent = true;
         return;
@@ -166,7 +166,7 @@ EventRead Store::read_event(const std::string& run_id, const std::string& key) {
   EventRead read;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::read_event, run_id, key);
+    auto rows = exec(tx, stmt::read_event, run_id, key);
     read = {};
     if (rows.empty()) return;
     read.status = run_status_from_text(rows[0]["status"].as<std::string>());
@@ -181,7 +181,7 @@ std::pair<int, std::vector<InboxMessage>> Store::read_inbox(const std::string& r
   std::pair<int, std::vector<InboxMessage>> inbox{-1, {}};
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::read_inbox, run_id, topic, after_seq, limit);
+    auto rows = exec(tx, stmt::read_inbox, run_id, topic, after_seq, limit);
     inbox = {-1, {}};
     for (const auto& row : rows) {
       inbox.first = row["messages_sent"].as<int>();
@@ -198,7 +198,7 @@ std::optional<WorkflowRow> Store::read_one_run(const char* statement, const std:
   std::optional<WorkflowRow> row;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto r = tx.exec_prepared(statement, key);
+    auto r = exec(tx, statement, key);
     row.reset();
     if (r.empty()) return;
     row = rows::workflow(r[0]);
@@ -220,8 +220,8 @@ bool Store::request_cancel(const std::string& run_id, const std::string& reason)
   pool_.write("request_cancel", [&](pqxx::connection& conn, bool) {
     // Safe to repeat: a run asked already is not asked again.
     pqxx::nontransaction tx(conn);
-    running = rows::cancel_asked(
-        tx, run_id, tx.exec_prepared1(stmt::request_cancel, run_id, seal_.seal_text(reason), workflows_channel_));
+    running = rows::cancel_asked(tx, run_id,
+                                 exec1(tx, stmt::request_cancel, run_id, seal_.seal_text(reason), workflows_channel_));
   });
   return running;
 }
@@ -234,7 +234,7 @@ std::vector<std::string> Store::cancel_children(const std::string& run_id) {
       // Safe to repeat: a child asked by an earlier try is not asked again.
       pqxx::nontransaction tx(conn);
       batch.clear();
-      for (const auto& row : tx.exec_prepared(stmt::cancel_children, run_id, workflows_channel_)) {
+      for (const auto& row : exec(tx, stmt::cancel_children, run_id, workflows_channel_)) {
         batch.push_back(row["run_id"].as<std::string>());
       }
     });
@@ -248,7 +248,7 @@ std::vector<std::string> Store::cancel_orphans() {
   pool_.write("cancel_orphans", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
     cancelled.clear();
-    for (const auto& row : tx.exec_prepared(stmt::cancel_orphans, workflows_channel_)) {
+    for (const auto& row : exec(tx, stmt::cancel_orphans, workflows_channel_)) {
       cancelled.push_back(row["run_id"].as<std::string>());
     }
   });
@@ -263,7 +263,7 @@ std::map<std::string, TakenId> Store::read_child_ids(const std::set<std::string>
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     taken.clear();
-    for (const auto& row : tx.exec_prepared(stmt::read_child_ids, ids_json)) {
+    for (const auto& row : exec(tx, stmt::read_child_ids, ids_json)) {
       taken[row["workflow_id"].as<std::string>()] = {row["run_id"].as<std::string>(),
                                                      run_status_from_text(row["status"].as<std::string>())};
     }
@@ -275,15 +275,15 @@ void Store::engine_alive(const std::string& owner, const std::string& instance, 
                          int workflow_capacity, Duration alive_for, bool starting) {
   pool_.write("engine_alive", [&](pqxx::connection& conn, bool) {  // an upsert: a second try changes nothing
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared0(stmt::engine_alive, owner, instance, app_version_, activity_capacity, workflow_capacity,
-                      std::chrono::duration_cast<std::chrono::milliseconds>(alive_for).count(), starting);
+    exec0(tx, stmt::engine_alive, owner, instance, app_version_, activity_capacity, workflow_capacity,
+          std::chrono::duration_cast<std::chrono::milliseconds>(alive_for).count(), starting);
   });
 }
 
 void Store::engine_stopped(const std::string& owner) {
   pool_.write("engine_stopped", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared0(stmt::engine_stopped, owner);
+    exec0(tx, stmt::engine_stopped, owner);
   });
 }
 
@@ -291,7 +291,7 @@ std::int64_t Store::blocked_count(const std::string& names_json) {
   std::int64_t count = 0;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    count = tx.exec_prepared1(stmt::blocked_count, names_json)["blocked"].as<std::int64_t>();
+    count = exec1(tx, stmt::blocked_count, names_json)["blocked"].as<std::int64_t>();
   });
   return count;
 }

@@ -38,7 +38,7 @@ ClaimedTask opened_task(const pqxx::row& row, const detail::Sealer& seal) {
 std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::string& claim_token,
                                        const detail::Sealer& seal) {
   std::vector<ClaimedTask> tasks;
-  for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, claim_token)) tasks.push_back(opened_task(row, seal));
+  for (const auto& row : exec(tx, stmt::reclaim_tasks, claim_token)) tasks.push_back(opened_task(row, seal));
   return tasks;
 }
 

@@ -44,9 +44,9 @@ std::vector<ClaimedWorkflow> Store::claim_workflows(const std::string& names_jso
   std::vector<ClaimedWorkflow> claimed;
   const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
-    auto rows = recovering ? tx.exec_prepared(stmt::reclaim_workflows, token)
-                           : tx.exec_prepared(stmt::claim_workflows, names_json, limit, owner, lease.count(), token,
-                                              first_token, queues_json);
+    auto rows = recovering ? exec(tx, stmt::reclaim_workflows, token)
+                           : exec(tx, stmt::claim_workflows, names_json, limit, owner, lease.count(), token,
+                                  first_token, queues_json);
     claimed.clear();
     for (const auto& row : rows) {
       claimed.push_back(rows::claimed_workflow(row));
@@ -65,7 +65,7 @@ void Store::release_workflow(const std::string& run_id, std::int64_t lease_token
   // Safe to repeat: a lease already given back is not matched again.
   pool_.write(stmt::release_run, [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared(stmt::release_run, run_id, lease_token);
+    exec(tx, stmt::release_run, run_id, lease_token);
   });
 }
 
@@ -74,7 +74,7 @@ JournalRead Store::read_journal(const std::string& run_id, int from_seq) {
   pool_.read([&](pqxx::connection& conn) {
     read = {};
     pqxx::nontransaction tx(conn);
-    for (const auto& row : tx.exec_prepared(stmt::read_journal, run_id, from_seq)) {
+    for (const auto& row : exec(tx, stmt::read_journal, run_id, from_seq)) {
       read.workflow_id = row["workflow_id"].as<std::string>();
       read.run_id = row["run_id"].as<std::string>();
       read.name = row["workflow_name"].as<std::string>();
@@ -135,19 +135,18 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
                                            : static_cast<pqxx::transaction_base&>(single.emplace(conn));
     pqxx::row row;
     try {
-      row = tx.exec_prepared1(stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)),
-                              result, c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_,
-                              ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages,
-                              received, published, events_channel_, children, workflows_channel_,
-                              Json(c.dropped).dump(), c.delivers_cancel, app_version_);
+      row =
+          exec1(tx, stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)), result,
+                c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_, ended_channel_,
+                c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages, received, published,
+                events_channel_, children, workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel, app_version_);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != refused_commit_state) throw;
       outcome.refused = true;  // nothing was written
       return;
     }
     if (continues && !row["base"].is_null()) {
-      tx.exec_prepared1(stmt::continue_run, c.run_id, c.next_run_id, seal_.sealed_dump(c.next_input),
-                        workflows_channel_);
+      exec1(tx, stmt::continue_run, c.run_id, c.next_run_id, seal_.sealed_dump(c.next_input), workflows_channel_);
       detail::failpoint("replay.before_continue_commit");  // dying here commits neither the end nor the next run
       pair->commit();
       detail::failpoint("replay.after_continue_commit");  // the next run is in: it must go on, once
@@ -168,7 +167,7 @@ int Store::block_run(const std::string& run_id, std::int64_t lease_token, const 
   int times = 0;
   pool_.write("block_run", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::block_run, run_id, lease_token, divergence.dump(), app_version_, retry.count());
+    auto rows = exec(tx, stmt::block_run, run_id, lease_token, divergence.dump(), app_version_, retry.count());
     times = rows.empty() ? 0 : rows[0]["times"].as<int>();  // 0: the lease was lost (or a lost answer's retry)
   });
   return times;
@@ -178,7 +177,7 @@ int Store::wake_blocked(const std::string& names_json) {
   int woken = 0;
   pool_.write("wake_blocked", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    woken = tx.exec_prepared1(stmt::wake_blocked, names_json, app_version_)["woken"].as<int>();
+    woken = exec1(tx, stmt::wake_blocked, names_json, app_version_)["woken"].as<int>();
   });
   return woken;
 }

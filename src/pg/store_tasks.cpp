@@ -25,7 +25,7 @@ struct TaskState {
   bool same_lease;
 };
 std::optional<TaskState> task_state(pqxx::transaction_base& tx, const ClaimedTask& task) {
-  auto rows = tx.exec_prepared(stmt::task_outcome, task.run_id, task.lease_token, task.step);
+  auto rows = exec(tx, stmt::task_outcome, task.run_id, task.lease_token, task.step);
   if (rows.empty()) return std::nullopt;
   return TaskState{task_status_from_text(rows[0]["status"].as<std::string>()), rows[0]["same_lease"].as<bool>()};
 }
@@ -37,7 +37,7 @@ bool finished_earlier(pqxx::transaction_base& tx, const StepCommit& c) {
   const ClaimedTask& task = *c.task;
   if (c.succeeded) {
     const int attempt = c.record_attempt ? task.attempt : task.attempt - 1;
-    return !task_state(tx, task) && !tx.exec_prepared(stmt::step_completed, task.run_id, task.step, attempt).empty();
+    return !task_state(tx, task) && !exec(tx, stmt::step_completed, task.run_id, task.step, attempt).empty();
   }
   auto state = task_state(tx, task);
   return state && state->same_lease && state->status == TaskStatus::failed;
@@ -49,7 +49,7 @@ Json waited_key(const ClaimedTask& task) { return Json::array({task.name, hex_of
 // After a fenced retry matched nothing on a retry: did an earlier try of this attempt schedule it?
 // Its attempt row says so (written by that statement only, with the time of the next attempt).
 bool retried_earlier(pqxx::transaction_base& tx, const ClaimedTask& task) {
-  return !tx.exec_prepared(stmt::attempt_retried, task.task_id, task.attempt).empty();
+  return !exec(tx, stmt::attempt_retried, task.task_id, task.attempt).empty();
 }
 
 }  // namespace
@@ -59,9 +59,9 @@ std::vector<ClaimedTask> Store::claim_tasks(const std::string& names_json, const
   std::vector<ClaimedTask> claimed;
   const std::int64_t first_token = tokens_.take(limit);
   claim_with_recovery(pool_, [&](pqxx::transaction_base& tx, const std::string& token, bool recovering) {
-    auto rows = recovering ? tx.exec_prepared(stmt::reclaim_tasks, token)
-                           : tx.exec_prepared(stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token,
-                                              first_token, queues_json);
+    auto rows = recovering ? exec(tx, stmt::reclaim_tasks, token)
+                           : exec(tx, stmt::claim_tasks, names_json, limit, owner, lease_margin.count(), token,
+                                  first_token, queues_json);
     claimed.clear();
     for (const auto& row : rows) claimed.push_back(opened_task(row, seal_));
     return !claimed.empty();
@@ -77,19 +77,18 @@ QueuedClaim Store::claim_queued_tasks(const std::string& queue, const std::strin
     claim.tasks.clear();
     claim.retry_in.reset();
     if (recovering) {
-      for (const auto& row : tx.exec_prepared(stmt::reclaim_tasks, token))
-        claim.tasks.push_back(opened_task(row, seal_));
+      for (const auto& row : exec(tx, stmt::reclaim_tasks, token)) claim.tasks.push_back(opened_task(row, seal_));
       return !claim.tasks.empty();
     }
-    if (!tx.exec_prepared1(stmt::tasks_waiting, queue, names_json)["waiting"].as<bool>()) return false;
+    if (!exec1(tx, stmt::tasks_waiting, queue, names_json)["waiting"].as<bool>()) return false;
     // The claim counts in a statement begun after the lock: it sees every claim committed before.
-    if (tx.exec_prepared(stmt::lock_queue, queue).empty()) return false;  // not defined yet: nothing claimed
-    for (const auto& row : tx.exec_prepared(stmt::claim_queued_tasks, queue, names_json, limit, owner,
-                                            lease_margin.count(), token, first_token)) {
+    if (exec(tx, stmt::lock_queue, queue).empty()) return false;  // not defined yet: nothing claimed
+    for (const auto& row : exec(tx, stmt::claim_queued_tasks, queue, names_json, limit, owner, lease_margin.count(),
+                                token, first_token)) {
       claim.tasks.push_back(opened_task(row, seal_));
     }
     if (static_cast<int>(claim.tasks.size()) < limit) {
-      auto rows = tx.exec_prepared(stmt::attempt_retry_in, queue);
+      auto rows = exec(tx, stmt::attempt_retry_in, queue);
       if (!rows.empty() && !rows[0][0].is_null()) {
         claim.retry_in = Duration{std::max<std::int64_t>(1, rows[0][0].as<std::int64_t>())};
       }
@@ -102,7 +101,7 @@ QueuedClaim Store::claim_queued_tasks(const std::string& queue, const std::strin
 void Store::release_place(const ClaimedTask& task) {
   pool_.write(stmt::release_place, [&](pqxx::connection& conn, bool) {  // a repeat sets the same
     pqxx::work tx(conn);
-    tx.exec_prepared0(stmt::release_place, task.run_id, task.step, task.lease_token);
+    exec0(tx, stmt::release_place, task.run_id, task.step, task.lease_token);
     tx.commit();
   });
 }
@@ -148,8 +147,8 @@ std::vector<StepOutcome> Store::run_complete_steps(pqxx::transaction_base& tx, c
   std::map<std::int64_t, std::size_t> index;  // task id -> position
   for (std::size_t i = 0; i < steps.size(); ++i) index[steps[i]->task->task_id] = i;
   std::vector<StepOutcome> outcomes(steps.size());
-  const auto answer = tx.exec_prepared(statement, rows_text, owner, lease_margin.count(), workflows_channel_,
-                                       tasks_channel_, ended_channel_, app_version_);
+  const auto answer = exec(tx, statement, rows_text, owner, lease_margin.count(), workflows_channel_, tasks_channel_,
+                           ended_channel_, app_version_);
   for (const auto& row : answer) {
     const std::size_t i = index.at(row["task_id"].as<std::int64_t>());
     const StepCommit& c = *steps[i];
@@ -219,8 +218,8 @@ RetryOutcome Store::retry_task(const ClaimedTask& task, Duration delay, const st
   const std::string stored_message = seal_.seal_text(error_message);
   pool_.write("retry_task", [&](pqxx::connection& conn, bool maybe_committed) {
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::retry_task, task.run_id, task.lease_token, delay.count(), error_type,
-                                 stored_message, task.step);
+    auto row = exec1(tx, stmt::retry_task, task.run_id, task.lease_token, delay.count(), error_type, stored_message,
+                     task.step);
     key_waiters = row["key_waiters"].as<bool>();
     if (row["retried"].as<int>() == 1) {
       outcome = RetryOutcome::retried;
@@ -244,8 +243,7 @@ HeartbeatOutcome Store::heartbeat(const ClaimedTask& task, Duration lease, const
   // A repeat of a heartbeat that committed renews the same lease again: no re-read needed.
   pool_.write("heartbeat", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    if (!tx.exec_prepared(stmt::heartbeat, task.run_id, task.lease_token, lease.count(), stored_details, task.step)
-             .empty()) {
+    if (!exec(tx, stmt::heartbeat, task.run_id, task.lease_token, lease.count(), stored_details, task.step).empty()) {
       outcome = HeartbeatOutcome::kept;
       return;
     }
@@ -261,7 +259,7 @@ std::vector<std::int64_t> Store::unwanted_tasks(const std::vector<std::int64_t>&
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
     unwanted.clear();
-    for (const auto& row : tx.exec_prepared(stmt::unwanted_tasks, Json(task_ids).dump())) {
+    for (const auto& row : exec(tx, stmt::unwanted_tasks, Json(task_ids).dump())) {
       unwanted.push_back(row["task_id"].as<std::int64_t>());
     }
   });
@@ -272,7 +270,7 @@ void Store::release_task(const ClaimedTask& task, Duration delay) {
   // Fenced: a repeat after a commit matches nothing, and the task is handed back either way.
   pool_.write("release_task", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared(stmt::release_task, task.run_id, task.lease_token, delay.count(), task.step);
+    exec(tx, stmt::release_task, task.run_id, task.lease_token, delay.count(), task.step);
   });
 }
 
@@ -281,8 +279,8 @@ int Store::block_task(const ClaimedTask& task, const Json& reason, Duration retr
   // Fenced: a repeat after a commit matches nothing (0), and the task was handed back either way.
   pool_.write("block_task", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::block_task, task.run_id, task.lease_token, reason.dump(), app_version_,
-                                 retry.count(), task.step);
+    auto rows = exec(tx, stmt::block_task, task.run_id, task.lease_token, reason.dump(), app_version_, retry.count(),
+                     task.step);
     times = rows.empty() ? 0 : rows[0]["times"].as<int>();
   });
   return times;
@@ -293,7 +291,7 @@ bool Store::lock_key_or_wait(const ClaimedTask& task) {
   // A repeat decides the same: a lock we took is ours again, a wait we committed left the lease gone.
   pool_.write("lock_key", [&](pqxx::connection& conn, bool) {
     pqxx::nontransaction tx(conn);
-    auto row = tx.exec_prepared1(stmt::lock_key, task.run_id, task.lease_token, task.step);
+    auto row = exec1(tx, stmt::lock_key, task.run_id, task.lease_token, task.step);
     locked = row["locked"].as<bool>() && row["owned"].as<bool>();
   });
   return locked;
@@ -317,7 +315,7 @@ void Store::hold_keys(const std::vector<const ClaimedTask*>& tasks, Duration hol
   const std::string keys = held_keys_json(tasks);
   pool_.write("hold_keys", [&](pqxx::connection& conn, bool) {  // holding again only moves the time
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared0(stmt::hold_keys, keys, hold.count());
+    exec0(tx, stmt::hold_keys, keys, hold.count());
   });
 }
 
@@ -326,7 +324,7 @@ void Store::release_keys(const std::vector<const ClaimedTask*>& tasks) {
   const std::string keys = held_keys_json(tasks);
   pool_.write("release_keys", [&](pqxx::connection& conn, bool) {  // a repeat finds nothing to release
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared1(stmt::release_keys, keys, tasks_channel_);
+    exec1(tx, stmt::release_keys, keys, tasks_channel_);
   });
 }
 
@@ -335,7 +333,7 @@ void Store::wake_key_waiters(const Json& keys) {
   const std::string ids = keys.dump();
   pool_.write("wake_key_waiters", [&](pqxx::connection& conn, bool) {  // waking twice is harmless
     pqxx::nontransaction tx(conn);
-    tx.exec_prepared1(stmt::wake_key_waiters, ids, tasks_channel_);
+    exec1(tx, stmt::wake_key_waiters, ids, tasks_channel_);
   });
 }
 
@@ -343,7 +341,7 @@ std::optional<ReusableResult> Store::reusable_result(const ClaimedTask& task) {
   std::optional<ReusableResult> found;
   pool_.read([&](pqxx::connection& conn) {
     pqxx::nontransaction tx(conn);
-    auto rows = tx.exec_prepared(stmt::reusable_result, task.run_id, task.step);
+    auto rows = exec(tx, stmt::reusable_result, task.run_id, task.step);
     if (rows.empty()) return;
     const std::string fingerprint = rows[0]["input_fingerprint"].as<std::string>();
     // A fingerprint the engine computed under a codec names its key; an md5 one is compared by the

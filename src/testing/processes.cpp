@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -22,7 +23,7 @@
 
 #include <fmt/format.h>
 
-namespace durable::testing::detail {
+namespace durable::testing::processes {
 namespace {
 
 // Can `who` walk down to `dir`? (As root we hand the folder to another user, who must reach it.)
@@ -149,6 +150,7 @@ pid_t spawn(const SpawnSpec& spec) {
   argv.push_back(nullptr);
   const char* cwd = spec.cwd.c_str();
 
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw_errno("fork");
   if (pid > 0) return pid;
@@ -172,6 +174,10 @@ pid_t spawn(const SpawnSpec& spec) {
     if (::setgroups(0, nullptr) != 0) child_fail("setgroups");
     if (::setgid(spec.run_as->gid) != 0) child_fail("setgid");
     if (::setuid(spec.run_as->uid) != 0) child_fail("setuid");
+  }
+  // After setuid, which clears it; and the parent may have died before it took effect.
+  if (spec.die_with_parent && (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent)) {
+    child_fail("parent gone");
   }
   if (::chdir(cwd) != 0) child_fail("chdir");
   ::execv(argv[0], argv.data());
@@ -198,4 +204,4 @@ int free_loopback_port() {
   return ntohs(address.sin_port);
 }
 
-}  // namespace durable::testing::detail
+}  // namespace durable::testing::processes

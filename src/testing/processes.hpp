@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace durable::testing::detail {
+namespace durable::testing::processes {
 
 namespace fs = std::filesystem;
 
@@ -57,6 +57,9 @@ struct SpawnSpec {
   int output_fd;  // stdout and stderr
   fs::path cwd;
   bool detach = false;  // own session, deaf to terminal and termination signals
+  // SIGTERM when the thread that spawned it ends (the process with it, even by SIGKILL): for a
+  // server nothing else stops.
+  bool die_with_parent = false;
 };
 
 // Forks and execs spec.argv; returns the child's pid.
@@ -71,4 +74,4 @@ std::string tail_of(const fs::path& file, std::size_t lines = 25);
 // A TCP port on 127.0.0.1 free a moment ago (the kernel's pick), for a server to listen on.
 int free_loopback_port();
 
-}  // namespace durable::testing::detail
+}  // namespace durable::testing::processes

@@ -36,19 +36,19 @@ namespace durable::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using detail::chown_recursive;
-using detail::describe_status;
-using detail::Fd;
-using detail::free_loopback_port;
-using detail::Identity;
-using detail::identity_to_run_as;
-using detail::join_command;
-using detail::open_or_throw;
-using detail::spawn;
-using detail::tail_of;
-using detail::temp_base;
-using detail::throw_errno;
-using detail::wait_for;
+using processes::chown_recursive;
+using processes::describe_status;
+using processes::Fd;
+using processes::free_loopback_port;
+using processes::Identity;
+using processes::identity_to_run_as;
+using processes::join_command;
+using processes::open_or_throw;
+using processes::spawn;
+using processes::tail_of;
+using processes::temp_base;
+using processes::throw_errno;
+using processes::wait_for;
 
 constexpr int socket_port = 5432;  // only names the socket file; the folder is private, so no clashes
 

@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <libpq-fe.h>
+
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 #include "support/test_workflows.hpp"
 
@@ -39,6 +42,21 @@ void make_test_roles(const std::string& url) {
 
 }  // namespace
 
+void test_roles_without_jit() {
+  static std::once_flag done;
+  std::call_once(done, [] {
+    const std::string& url = testing::database_url();
+    make_test_roles(url);
+    pqxx::connection conn(url);
+    pqxx::work tx(conn);
+    tx.exec("SELECT pg_advisory_xact_lock(hashtext('durable tests: roles'))");
+    for (const std::string& role : std::vector<std::string>{conn.username(), test_owner, test_engine, test_reader}) {
+      tx.exec0(fmt::format("ALTER ROLE {} SET jit = off", tx.quote_name(role)));
+    }
+    tx.commit();
+  });
+}
+
 std::string as_role(const std::string& url, const std::string& role) {
   if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
     return url + (url.find('?') == std::string::npos ? "?" : "&") + "user=" + role;
@@ -49,6 +67,47 @@ std::string as_role(const std::string& url, const std::string& role) {
 bool under_engine_role() {
   const char* roles = std::getenv("DURABLE_TEST_ROLES");
   return roles != nullptr && std::string(roles) == "engine";
+}
+
+namespace {
+
+std::string user_of(const std::string& url) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
+  PQfreemem(error);
+  std::string user;
+  for (const PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) == "user" && o->val != nullptr) user = o->val;
+  }
+  PQconninfoFree(options);
+  return user;
+}
+
+}  // namespace
+
+const std::string& test_pooler_url() {
+  static const std::string url = [] {
+    if (const char* inherited = std::getenv("DURABLE_TEST_POOLER_URL"); inherited != nullptr && *inherited != '\0') {
+      return std::string(inherited);
+    }
+    const char* wanted = std::getenv("DURABLE_TEST_POOLER");
+    if (wanted == nullptr || std::string_view(wanted) != "1") return std::string();
+    test_roles_without_jit();
+    static testing::TemporaryPgBouncer pooler(testing::database_url(),
+                                              {.users = {test_owner, test_engine, test_reader}});
+    ::setenv("DURABLE_TEST_POOLER_URL", pooler.url().c_str(), 1);
+    return pooler.url();
+  }();
+  return url;
+}
+
+void through_test_pooler(EngineOptions& o) {
+  const std::string& pooler = test_pooler_url();
+  if (pooler.empty()) return;
+  o.listen_url = o.database_url.empty() ? testing::database_url() : o.database_url;
+  const std::string user = user_of(o.listen_url);
+  o.database_url = user.empty() ? pooler : as_role(pooler, user);
+  o.pooler_mode = true;
 }
 
 TestDb::TestDb() : url_(testing::database_url()), schema_(testing::unique_schema()), engine_url_(url_) {
@@ -74,6 +133,7 @@ EngineOptions TestDb::options() const {
   o.poll_interval = std::chrono::milliseconds{200};
   o.shutdown_grace = std::chrono::seconds{2};
   o.migrate_schema = !under_engine_role();  // migrated by its owner: the engine role may not
+  through_test_pooler(o);
   return o;
 }
 

@@ -25,7 +25,8 @@ class TestDb {
   // Options for an engine on this test's schema, polling fast so tests stay quick. With
   // DURABLE_TEST_ROLES=engine in the environment, the schema is migrated by an owner role at
   // once and the engine connects as a role granted only what `durable migrate --engine-role`
-  // grants (docs/operations.md, Roles and privileges).
+  // grants (docs/operations.md, Roles and privileges). With DURABLE_TEST_POOLER=1, through a
+  // PgBouncer in transaction mode (through_test_pooler).
   EngineOptions options() const;
 
   // One value from a query against this schema; `{s}` in the SQL is the quoted schema name.
@@ -44,6 +45,19 @@ std::string as_role(const std::string& url, const std::string& role);
 
 // Whether the tests' engines run under the engine role (DURABLE_TEST_ROLES=engine).
 bool under_engine_role();
+
+// With DURABLE_TEST_POOLER=1 in the environment: the URL of a PgBouncer in transaction mode in
+// front of the test database (testing::database_url()), started once per process, which its
+// child processes inherit as DURABLE_TEST_POOLER_URL. Empty without.
+const std::string& test_pooler_url();
+
+// Behind a pooler the engine cannot turn JIT off per session: the test cluster's roles (its
+// superuser and the engine, owner and reader roles) get `jit = off` as their default, once.
+void test_roles_without_jit();
+
+// With a test pooler: `o` connects through it as the same user (EngineOptions::pooler_mode), and
+// LISTENs on its direct URL (EngineOptions::listen_url). Without one, `o` is left as it is.
+void through_test_pooler(EngineOptions& o);
 
 // How many runs workflow id `workflow_id` has had (those with `status`, when one is given).
 long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status = "");

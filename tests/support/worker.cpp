@@ -15,6 +15,7 @@
 
 #include "support/saga_workflows.hpp"
 #include "support/serve.hpp"
+#include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
 int main(int argc, char** argv) {
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   if (const char* ms = std::getenv("DURABLE_TEST_LEASE_MARGIN_MS"); ms && *ms) {
     options.lease_margin = std::chrono::milliseconds{std::atoll(ms)};
   }
+  durable::test::through_test_pooler(options);  // the test's PgBouncer, when it has one
   const bool migrate = std::strcmp(argv[2], "migrate") == 0;
   if (!migrate && std::strcmp(argv[2], "race") != 0) {
     auto register_definitions = [](durable::Engine& engine) {
