@@ -97,7 +97,7 @@ ConnectionPool::ConnectionPool(std::string url, std::string schema, int size, st
       schema_(std::move(schema)),
       application_name_(std::move(application_name)),
       size_(size),
-      policy_(policy) {
+      policy_(std::move(policy)) {
   check_conninfo(url_, "EngineOptions::database_url");
   if (!policy_.listen_url.empty()) check_conninfo(policy_.listen_url, "EngineOptions::listen_url");
   conninfo_ = with_application_name(url_, application_name_);

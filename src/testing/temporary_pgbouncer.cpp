@@ -86,7 +86,8 @@ TemporaryPgBouncer::TemporaryPgBouncer(const std::string& server_url, Options op
   State& s = *state_;  // on a throw below, ~State stops and removes whatever was made
   const fs::path program = "/usr/sbin/pgbouncer";
   if (::access(program.c_str(), X_OK) != 0) {
-    throw std::runtime_error("durable::testing: /usr/sbin/pgbouncer not found: run scripts/setup.sh (apt install pgbouncer)");
+    throw std::runtime_error(
+        "durable::testing: /usr/sbin/pgbouncer not found: run scripts/setup.sh (apt install pgbouncer)");
   }
   const auto server = server_of(server_url);
   const auto run_as = processes::identity_to_run_as(options.run_as_user);
@@ -96,7 +97,8 @@ TemporaryPgBouncer::TemporaryPgBouncer(const std::string& server_url, Options op
   const int port = processes::free_loopback_port();
   // Trusting listed users is PgBouncer's nearest to the test cluster's own trust.
   std::ofstream(s.dir / "users.txt") << fmt::format("\"{}\" \"\"\n", server.at("user"));
-  for (const auto& user : options.users) std::ofstream(s.dir / "users.txt", std::ios::app) << fmt::format("\"{}\" \"\"\n", user);
+  for (const auto& user : options.users)
+    std::ofstream(s.dir / "users.txt", std::ios::app) << fmt::format("\"{}\" \"\"\n", user);
   std::ofstream(s.dir / "pgbouncer.ini") << fmt::format(
       "[databases]\n"
       "* = host={} port={}\n"
@@ -118,11 +120,11 @@ TemporaryPgBouncer::TemporaryPgBouncer(const std::string& server_url, Options op
   const processes::Fd dev_null = processes::open_or_throw("/dev/null", O_RDWR);
   const processes::Fd output = processes::open_or_throw(s.dir / "output", O_WRONLY | O_CREAT);
   s.pid = processes::spawn({.argv = {program.string(), (s.dir / "pgbouncer.ini").string()},
-                         .run_as = run_as,
-                         .stdin_fd = dev_null.get(),
-                         .output_fd = output.get(),
-                         .cwd = s.dir,
-                         .die_with_parent = true});
+                            .run_as = run_as,
+                            .stdin_fd = dev_null.get(),
+                            .output_fd = output.get(),
+                            .cwd = s.dir,
+                            .die_with_parent = true});
   s.wait_until_accepting();
 }
 

@@ -81,7 +81,8 @@ TEST_CASE("through PgBouncer in transaction mode, engines in pooler mode run wor
     e->start();
   }
   std::vector<WorkflowHandle<int>> chains;
-  for (int i = 0; i < 20; ++i) chains.push_back((i % 2 ? a : b).start_workflow<ChainWorkflow>(fmt::format("chain-{}", i), i));
+  for (int i = 0; i < 20; ++i)
+    chains.push_back((i % 2 ? a : b).start_workflow<ChainWorkflow>(fmt::format("chain-{}", i), i));
   auto inbox = b.start_workflow<InboxWorkflow>("inbox", InboxInput{2, 0});
   auto sleeper = a.start_workflow<SleepWorkflow>("sleeper", 50);
   a.send("inbox", "item", std::string("one"));
@@ -140,4 +141,3 @@ TEST_CASE("without pooler mode, a session behind the pooler would carry the engi
   pqxx::connection stranger(pooler.url());
   CHECK(pqxx::nontransaction(stranger).exec1("SHOW enable_seqscan")[0].as<std::string>() == "off");
 }
-
