@@ -98,7 +98,15 @@ void run_chain(durable::Engine& engine, const std::string& id, int steps) {
   check_sum(engine.start_workflow<NoopChain>(id, steps).result(result_timeout), steps);
 }
 
-StartedEngine::StartedEngine(const std::string& url) : schema(url), engine(engine_options(url, schema.name())) {
+namespace {
+durable::EngineOptions adjusted(durable::EngineOptions o, const std::function<void(durable::EngineOptions&)>& adjust) {
+  if (adjust) adjust(o);
+  return o;
+}
+}  // namespace
+
+StartedEngine::StartedEngine(const std::string& url, const std::function<void(durable::EngineOptions&)>& adjust)
+    : schema(url), engine(adjusted(engine_options(url, schema.name()), adjust)) {
   register_definitions(engine);
   engine.start();
 }

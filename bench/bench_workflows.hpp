@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -142,7 +143,8 @@ void run_chain(durable::Engine& engine, const std::string& id, int steps);
 // An in-process engine on a fresh schema, started: latency is judged where the result is
 // noticed at once (no polling client between).
 struct StartedEngine {
-  explicit StartedEngine(const std::string& url);
+  // `adjust` changes the default options (engine_options) before the engine is made.
+  explicit StartedEngine(const std::string& url, const std::function<void(durable::EngineOptions&)>& adjust = {});
   ScratchSchema schema;  // declared first: dropped after the engine has stopped
   durable::Engine engine;
 };

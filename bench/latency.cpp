@@ -18,27 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Start-to-result times, in ms, of `runs` 1-step runs started one after another, after an
-// untimed warm-up (connections, prepared statements).
-std::vector<double> time_one_step_runs(durable::Engine& engine, int runs) {
-  for (int i = 0; i < 5; ++i) run_chain(engine, fmt::format("warm-up-{}", i), 1);
-  std::vector<double> ms;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = Clock::now();
-    run_chain(engine, fmt::format("run-{}", i), 1);
-    ms.push_back(seconds_since(start) * 1000.0);
-  }
-  return ms;
-}
-
-void add_latency_figures(Result& result, std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  result["p50_ms"] = percentile(ms, 50);
-  result["p99_ms"] = percentile(ms, 99);
-  result["mean_ms"] = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-  result["max_ms"] = ms.back();
-}
-
 // Keeps `in_flight` chain runs of `steps` steps going on an engine, from a thread of its own,
 // until stopped: whenever the oldest ends, another starts.
 class BackgroundLoad {
@@ -86,6 +65,25 @@ class BackgroundLoad {
 };
 
 }  // namespace
+
+std::vector<double> time_one_step_runs(durable::Engine& engine, int runs) {
+  for (int i = 0; i < 5; ++i) run_chain(engine, fmt::format("warm-up-{}", i), 1);
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = Clock::now();
+    run_chain(engine, fmt::format("run-{}", i), 1);
+    ms.push_back(seconds_since(start) * 1000.0);
+  }
+  return ms;
+}
+
+void add_latency_figures(Result& result, std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  result["p50_ms"] = percentile(ms, 50);
+  result["p99_ms"] = percentile(ms, 99);
+  result["mean_ms"] = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  result["max_ms"] = ms.back();
+}
 
 Result measure_idle_latency(const std::string& url, int runs) {
   progress("latency: {} sequential 1-step workflows on an idle engine", runs);

@@ -4,7 +4,7 @@
 // runs in the tables.
 //
 //   durable-bench [--scale F] [--only raw_queue|throughput|latency|scaling|replay|runs|messages|children|continue|
-//                                     transactional|codec|flow]
+//                                     transactional|codec|flow|pooler]
 //
 // codec is measured only in a build that found libsodium (its SodiumCodec is the example's).
 //

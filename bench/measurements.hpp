@@ -77,6 +77,19 @@ Result measure_idle_latency(const std::string& url, int runs);
 // 10-step workflows started from another thread.
 Result measure_loaded_latency(const std::string& url, int runs);
 
+// Start-to-result times, in ms, of `runs` 1-step runs started one after another, after an
+// untimed warm-up (connections, prepared statements).
+std::vector<double> time_one_step_runs(durable::Engine& engine, int runs);
+// p50, p99, mean and max of `ms` into `result`.
+void add_latency_figures(Result& result, std::vector<double> ms);
+
+// ---- pooler.cpp: behind PgBouncer ------------------------------------------------------------
+
+// An in-process engine through a PgBouncer in transaction mode (EngineOptions::pooler_mode, LISTEN
+// on the direct URL) beside one connected directly, in turns, twice: the idle 1-step latency of
+// `latency_runs` runs and the steps/s of `workflows` 10-step runs started at once.
+Result measure_pooler(const std::string& url, int latency_runs, int workflows);
+
 // ---- scaling.cpp: throughput with big tables -------------------------------------------------
 
 // A database state the scaling runs start from: rows loaded into a freshly migrated schema.

@@ -22,9 +22,9 @@ double parse_scale(const std::string& text) {
 
 }  // namespace
 
-const std::vector<std::string> measurement_names = {"raw_queue", "throughput",    "latency",  "scaling",
-                                                    "replay",    "runs",          "messages", "children",
-                                                    "continue",  "transactional", "codec",    "flow"};
+const std::vector<std::string> measurement_names = {"raw_queue", "throughput", "latency",  "scaling",  "replay",
+                                                    "runs",      "messages",   "children", "continue", "transactional",
+                                                    "codec",     "flow",       "pooler"};
 
 int Config::scaled(int count) const { return std::max(1, static_cast<int>(std::lround(count * scale))); }
 

@@ -212,6 +212,16 @@ void print_continue(const Result& r) {
              r["long_ms_per_step"].get<double>(), r["long_steps"].get<int>());
 }
 
+void print_pooler(const Result& r) {
+  fmt::print(
+      "\nbehind PgBouncer (transaction mode, pooler_mode) vs direct, in turns: idle 1-step p50 {:.1f} vs {:.1f} ms, "
+      "p99 {:.1f} vs {:.1f} ms; {} x {}-step runs at once: {:.0f} vs {:.0f} steps/s ({:.2f}x)\n",
+      r["pooled_p50_ms"].get<double>(), r["direct_p50_ms"].get<double>(), r["pooled_p99_ms"].get<double>(),
+      r["direct_p99_ms"].get<double>(), r["workflows"].get<int>(), r["steps"].get<int>(),
+      r["pooled_steps_per_s"].get<double>(), r["direct_steps_per_s"].get<double>(),
+      r["pooled_to_direct_steps_per_s"].get<double>());
+}
+
 void print_transactional(const Result& r) {
   fmt::print(
       "\ntransactional steps: {} x {}-step workflows, {} rounds: {:.0f} steps/s inserting in the step's transaction, "
@@ -256,6 +266,7 @@ void print_table(const std::vector<Result>& results) {
   for (const auto& r : of_kind(results, "children")) print_children(r);
   for (const auto& r : of_kind(results, "continue")) print_continue(r);
   for (const auto& r : of_kind(results, "transactional")) print_transactional(r);
+  for (const auto& r : of_kind(results, "pooler")) print_pooler(r);
   for (const auto& r : of_kind(results, "codec")) print_codec(r);
   print_aims(results);
   std::fflush(stdout);

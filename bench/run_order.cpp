@@ -118,6 +118,8 @@ std::vector<Result> run_measurements(const Config& config) {
     report(measure_flow_neighbour(url, config.scaled(flow_backlog_runs), flow_small_runs));
     report(measure_flow_claim(url, config.scaled(flow_backlog_runs), flow_keys));
   }
+  if (config.wants("pooler"))
+    report(measure_pooler(url, config.scaled(latency_runs), config.scaled(ten_step_workflows)));
   if (config.wants("runs")) {
     measure_runs(url, {config.scaled(ended_runs), config.scaled(running_runs), config.scaled(ten_step_workflows)},
                  report);

@@ -75,6 +75,9 @@ class TemporaryPgBouncer {
     std::string pool_mode = "transaction";  // or "session", "statement"
     int server_connections = 20;            // per user and database (PgBouncer's default_pool_size)
     std::vector<std::string> users{};       // who may log in; the server URL's user always may
+    // Run on each server connection before any client has it (PgBouncer's connect_query), e.g.
+    // "SET jit = off". No single quotes.
+    std::string connect_query{};
   };
 
   // `server_url`: libpq conninfo of the server (host, port, dbname, user), e.g. TemporaryPostgres::url().

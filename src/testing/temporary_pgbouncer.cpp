@@ -101,7 +101,7 @@ TemporaryPgBouncer::TemporaryPgBouncer(const std::string& server_url, Options op
     std::ofstream(s.dir / "users.txt", std::ios::app) << fmt::format("\"{}\" \"\"\n", user);
   std::ofstream(s.dir / "pgbouncer.ini") << fmt::format(
       "[databases]\n"
-      "* = host={} port={}\n"
+      "* = host={} port={}{}\n"
       "[pgbouncer]\n"
       "listen_addr = 127.0.0.1\n"
       "listen_port = {}\n"
@@ -112,8 +112,9 @@ TemporaryPgBouncer::TemporaryPgBouncer(const std::string& server_url, Options op
       "default_pool_size = {}\n"
       "max_client_conn = 1000\n"
       "logfile = {}\n",
-      server.at("host"), server.at("port"), port, (s.dir / "users.txt").string(), options.pool_mode,
-      options.server_connections, s.log().string());
+      server.at("host"), server.at("port"),
+      options.connect_query.empty() ? "" : fmt::format(" connect_query='{}'", options.connect_query), port,
+      (s.dir / "users.txt").string(), options.pool_mode, options.server_connections, s.log().string());
   processes::open_or_throw(s.log(), O_WRONLY | O_CREAT);
   if (run_as) processes::chown_recursive(s.dir, *run_as);
   s.url = fmt::format("host=127.0.0.1 port={} dbname={} user={}", port, server.at("dbname"), server.at("user"));

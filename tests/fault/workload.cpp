@@ -14,6 +14,7 @@
 
 #include "base/registry.hpp"
 #include "replay/replay.hpp"
+#include "support/test_db.hpp"
 #include "support/test_sql.hpp"
 
 namespace durable::fault {
@@ -117,6 +118,10 @@ EngineOptions workload_options(const std::string& url, const std::string& schema
   o.workflow_lease = std::chrono::seconds{3};
   o.lease_margin = std::chrono::seconds{1};
   o.shutdown_grace = std::chrono::seconds{2};
+  // With DURABLE_TEST_POOLER=1, through the test PgBouncer, which fronts the test database (a
+  // test that stops a server of its own connects to it directly).
+  if (!durable::test::test_pooler_url().empty() && url == testing::database_url())
+    durable::test::through_test_pooler(o);
   return o;
 }
 
