@@ -1,7 +1,7 @@
 // Behind PgBouncer: an engine through a PgBouncer in transaction mode beside one connected
 // directly, in turns on the same PostgreSQL.
-#include <durable/testing.hpp>
 #include <fmt/format.h>
+#include <durable/testing.hpp>
 
 #include <algorithm>
 #include <map>
@@ -58,7 +58,8 @@ Result measure_pooler(const std::string& url, int latency_runs, int workflows) {
     p99_ms[way].push_back(latency["p99_ms"].get<double>());
     throughput[way].push_back(turn_steps_per_s(started.engine, workflows, turn));
   }
-  Result result = {{"bench", "pooler"}, {"latency_runs", latency_runs}, {"workflows", workflows}, {"steps", pooler_chain_steps}};
+  Result result = {
+      {"bench", "pooler"}, {"latency_runs", latency_runs}, {"workflows", workflows}, {"steps", pooler_chain_steps}};
   for (const char* way : {"direct", "pooled"}) {
     result[fmt::format("{}_p50_ms", way)] = median_of_turns(p50_ms[way]);
     result[fmt::format("{}_p99_ms", way)] = median_of_turns(p99_ms[way]);

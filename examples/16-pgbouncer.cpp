@@ -37,7 +37,7 @@ int main() {
   durable::EngineOptions options;
   options.database_url = pgbouncer.url();  // every statement goes through the pooler
   options.schema = "durable_example_pgbouncer";
-  options.pooler_mode = true;  // no session state: statements unprepared, no SET, no LISTEN through it
+  options.pooler_mode = true;   // no session state: statements unprepared, no SET, no LISTEN through it
   options.listen_url = direct;  // one session straight to PostgreSQL, for LISTEN (empty: poll instead)
   // [pooler]
   durable::Engine engine(options);

@@ -135,8 +135,9 @@ void ConnectionPool::check_pooler(pqxx::connection& conn) const {
     if (!behind_pooler(conn)) return;
     throw InvalidOptions(
         "EngineOptions::database_url reaches PostgreSQL through a connection pooler (the server's backend pid is "
-        "not the one the connection announced): set EngineOptions::pooler_mode = true, which keeps no session "
-        "state (needed with PgBouncer's pool_mode = transaction), or connect to PostgreSQL directly; see "
+        "not the one the connection announced): set EngineOptions::pooler_mode = true (the durable tool: "
+        "--pooler-mode), which keeps no session state (needed with PgBouncer's pool_mode = transaction), or connect to "
+        "PostgreSQL directly; see "
         "docs/operations.md, Behind PgBouncer");
   }
   // Our statements' custom plans (each planned at every execution here) cost enough to cross

@@ -746,3 +746,20 @@ TEST_CASE("expire-idempotency-results forgets old results, audited, and refuses 
   CHECK(env.engine.runs().audit()[0].action == "expire_idempotency_results");
   CHECK(env.engine.runs().audit()[0].reason == "retention");
 }
+
+TEST_CASE_METHOD(Fleet, "through PgBouncer the tool needs --pooler-mode, and with it lists runs", "[pg][cli][pooler]") {
+  test_roles_without_jit();
+  testing::TemporaryPgBouncer pooler(db.url());
+  const std::vector<std::string> through = {"--database-url", pooler.url(), "--schema", db.schema()};
+  auto args = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), through.begin(), through.end());
+    return more;
+  };
+  auto refused = cli(db, args({"workflows", "list"}), false);
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("through a connection pooler") != std::string::npos);
+  CHECK(refused.err.find("--pooler-mode") != std::string::npos);
+  auto listed = cli(db, args({"--pooler-mode", "--json", "workflows", "list"}), false);
+  CHECK(listed.code == 0);
+  CHECK(listed.json()["runs"].size() == 3);
+}

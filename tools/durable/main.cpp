@@ -31,6 +31,10 @@ void add_global_options(CLI::App& app, Globals& g) {
   app.footer("Exit codes: 0 ok, 1 not found, 2 usage or input refused, 3 database unreachable or refusing, 4 other.");
   app.add_option("--database-url", g.database_url, "libpq URI or conninfo (default: $DURABLE_DATABASE_URL)");
   app.add_option("--schema", g.schema, "the schema durable's tables are in")->capture_default_str();
+  app.add_flag("--pooler-mode", g.pooler_mode,
+               "the database URL leads through a pooler in transaction mode (PgBouncer): keep no session state "
+               "(docs/operations.md, Behind PgBouncer)")
+      ->envname("DURABLE_POOLER_MODE");
   app.add_option("--actor", g.actor, "who acts, for the audit trail (default: $USER@host)");
   app.add_flag("--json", g.json, "print one JSON document instead of text");
   app.add_option("--codec-plugin", g.codec_plugin,

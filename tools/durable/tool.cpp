@@ -29,6 +29,7 @@ Engine& Tool::engine() {
     o.instance = "durable-cli";
     o.connection_pool_size = 2;
     o.migrate_schema = false;  // only `durable migrate` migrates
+    o.pooler_mode = g_.pooler_mode;
     o.database_unavailable_after = std::chrono::seconds{5};
     if (!g_.codec_plugin.empty()) o.codec = load_codec_plugin(g_.codec_plugin, g_.codec_config);
     engine_ = std::make_unique<Engine>(o);

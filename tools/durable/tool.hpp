@@ -12,6 +12,7 @@ namespace durable::cli {
 struct Globals {
   std::string database_url, schema = "durable", actor, codec_plugin, codec_config;
   bool json = false;
+  bool pooler_mode = false;  // EngineOptions::pooler_mode: through PgBouncer in transaction mode
 };
 
 // Throws InvalidArgument when neither `url` nor DURABLE_DATABASE_URL names a database.
