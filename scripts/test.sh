@@ -8,8 +8,9 @@
 #   DURABLE_BENCH      OFF to leave the benchmark program out (it is no test; CI builds it once)
 #   DURABLE_EXAMPLES   OFF to leave the examples out (CI's sanitizer build: they run unsanitized
 #                      in its README stage, and the tests cover the same library code)
-#   DURABLE_UNITY      OFF to compile each source alone (default ON: sources compile in batches, a
-#                      unity build, which takes 0.6x the time of one source at a time)
+#   DURABLE_UNITY      OFF to compile each source of the library, tools, examples and benchmark alone
+#                      (default ON: in batches, a unity build, 0.6x the time; test sources are
+#                      batched apart from this, see DURABLE_UNITY_TESTS in tests/CMakeLists.txt)
 #   DURABLE_CTEST_ARGS more arguments for ctest (CI's sanitizer build: -LE pg_roles, the tests run
 #                      again under the engine role, whose code the other tests cover)
 set -euo pipefail

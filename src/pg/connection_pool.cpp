@@ -149,7 +149,17 @@ void ConnectionPool::check_pooler(pqxx::connection& conn) const {
         "30 ms to a second to compile; turn it off with `ALTER ROLE <engine role> SET jit = off` (or PgBouncer's "
         "connect_query = 'SET jit = off'); see docs/operations.md, Behind PgBouncer");
   }
-  if (policy_.listen_url.empty() || !behind_pooler(*open_listener())) return;
+  if (policy_.listen_url.empty()) return;
+  bool listen_pooled = false;
+  try {
+    listen_pooled = behind_pooler(*open_listener());
+  } catch (const pqxx::broken_connection& e) {  // not this pool's URL: its retries and refusals do not apply
+    detail::logger().warn(
+        "EngineOptions::listen_url: cannot connect ({}); the engine polls until its LISTEN session does",
+        detail::printable(e.what()));
+    return;
+  }
+  if (!listen_pooled) return;
   throw InvalidOptions(
       "EngineOptions::listen_url reaches PostgreSQL through a connection pooler too: LISTEN needs a session of its "
       "own, so give a URL straight to PostgreSQL (the pooler's server), or none (the engine then polls every "

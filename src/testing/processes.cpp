@@ -176,7 +176,7 @@ pid_t spawn(const SpawnSpec& spec) {
     if (::setuid(spec.run_as->uid) != 0) child_fail("setuid");
   }
   // After setuid, which clears it; and the parent may have died before it took effect.
-  if (spec.die_with_parent && (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent)) {
+  if (spec.die_with_parent && (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) {
     child_fail("parent gone");
   }
   if (::chdir(cwd) != 0) child_fail("chdir");

@@ -57,7 +57,7 @@ struct SpawnSpec {
   int output_fd;  // stdout and stderr
   fs::path cwd;
   bool detach = false;  // own session, deaf to terminal and termination signals
-  // SIGTERM when the thread that spawned it ends (the process with it, even by SIGKILL): for a
+  // SIGKILL when the thread that spawned it ends (the process with it, even by SIGKILL): for a
   // server nothing else stops.
   bool die_with_parent = false;
 };

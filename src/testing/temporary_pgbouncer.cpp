@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -56,8 +57,8 @@ struct TemporaryPgBouncer::State {
       int status = 0;
       if (::waitpid(pid, &status, WNOHANG) == pid) {
         pid = -1;
-        throw std::runtime_error(fmt::format("durable::testing: pgbouncer exited ({}); last lines of {}:\n{}",
-                                             processes::describe_status(status), log().string(),
+        throw std::runtime_error(fmt::format("durable::testing: pgbouncer exited ({}); it said:\n{}{}",
+                                             processes::describe_status(status), processes::tail_of(dir / "output"),
                                              processes::tail_of(log())));
       }
       if (std::chrono::steady_clock::now() > deadline) {
@@ -71,8 +72,10 @@ struct TemporaryPgBouncer::State {
   ~State() {
     if (::getpid() != owner) return;
     if (pid > 0) {
-      ::kill(pid, SIGTERM);  // PgBouncer's immediate shutdown
-      (void)processes::wait_for(pid);
+      ::kill(pid, SIGKILL);  // a throwaway: no shutdown that could wait for clients
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
     }
     std::error_code ec;
     if (!dir.empty()) fs::remove_all(dir, ec);

@@ -43,10 +43,11 @@ std::vector<std::string> server_sessions(const std::string& pooler_url) {
         "SELECT pg_backend_pid() AS pid, current_setting('plan_cache_mode') AS plans, "
         "current_setting('enable_seqscan') AS seqscan, current_setting('default_transaction_read_only') AS ro, "
         "(SELECT count(*) FROM pg_prepared_statements) AS prepared, "
-        "(SELECT count(*) FROM pg_listening_channels()) AS listening");
-    seen.push_back(fmt::format("plans={} seqscan={} read_only={} prepared={} listening={}", row["plans"].c_str(),
-                               row["seqscan"].c_str(), row["ro"].c_str(), row["prepared"].as<int>(),
-                               row["listening"].as<int>()));
+        "(SELECT count(*) FROM pg_listening_channels()) AS listening, "
+        "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS advisory");
+    seen.push_back(fmt::format("plans={} seqscan={} read_only={} prepared={} listening={} advisory={}",
+                               row["plans"].c_str(), row["seqscan"].c_str(), row["ro"].c_str(),
+                               row["prepared"].as<int>(), row["listening"].as<int>(), row["advisory"].as<int>()));
     CHECK(row["pid"].as<int>() != tx->conn().backendpid());  // through the pooler indeed
   }
   return seen;
@@ -91,8 +92,23 @@ TEST_CASE("through PgBouncer in transaction mode, engines in pooler mode run wor
   CHECK(inbox.result(60s) == std::vector<std::string>{"one", "two"});
   CHECK(sleeper.result(60s)["slept_ms"] >= 50);
   for (const auto& session : server_sessions(pooler.url())) {
-    CHECK(session == "plans=auto seqscan=on read_only=off prepared=0 listening=0");
+    CHECK(session == "plans=auto seqscan=on read_only=off prepared=0 listening=0 advisory=0");
   }
+}
+
+TEST_CASE("behind the pooler, the LISTEN session on listen_url wakes the engine: no step waits for a poll",
+          "[pooler][wake]") {
+  TestDb db;
+  testing::TemporaryPgBouncer pooler(db.url());
+  EngineOptions o = through(pooler.url(), db);
+  o.listen_url = db.url();
+  o.poll_interval = 30s;  // each of the five steps would wait for one without the wake-ups
+  Engine engine(o);
+  register_all(engine);
+  engine.start();
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(engine.start_workflow<ChainWorkflow>("woken", 1).result(20s) == 6);
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
 }
 
 TEST_CASE("an engine that finds itself behind a pooler without pooler_mode refuses to start and writes nothing",
