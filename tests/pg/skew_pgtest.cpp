@@ -120,11 +120,12 @@ TEST_CASE("a schedule fires at its time by the database clock on an engine an ho
   TestDb db;
   Engine client(db.options());
   register_all(client);
-  // The database clock two seconds before a minute (time skipping), then an every-minute schedule.
+  // An every-minute schedule, then the database clock two seconds before its first fire (time
+  // skipping). Set after the create: a create that took seconds would find the fire gone past.
   migrate_schema(db.url(), db.schema());
-  const auto minute = std::chrono::floor<std::chrono::minutes>(std::chrono::system_clock::now()) + 2min;
-  testing::set_clock(db.url(), db.schema(), minute - 2s);
   client.schedules().create("tick", {.workflow = HelloWorkflow::name, .input = "tick", .cron = "* * * * *"});
+  const auto minute = client.schedules().get("tick").next_fire;
+  testing::set_clock(db.url(), db.schema(), minute - 2s);
   const SkewedWorker worker(db, skew);
   const std::string first =
       fmt::format("tick:{:%Y-%m-%dT%H:%M:%S}+00:00", std::chrono::floor<std::chrono::seconds>(minute));
