@@ -34,6 +34,12 @@ class TemporaryPostgres {
     // Also listen on 127.0.0.1 (a free port), over TLS only, with a certificate for "localhost"
     // signed by a CA made for the cluster (make_test_certificates): see tls_url().
     bool tls = false;
+    // A streaming standby of this server instead of a new cluster: a copy of it (pg_basebackup)
+    // that replays its WAL over its socket, read-only until promote(). Outlives no primary.
+    const TemporaryPostgres* standby_of = nullptr;
+    // The server's synchronous_standby_names: "*" makes each commit wait until a standby has
+    // flushed it (a commit is then on both); empty: asynchronous replication.
+    std::string synchronous_standby_names{};
   };
 
   TemporaryPostgres();
@@ -58,6 +64,8 @@ class TemporaryPostgres {
   void stop(StopMode mode = StopMode::fast);
   void start();
   void restart();
+  // A standby's: ends its recovery, so it takes writes (pg_ctl promote); returns when it does.
+  void promote();
 
  private:
   struct State;

@@ -17,7 +17,7 @@ struct Refusal {
 };
 
 // What libpq (15) says, and what to change (docs/operations.md, TLS).
-constexpr std::array<Refusal, 9> refusals{{
+constexpr std::array<Refusal, 10> refusals{{
     {"certificate verify failed", "",
      "the server's certificate is not signed by the CA libpq trusts: set sslrootcert= to the certificate of the CA "
      "that signed it"},
@@ -36,6 +36,9 @@ constexpr std::array<Refusal, 9> refusals{{
      "the server's pg_hba.conf refuses connections of this kind: if the message says \"no encryption\", connect "
      "with sslmode=verify-full; otherwise ask for an entry for this host, role and database"},
     {"password authentication failed", "", "check the URL's user and password"},
+    {"session is read-only", "",
+     "no host in the URL takes writes (target_session_attrs=read-write found each a standby or read-only): list "
+     "the primary among its hosts; see docs/operations.md, Failover"},
     {"role \"", "does not exist", "the URL's user is no role of the server: create it or fix the URL"},
     {"database \"", "does not exist", "the URL's database does not exist on the server: create it or fix the URL"},
 }};

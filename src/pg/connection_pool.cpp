@@ -65,6 +65,14 @@ bool behind_pooler(pqxx::connection& conn) {
   return pqxx::nontransaction(conn).exec1("SELECT pg_backend_pid()")[0].as<int>() != conn.backendpid();
 }
 
+bool in_recovery(pqxx::connection& conn) {
+  try {
+    return pqxx::nontransaction(conn).exec1("SELECT pg_is_in_recovery()")[0].as<bool>();
+  } catch (const pqxx::failure&) {
+    return true;  // a session that cannot even answer this: take another
+  }
+}
+
 DatabaseRefused refused(const pqxx::sql_error& e) {
   std::string state = e.sqlstate();
   // libpqxx 6.4 throws insufficient_privilege without its SQLSTATE.
@@ -166,6 +174,19 @@ void ConnectionPool::check_pooler(pqxx::connection& conn) const {
       "poll_interval); see docs/operations.md, Behind PgBouncer");
 }
 
+void ConnectionPool::check_writable(pqxx::connection& conn) const {
+  if (policy_.read_only || !in_recovery(conn)) return;
+  if (!connected_once_) {
+    throw InvalidOptions(
+        "EngineOptions::database_url reaches a standby (the server is in recovery), which takes no writes: point it "
+        "at the primary, or list the primary and its standbys with target_session_attrs=read-write "
+        "(\"host=db1,db2 target_session_attrs=read-write\": libpq connects to whichever takes writes); see "
+        "docs/operations.md, Failover");
+  }
+  // Since the start, the URL's host became a standby (a failover behind one name): try again.
+  throw pqxx::broken_connection("the server is a standby (in recovery) and takes no writes");
+}
+
 void ConnectionPool::ensure_schema() {
   read([](pqxx::connection&) {});  // a connection of this pool exists only on a migrated schema
 }
@@ -175,6 +196,7 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   // A pooler that is not told of would keep the session state below (and the statements prepared)
   // on a server connection other clients get next; in transaction mode ours would be gone.
   std::call_once(pooler_checked_, [&] { check_pooler(*conn); });
+  check_writable(*conn);
   if (policy_.read_only || !policy_.migrate) {
     check_schema_version(*conn, schema_);
   } else {
@@ -283,6 +305,13 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
       } else if (state == "57014" || state == "25P03") {
         retry_reason = fmt::format("statement cancelled or session timed out ({}): {}", state, e.what());
         keep = state == "57014";
+      } else if (conn && !policy_.read_only && (state == "25006" || in_recovery(*conn))) {
+        // A server that takes no writes: a failed-over primary, which answers reads and refuses
+        // each write (25006 read-only transaction, or "recovery is in progress"), or one set
+        // read-only (default_transaction_read_only, as some hosts do when the disk is full). Not
+        // the work's fault: a new session, on the host the URL leads to now.
+        retry_reason = fmt::format("the server takes no writes ({}), reconnecting: {}", state, e.what());
+        keep = false;
       } else {
         give_back();
         throw refused(e);

@@ -37,6 +37,9 @@ std::string with_application_name(const std::string& url, const std::string& app
 // announces a backend pid of its own to its clients.
 bool behind_pooler(pqxx::connection& conn);
 
+// Whether `conn`'s server is a standby (in recovery, read-only); true too when it cannot say.
+bool in_recovery(pqxx::connection& conn);
+
 // What a statement error PostgreSQL answered becomes: DatabaseRefused, with its SQLSTATE.
 DatabaseRefused refused(const pqxx::sql_error& e);
 
@@ -84,6 +87,9 @@ class ConnectionPool {
   std::unique_ptr<pqxx::connection> open_session() const;
   // Throws InvalidOptions when the URLs and the policy disagree on a pooler.
   void check_pooler(pqxx::connection& conn) const;
+  // A writer's session on a standby: InvalidOptions before any session was had (a URL with no
+  // writable host), else a lost connection (retried: a failover under way).
+  void check_writable(pqxx::connection& conn) const;
 
   std::string url_;
   std::string conninfo_;  // url_ with the application name as libpq's fallback_application_name

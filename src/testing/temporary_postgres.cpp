@@ -136,6 +136,9 @@ struct TemporaryPostgres::State {
     std::string server_options =
         fmt::format("-c listen_addresses='{}' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
                     options.tls ? "127.0.0.1" : "", dir.string(), options.max_connections, port);
+    if (!options.synchronous_standby_names.empty()) {
+      server_options += fmt::format(" -c synchronous_standby_names='{}'", options.synchronous_standby_names);
+    }
     if (options.tls) {
       server_options += fmt::format(" -c ssl=on -c ssl_cert_file='{}' -c ssl_key_file='{}'",
                                     (dir / "tls" / "server.crt").string(), (dir / "tls" / "server.key").string());
@@ -143,6 +146,18 @@ struct TemporaryPostgres::State {
     run({tool("pg_ctl"), "-D", data().string(), "-l", log().string(), "-w", "-t", "120", "-o", server_options,
          "start"});
     running = true;
+  }
+
+  // A standby's data: a base backup of the primary's, over its socket (initdb's pg_hba.conf
+  // trusts local replication), with standby.signal and primary_conninfo written (-R).
+  void copy_primary(const State& primary) {
+    if (primary.options.tls)
+      throw std::invalid_argument("durable::testing: a standby of a TLS server is not supported");
+    // A standby needs at least the primary's max_connections.
+    options.max_connections = std::max(options.max_connections, primary.options.max_connections);
+    run({tool("pg_basebackup"), "-D", data().string(), "-d",
+         fmt::format("host={} port={} user=durable application_name=standby", primary.dir.string(), primary.port), "-R",
+         "-X", "stream", "-c", "fast", "--no-sync"});
   }
 
   void stop_locked(const char* mode = "fast") {
@@ -209,10 +224,14 @@ TemporaryPostgres::TemporaryPostgres(Options options) : state_(std::make_unique<
   if (s.run_as) chown_recursive(s.dir, *s.run_as);
   s.start_reaper();
 
-  // --no-sync only skips initdb's own flushes; the server keeps fsync on. --locale=C keeps
-  // initdb independent of the caller's (possibly uninstalled) locale.
-  s.run({s.tool("initdb"), "-D", s.data().string(), "-U", "durable", "--auth=trust", "-E", "UTF8", "--locale=C",
-         "--no-sync"});
+  if (const TemporaryPostgres* primary = s.options.standby_of) {
+    s.copy_primary(*primary->state_);
+  } else {
+    // --no-sync only skips initdb's own flushes; the server keeps fsync on. --locale=C keeps
+    // initdb independent of the caller's (possibly uninstalled) locale.
+    s.run({s.tool("initdb"), "-D", s.data().string(), "-U", "durable", "--auth=trust", "-E", "UTF8", "--locale=C",
+           "--no-sync"});
+  }
   if (s.options.tls) {
     // TCP only with TLS; the socket as before.
     std::ofstream(s.data() / "pg_hba.conf", std::ios::trunc) << "local all all trust\n"
@@ -250,6 +269,11 @@ void TemporaryPostgres::restart() {
   const std::lock_guard lock(state_->mutex);
   state_->stop_locked();
   state_->start_locked();
+}
+
+void TemporaryPostgres::promote() {
+  const std::lock_guard lock(state_->mutex);
+  state_->run({state_->tool("pg_ctl"), "-D", state_->data().string(), "-w", "-t", "120", "promote"});
 }
 
 const std::string& database_url() {

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <regex>
+#include <stdexcept>
 #include <string_view>
 
 #include "support/test_workflows.hpp"
@@ -144,6 +146,20 @@ pqxx::result TestDb::query(const std::string& sql) const {
 }
 
 long long TestDb::count(const std::string& sql) const { return query(sql)[0][0].as<long long>(); }
+
+std::string multi_host_url(const std::vector<std::string>& urls) {
+  static const std::regex host(R"(host=(\S+))"), port(R"(port=(\d+))");
+  std::string hosts, ports;
+  for (const std::string& url : urls) {
+    std::smatch h, p;
+    if (!std::regex_search(url, h, host) || !std::regex_search(url, p, port)) {
+      throw std::invalid_argument("multi_host_url: no host= and port= in " + url);
+    }
+    hosts += (hosts.empty() ? "" : ",") + h[1].str();
+    ports += (ports.empty() ? "" : ",") + p[1].str();
+  }
+  return "host=" + hosts + " port=" + ports + " dbname=postgres user=durable target_session_attrs=read-write";
+}
 
 long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status) {
   return db.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = '" + workflow_id + "'" +

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace durable::test {
 
@@ -58,6 +59,11 @@ void test_roles_without_jit();
 // With a test pooler: `o` connects through it as the same user (EngineOptions::pooler_mode), and
 // LISTENs on its direct URL (EngineOptions::listen_url). Without one, `o` is left as it is.
 void through_test_pooler(EngineOptions& o);
+
+// One URL for the test kit's servers at `urls` ("host=... port=... dbname=postgres user=durable"
+// each): libpq tries their hosts in turn and keeps the one that takes writes
+// (target_session_attrs=read-write), as engines connect to a primary and its standbys.
+std::string multi_host_url(const std::vector<std::string>& urls);
 
 // How many runs workflow id `workflow_id` has had (those with `status`, when one is given).
 long long runs_of(const TestDb& db, const std::string& workflow_id, const std::string& status = "");
