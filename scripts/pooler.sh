@@ -10,7 +10,7 @@ build="${DURABLE_BUILD_DIR:-$root/build}"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$(nproc)" --target pg_tests fault_tests durable_test_worker durable_fault_worker \
   durable-postgres
-excluded="~[migrations]~[schema]~[roles]~[replay_check]~[pooler]~[skew]~[tls]~[tenants]"
+excluded="~[migrations]~[schema]~[roles]~[replay_check]~[pooler]~[skew]~[tls]~[tenants]~[failover]"
 spec=""
 for tag in queues messages children cancel continue schedules timer saga keys idempotency retry runs paused_types \
   wake triggers transactions process crash; do
@@ -18,6 +18,5 @@ for tag in queues messages children cancel continue schedules timer saga keys id
 done
 export DURABLE_TEST_POOLER=1
 "$build/tools/durable-postgres" -- "$build/tests/pg_tests" "${spec#,}" --durations yes
-# Fault 6 (statement_timeout and idle_in_transaction_session_timeout on the role) does not pass
-# through PgBouncer yet: its runs do not finish in time (the note on issue 38 says what is known).
-"$build/tools/durable-postgres" -- "$build/tests/fault_tests" "[fault]~fault 6:*" --durations yes
+# Fault 12 (failover) starts servers of its own, connected to directly: left out.
+"$build/tools/durable-postgres" -- "$build/tests/fault_tests" "[fault]~[failover]" --durations yes

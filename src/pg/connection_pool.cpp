@@ -174,21 +174,29 @@ void ConnectionPool::check_pooler(pqxx::connection& conn) const {
       "poll_interval); see docs/operations.md, Behind PgBouncer");
 }
 
+namespace {
+InvalidOptions reaches_standby() {
+  return InvalidOptions(
+      "EngineOptions::database_url reaches a standby (the server is in recovery), which takes no writes: point it at "
+      "the primary, or list the primary and its standbys with target_session_attrs=read-write "
+      "(\"host=db1,db2 target_session_attrs=read-write\": libpq connects to whichever takes writes); see "
+      "docs/operations.md, Failover");
+}
+}  // namespace
+
 void ConnectionPool::check_writable(pqxx::connection& conn) const {
   if (policy_.read_only || !in_recovery(conn)) return;
-  if (!connected_once_) {
-    throw InvalidOptions(
-        "EngineOptions::database_url reaches a standby (the server is in recovery), which takes no writes: point it "
-        "at the primary, or list the primary and its standbys with target_session_attrs=read-write "
-        "(\"host=db1,db2 target_session_attrs=read-write\": libpq connects to whichever takes writes); see "
-        "docs/operations.md, Failover");
-  }
+  if (!connected_once_) throw reaches_standby();
   // Since the start, the URL's host became a standby (a failover behind one name): try again.
   throw pqxx::broken_connection("the server is a standby (in recovery) and takes no writes");
 }
 
 void ConnectionPool::ensure_schema() {
-  read([](pqxx::connection&) {});  // a connection of this pool exists only on a migrated schema
+  // A connection of this pool exists only on a migrated schema. A started engine writes: a
+  // standby fails its start (not its first claim), whether this pool migrates or not.
+  read([this](pqxx::connection& conn) {
+    if (!policy_.read_only && in_recovery(conn)) throw reaches_standby();
+  });
 }
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
@@ -196,7 +204,7 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   // A pooler that is not told of would keep the session state below (and the statements prepared)
   // on a server connection other clients get next; in transaction mode ours would be gone.
   std::call_once(pooler_checked_, [&] { check_pooler(*conn); });
-  check_writable(*conn);
+  if (policy_.migrate) check_writable(*conn);  // before migrating, which writes
   if (policy_.read_only || !policy_.migrate) {
     check_schema_version(*conn, schema_);
   } else {

@@ -53,7 +53,8 @@ class ConnectionPool {
   // Opens a connection with the schema's statements prepared on it; the pool's first one migrates
   // the schema first (the one place it is ensured: statements cannot be prepared without it).
   std::unique_ptr<pqxx::connection> connect();
-  // Migrates the schema unless this pool did already; throws what migrating threw.
+  // Migrates the schema unless this pool did already; throws what migrating threw, and
+  // InvalidOptions when the server is a standby (unless every session is read-only).
   void ensure_schema();
   // Opens a plain connection, named like the pool's.
   std::unique_ptr<pqxx::connection> open() const;
@@ -87,8 +88,9 @@ class ConnectionPool {
   std::unique_ptr<pqxx::connection> open_session() const;
   // Throws InvalidOptions when the URLs and the policy disagree on a pooler.
   void check_pooler(pqxx::connection& conn) const;
-  // A writer's session on a standby: InvalidOptions before any session was had (a URL with no
-  // writable host), else a lost connection (retried: a failover under way).
+  // A migrating pool's session on a standby: InvalidOptions before any session was had (a URL
+  // with no writable host), else a lost connection (retried: a failover under way). Other pools
+  // keep such a session: its writes are refused (25006) and retried on a new one.
   void check_writable(pqxx::connection& conn) const;
 
   std::string url_;

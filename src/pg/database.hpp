@@ -39,7 +39,8 @@ class Database {
            const std::shared_ptr<const PayloadCodec>& codec = nullptr);
   ~Database();
 
-  // Migrates the schema unless done already (the pool's first connection does it otherwise).
+  // Migrates the schema unless done already (the pool's first connection does it otherwise);
+  // a started engine writes, so a standby fails it (InvalidOptions).
   void ensure_schema();
   Store& store() { return *store_; }
   ScheduleStore& schedules() { return *schedules_; }

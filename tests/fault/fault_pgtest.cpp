@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -292,15 +293,21 @@ TEST_CASE("fault 6: statement_timeout and idle_in_transaction_session_timeout on
   admin("CREATE ROLE \"" + role + "\" LOGIN SUPERUSER");
   admin("ALTER ROLE \"" + role + "\" SET statement_timeout = '10ms'");
   admin("ALTER ROLE \"" + role + "\" SET idle_in_transaction_session_timeout = '20ms'");
+  admin("ALTER ROLE \"" + role + "\" SET jit = off");  // as behind a pooler it must be
+  // Every fifth claim holds its transaction open past the role's idle timeout.
+  std::vector<std::string> env = {"DURABLE_FAILPOINTS=claim.before_commit=sleep:60/5", "DURABLE_LOG_LEVEL=debug"};
+  // Through the tests' PgBouncer (DURABLE_TEST_POOLER=1), the workers need one that knows the role.
+  std::optional<durable::testing::TemporaryPgBouncer> pooler;
+  if (!durable::test::test_pooler_url().empty()) {
+    pooler.emplace(w.url, durable::testing::TemporaryPgBouncer::Options{.users = {role}});
+    env.push_back("DURABLE_TEST_POOLER_URL=" + pooler->url());
+  }
   const std::string log = (std::filesystem::temp_directory_path() / (w.schema + ".log")).string();
   const int runs = full_run() ? 1000 : 100;
   {
     Workers workers(as_role(w.url, role), w.schema);
     workers.log_to(log);
-    // Every fifth claim holds its transaction open past the role's idle timeout.
-    for (int i = 0; i < 2; ++i) {
-      workers.spawn({"DURABLE_FAILPOINTS=claim.before_commit=sleep:60/5", "DURABLE_LOG_LEVEL=debug"});
-    }
+    for (int i = 0; i < 2; ++i) workers.spawn(env);
     REQUIRE(durable::fault::start_workflows(*w.starter, "lim-", runs, FlowInput{5, 0}) == runs);
     Check c = w.finish("lim-");
     // A session the server ended mid-claim surfaces as a commit with an unknown outcome: the claim

@@ -50,6 +50,18 @@ TEST_CASE("a URL that reaches no writable host fails at the engine's start, sayi
     expect_throw<InvalidOptions>([&] { engine.start(); }, "EngineOptions::database_url reaches a standby",
                                  "target_session_attrs=read-write", "docs/operations.md, Failover");
   }
+  {  // an engine that does not migrate: its start fails the same, and it may read the standby
+    migrate_schema(primary.url(), schema);
+    REQUIRE(wait_until([&] {
+      return count_on(standby.url(), "SELECT count(*) FROM pg_namespace WHERE nspname = '" + schema + "'") == 1;
+    }));
+    EngineOptions o = failover_options(standby.url(), schema);
+    o.migrate_schema = false;
+    Engine engine(o);
+    register_all(engine);
+    CHECK(engine.schedules().list().empty());
+    expect_throw<InvalidOptions>([&] { engine.start(); }, "EngineOptions::database_url reaches a standby");
+  }
   {  // every host a standby: libpq finds none that takes writes
     Engine engine(failover_options(multi_host_url({standby.url()}), schema));
     register_all(engine);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <pqxx/pqxx>
 
+#include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -156,4 +157,17 @@ TEST_CASE("without pooler mode, a session behind the pooler would carry the engi
   pqxx::nontransaction(engine_like).exec("SET enable_seqscan = off");
   pqxx::connection stranger(pooler.url());
   CHECK(pqxx::nontransaction(stranger).exec1("SHOW enable_seqscan")[0].as<std::string>() == "off");
+}
+
+TEST_CASE("a user the pooler does not know fails the start at once, saying what to change", "[pooler][bad_input]") {
+  TestDb db;
+  testing::TemporaryPgBouncer pooler(db.url());  // knows the server URL's user only
+  EngineOptions o = through(pooler.url(), db);
+  o.database_url = as_role(pooler.url(), "nobody_the_pooler_knows");
+  o.database_unavailable_after = 30s;  // a refusal retried would take this long
+  Engine engine(o);
+  register_all(engine);
+  const auto began = std::chrono::steady_clock::now();
+  expect_throw<DatabaseRefused>([&] { engine.start(); }, "authentication failed", "auth_file");
+  CHECK(std::chrono::steady_clock::now() - began < 5s);
 }
