@@ -45,16 +45,20 @@ int main() {
       "host={},{} port=5432,5432 dbname=postgres user=durable "
       "target_session_attrs=read-write",
       host_of(primary.url()), host_of(standby.url()));
-  options.database_unavailable_after = std::chrono::seconds{60};  // longer than a failover takes
+  options.database_unavailable_after = std::chrono::minutes{2};  // longer than your failovers take (default 60 s)
   // [failover]
   options.schema = "durable_example_failover";
   durable::Engine engine(options);
   engine.add<Charge>().add<Checkout>();
   engine.start();
-  auto run = engine.start_workflow<Checkout>("checkout-1", 1250);
+  const int before = engine.start_workflow<Checkout>("checkout-1", 500).result();  // committed on both
+  auto run = engine.start_workflow<Checkout>("checkout-2", 1250);
 
   primary.stop(TemporaryPostgres::StopMode::immediate);  // as a crash: no checkpoint, clients cut off
   standby.promote();
   fmt::print("charged {} cents; the run went on on the promoted standby\n", run.result(std::chrono::seconds{60}));
-  return 0;
+  // What was committed before the crash is there too.
+  const bool kept = engine.workflow<Checkout>("checkout-1").result(std::chrono::seconds{5}) == before;
+  fmt::print("the run before the crash: {}\n", kept ? "its result kept" : "LOST");
+  return kept ? 0 : 1;
 }

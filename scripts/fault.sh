@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full fault-injection suite (tests/fault): 2,000-workflow runs with worker processes
 # killed, frozen and cut off, PostgreSQL stopped and restarted, a REPEATABLE READ transaction
-# held for 5 minutes. Prints each fault's figures and writes them, one JSON line per fault,
+# held for 5 minutes, a primary stopped hard and its streaming standby promoted. Prints each fault's figures and writes them, one JSON line per fault,
 # to fault-report.jsonl (or $DURABLE_FAULT_REPORT). About 15 minutes on 2 cores.
 # The short versions run with the test suite (scripts/test.sh).
 set -euo pipefail

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <pqxx/pqxx>
+#include <thread>
 #include <vector>
 
 #include "base/failpoint.hpp"
@@ -93,19 +95,37 @@ struct ActivityTransaction::Open {
 
 ActivityTransaction::ActivityTransaction(TransactionConnections& connections, Store& store, std::string activity_name)
     : store_(store), activity_name_(std::move(activity_name)) {
-  // An idle session may have died with a restart of the server: one more try on a new one
-  // (nothing ran yet).
+  // As the pool's own work: a session lost (an idle one may have died with a restart of the
+  // server) or on a server that takes no writes (a failover) is replaced until unavailable_after.
+  // Nothing ran yet: giving up hands the task back, it fails no attempt.
+  ConnectionPool& pool = connections.sessions_->pool;
+  const auto deadline = std::chrono::steady_clock::now() + pool.unavailable_after();
+  auto pause = std::chrono::milliseconds{20};
   for (int attempt = 1;; ++attempt) {
-    auto open = std::make_unique<Open>(*connections.sessions_);
+    std::string why;
     try {
-      open->work.emplace(*open->conn);
-      const UnpreparedScope unprepared(*open->conn, open->sessions.unprepared.get());
-      exec0(*open->work, ours(stmt::open_guard).c_str());
-      open_ = std::move(open);
-      return;
-    } catch (const pqxx::broken_connection&) {
-      if (attempt == 2) throw;
+      auto open = std::make_unique<Open>(*connections.sessions_);
+      try {
+        open->work.emplace(*open->conn);
+        const UnpreparedScope unprepared(*open->conn, open->sessions.unprepared.get());
+        exec0(*open->work, ours(stmt::open_guard).c_str());
+        open_ = std::move(open);
+        return;
+      } catch (const pqxx::sql_error& e) {
+        open->work.reset();
+        if (takes_no_writes(*open->conn) == false) throw;  // the statement's own fault
+        why = fmt::format("the server takes no writes: {}", e.what());
+      }
+    } catch (const pqxx::broken_connection& e) {
+      why = e.what();
     }
+    if (std::chrono::steady_clock::now() + pause > deadline) {
+      throw DatabaseUnavailable(
+          fmt::format("cannot open the transaction of activity '{}' after {} tries: {}", activity_name_, attempt, why));
+    }
+    detail::logger().debug("opening the transaction of activity '{}' again (try {}): {}", activity_name_, attempt, why);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds{1000});
   }
 }
 

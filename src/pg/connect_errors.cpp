@@ -35,13 +35,10 @@ constexpr std::array<Refusal, 10> refusals{{
     {"pg_hba.conf rejects connection", "",
      "the server's pg_hba.conf refuses connections of this kind: if the message says \"no encryption\", connect "
      "with sslmode=verify-full; otherwise ask for an entry for this host, role and database"},
-    // PostgreSQL's "password authentication failed", PgBouncer's "\"trust\" authentication failed".
-    {"authentication failed", "",
-     "check the URL's user and password; through PgBouncer, the user must also be one it knows (its auth_file, or "
-     "its auth_query)"},
-    {"session is read-only", "",
-     "no host in the URL takes writes (target_session_attrs=read-write found each a standby or read-only): list "
-     "the primary among its hosts; see docs/operations.md, Failover"},
+    {"password authentication failed", "", "check the URL's user and password"},
+    // PgBouncer's, for a user it does not know.
+    {"\"trust\" authentication failed", "",
+     "through PgBouncer, the URL's user must be one it knows (its auth_file, or its auth_query)"},
     {"role \"", "does not exist", "the URL's user is no role of the server: create it or fix the URL"},
     {"database \"", "does not exist", "the URL's database does not exist on the server: create it or fix the URL"},
 }};

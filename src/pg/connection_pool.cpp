@@ -65,13 +65,21 @@ bool behind_pooler(pqxx::connection& conn) {
   return pqxx::nontransaction(conn).exec1("SELECT pg_backend_pid()")[0].as<int>() != conn.backendpid();
 }
 
-bool in_recovery(pqxx::connection& conn) {
+std::optional<bool> takes_no_writes(pqxx::connection& conn) {
+  if (!conn.is_open()) return std::nullopt;  // libpqxx would reconnect it, perhaps to another host
   try {
-    return pqxx::nontransaction(conn).exec1("SELECT pg_is_in_recovery()")[0].as<bool>();
-  } catch (const pqxx::failure&) {
-    return true;  // a session that cannot even answer this: take another
+    return pqxx::nontransaction(conn)
+        .exec1("SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only')::bool")[0]
+        .as<bool>();
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
 }
+
+const char* const no_writable_server_hint =
+    "if this lasts, point EngineOptions::database_url at the primary, or list the primary and its standbys with "
+    "target_session_attrs=read-write (\"host=db1,db2 target_session_attrs=read-write\": libpq connects to "
+    "whichever takes writes); see docs/operations.md, Failover";
 
 DatabaseRefused refused(const pqxx::sql_error& e) {
   std::string state = e.sqlstate();
@@ -174,29 +182,19 @@ void ConnectionPool::check_pooler(pqxx::connection& conn) const {
       "poll_interval); see docs/operations.md, Behind PgBouncer");
 }
 
-namespace {
-InvalidOptions reaches_standby() {
-  return InvalidOptions(
-      "EngineOptions::database_url reaches a standby (the server is in recovery), which takes no writes: point it at "
-      "the primary, or list the primary and its standbys with target_session_attrs=read-write "
-      "(\"host=db1,db2 target_session_attrs=read-write\": libpq connects to whichever takes writes); see "
-      "docs/operations.md, Failover");
-}
-}  // namespace
-
 void ConnectionPool::check_writable(pqxx::connection& conn) const {
-  if (policy_.read_only || !in_recovery(conn)) return;
-  if (!connected_once_) throw reaches_standby();
-  // Since the start, the URL's host became a standby (a failover behind one name): try again.
-  throw pqxx::broken_connection("the server is a standby (in recovery) and takes no writes");
+  if (policy_.read_only) return;
+  const std::optional<bool> no_writes = takes_no_writes(conn);
+  if (no_writes == false) return;
+  throw NoWritableServer(
+      no_writes ? fmt::format("the server takes no writes (a standby, or read-only): {}", no_writable_server_hint)
+                : std::string("the session broke while it was checked"));
 }
 
 void ConnectionPool::ensure_schema() {
-  // A connection of this pool exists only on a migrated schema. A started engine writes: a
-  // standby fails its start (not its first claim), whether this pool migrates or not.
-  read([this](pqxx::connection& conn) {
-    if (!policy_.read_only && in_recovery(conn)) throw reaches_standby();
-  });
+  // A connection of this pool exists only on a migrated schema. A started engine writes: on a
+  // server that takes none its start waits for one, as for a server that is down.
+  read([this](pqxx::connection& conn) { check_writable(conn); });
 }
 
 std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
@@ -204,7 +202,8 @@ std::unique_ptr<pqxx::connection> ConnectionPool::connect() {
   // A pooler that is not told of would keep the session state below (and the statements prepared)
   // on a server connection other clients get next; in transaction mode ours would be gone.
   std::call_once(pooler_checked_, [&] { check_pooler(*conn); });
-  if (policy_.migrate) check_writable(*conn);  // before migrating, which writes
+  // Before migrating, which writes; the pools that do not migrate find out at their first write.
+  if (policy_.migrate) check_writable(*conn);
   if (policy_.read_only || !policy_.migrate) {
     check_schema_version(*conn, schema_);
   } else {
@@ -263,6 +262,62 @@ void ConnectionPool::read(const std::function<void(pqxx::connection&)>& work) {
 
 void ConnectionPool::write(std::string_view name, const Write& work) { run_tries(work, name); }
 
+ConnectionPool::Retry ConnectionPool::retry_for_current(pqxx::connection* conn) const {
+  Retry r;
+  try {
+    throw;
+  } catch (const NoWritableServer& e) {
+    r.reason = e.what();
+    r.no_writes = true;
+    r.keep = false;
+  } catch (const pqxx::broken_connection& e) {
+    if (!conn && !connected_once_) {  // never a session: a refusal no retry mends fails now, saying what to change
+      if (auto refusal = refused_for_good(e.what())) throw *refusal;
+    }
+    r.reason = fmt::format("{}: {}", conn ? "connection lost" : "cannot connect", e.what());
+    // Each host of a multi-host URL a standby: a failover under way, or a URL to fix.
+    r.no_writes = std::string_view(e.what()).find("session is read-only") != std::string_view::npos;
+    if (r.no_writes) r.reason += fmt::format(" ({})", no_writable_server_hint);
+    r.keep = false;
+    r.maybe_committed = conn != nullptr;  // not when it could not even connect
+  } catch (const pqxx::in_doubt_error& e) {
+    r.reason = fmt::format("commit outcome unknown, re-checking: {}", e.what());
+    r.keep = false;
+    r.maybe_committed = true;
+  } catch (const pqxx::serialization_failure& e) {
+    r.reason = fmt::format("serialization failure: {}", e.what());
+  } catch (const pqxx::deadlock_detected& e) {
+    r.reason = fmt::format("deadlock: {}", e.what());
+  } catch (const pqxx::sql_error& e) {
+    // Class 57P (admin shutdown, cannot connect now) and 08 (connection exception) mean
+    // the server is restarting or unreachable: worth another try on a new connection.
+    // 57014 is a statement cancelled (statement_timeout, pg_cancel_backend) and 25P03 a session
+    // ended by idle_in_transaction_session_timeout: both transient, the work itself was fine.
+    r.state = e.sqlstate();
+    if (r.state.rfind("57P", 0) == 0 || r.state.rfind("08", 0) == 0) {
+      r.reason = fmt::format("server unavailable ({}): {}", r.state, e.what());
+      r.keep = false;
+      r.maybe_committed = true;  // a server shutting down may have committed before it said so
+    } else if (r.state == "57014" || r.state == "25P03") {
+      r.reason = fmt::format("statement cancelled or session timed out ({}): {}", r.state, e.what());
+      r.keep = r.state == "57014";
+    } else if (conn && !policy_.read_only && takes_no_writes(*conn) != false) {
+      // A server that takes no writes: a failed-over primary, which answers reads and refuses
+      // each write (25006 read-only transaction, or "recovery is in progress"), or one set
+      // read-only (default_transaction_read_only, as some hosts do when the disk is full); or
+      // a session that broke meanwhile. Not the work's fault: a new session, on the host the
+      // URL leads to now. (A 25006 on a server that takes writes is a bug: refused below.)
+      r.reason = fmt::format("the server takes no writes ({}), reconnecting: {} ({})", r.state, e.what(),
+                             no_writable_server_hint);
+      r.no_writes = true;
+      r.keep = false;
+    } else {
+      throw refused(e);
+    }
+  }
+  return r;
+}
+
 void ConnectionPool::run_tries(const Write& work, std::string_view name) {
   const auto deadline = std::chrono::steady_clock::now() + policy_.unavailable_after;
   auto pause = std::chrono::milliseconds{20};
@@ -270,11 +325,9 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
   const std::string lost_answer = name.empty() ? std::string() : fmt::format("lost_answer.{}", name);
   for (int attempt = 1;; ++attempt) {
     std::unique_ptr<pqxx::connection> conn;
-    bool keep = true;  // false when the connection itself is no longer trustworthy
-    std::string retry_reason;
-    std::string state;  // the SQLSTATE of a retried error, when the server gave one
-    auto give_back = [&] {
-      if (conn) release(keep && conn->is_open() ? std::move(conn) : nullptr);
+    Retry retry;
+    auto give_back = [&] {  // a connection no longer trustworthy is dropped
+      if (conn) release(retry.keep && conn->is_open() ? std::move(conn) : nullptr);
     };
     try {
       conn = acquire();
@@ -285,54 +338,24 @@ void ConnectionPool::run_tries(const Write& work, std::string_view name) {
       }
       give_back();
       return;
-    } catch (const pqxx::broken_connection& e) {
-      if (!conn && !connected_once_) {  // never a session: a refusal no retry mends fails now, saying what to change
-        if (auto refusal = refused_for_good(e.what())) throw *refusal;
-      }
-      retry_reason = fmt::format("{}: {}", conn ? "connection lost" : "cannot connect", e.what());
-      keep = false;
-      maybe_committed = maybe_committed || conn != nullptr;  // not when it could not even connect
-    } catch (const pqxx::in_doubt_error& e) {
-      retry_reason = fmt::format("commit outcome unknown, re-checking: {}", e.what());
-      keep = false;
-      maybe_committed = true;
-    } catch (const pqxx::serialization_failure& e) {
-      retry_reason = fmt::format("serialization failure: {}", e.what());
-    } catch (const pqxx::deadlock_detected& e) {
-      retry_reason = fmt::format("deadlock: {}", e.what());
-    } catch (const pqxx::sql_error& e) {
-      // Class 57P (admin shutdown, cannot connect now) and 08 (connection exception) mean
-      // the server is restarting or unreachable: worth another try on a new connection.
-      // 57014 is a statement cancelled (statement_timeout, pg_cancel_backend) and 25P03 a session
-      // ended by idle_in_transaction_session_timeout: both transient, the work itself was fine.
-      state = e.sqlstate();
-      if (state.rfind("57P", 0) == 0 || state.rfind("08", 0) == 0) {
-        retry_reason = fmt::format("server unavailable ({}): {}", state, e.what());
-        keep = false;
-        maybe_committed = true;  // a server shutting down may have committed before it said so
-      } else if (state == "57014" || state == "25P03") {
-        retry_reason = fmt::format("statement cancelled or session timed out ({}): {}", state, e.what());
-        keep = state == "57014";
-      } else if (conn && !policy_.read_only && (state == "25006" || in_recovery(*conn))) {
-        // A server that takes no writes: a failed-over primary, which answers reads and refuses
-        // each write (25006 read-only transaction, or "recovery is in progress"), or one set
-        // read-only (default_transaction_read_only, as some hosts do when the disk is full). Not
-        // the work's fault: a new session, on the host the URL leads to now.
-        retry_reason = fmt::format("the server takes no writes ({}), reconnecting: {}", state, e.what());
-        keep = false;
-      } else {
-        give_back();
-        throw refused(e);
-      }
     } catch (...) {
-      give_back();
-      throw;
+      try {
+        retry = retry_for_current(conn.get());
+      } catch (...) {
+        give_back();
+        throw;
+      }
     }
     give_back();
+    maybe_committed = maybe_committed || retry.maybe_committed;
     if (std::chrono::steady_clock::now() + pause > deadline) {
-      throw DatabaseUnavailable(fmt::format("giving up after {} attempts: {}", attempt, retry_reason), state);
+      throw DatabaseUnavailable(fmt::format("giving up after {} attempts: {}", attempt, retry.reason), retry.state);
     }
-    detail::logger().debug("retrying database work (attempt {}): {}", attempt, retry_reason);
+    if (retry.no_writes && !warned_no_writes_.exchange(true)) {  // an outage worth a line, once per pool
+      detail::logger().warn("no writable database server; retrying on new sessions for up to {} ms: {}",
+                            policy_.unavailable_after.count(), retry.reason);
+    }
+    detail::logger().debug("retrying database work (attempt {}): {}", attempt, retry.reason);
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds{1000});
   }

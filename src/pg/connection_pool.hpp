@@ -9,7 +9,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,8 +39,16 @@ std::string with_application_name(const std::string& url, const std::string& app
 // announces a backend pid of its own to its clients.
 bool behind_pooler(pqxx::connection& conn);
 
-// Whether `conn`'s server is a standby (in recovery, read-only); true too when it cannot say.
-bool in_recovery(pqxx::connection& conn);
+// Whether `conn`'s server takes no writes now: a standby (in recovery), or every transaction
+// read-only by default (default_transaction_read_only). Empty when the session cannot say.
+std::optional<bool> takes_no_writes(pqxx::connection& conn);
+
+// Thrown inside the pool when a session reaches a server that takes no writes: retried on a new
+// session, as a lost connection is, until unavailable_after.
+class NoWritableServer : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // What a statement error PostgreSQL answered becomes: DatabaseRefused, with its SQLSTATE.
 DatabaseRefused refused(const pqxx::sql_error& e);
@@ -53,9 +63,10 @@ class ConnectionPool {
   // Opens a connection with the schema's statements prepared on it; the pool's first one migrates
   // the schema first (the one place it is ensured: statements cannot be prepared without it).
   std::unique_ptr<pqxx::connection> connect();
-  // Migrates the schema unless this pool did already; throws what migrating threw, and
-  // InvalidOptions when the server is a standby (unless every session is read-only).
+  // Migrates the schema unless this pool did already; throws what migrating threw. Unless every
+  // session is read-only, waits (unavailable_after) for a server that takes writes.
   void ensure_schema();
+  std::chrono::milliseconds unavailable_after() const { return policy_.unavailable_after; }
   // Opens a plain connection, named like the pool's.
   std::unique_ptr<pqxx::connection> open() const;
   // Opens the connection to LISTEN on: a plain one, or behind a pooler one to the listen URL;
@@ -82,15 +93,26 @@ class ConnectionPool {
   const std::shared_ptr<const StatementTexts>& unprepared_texts() const { return unprepared_; }
 
  private:
+  // Why a try failed and how the next goes: on a new session (keep false), knowing the last may
+  // have committed.
+  struct Retry {
+    std::string reason;
+    std::string state;  // the SQLSTATE, when the server gave one
+    bool keep = true;   // false when the connection itself is no longer trustworthy
+    bool maybe_committed = false;
+    bool no_writes = false;  // no server took writes
+  };
   void run_tries(const Write& work, std::string_view name);
+  // Inside a catch block: the Retry the exception in flight calls for, or it (or what it means,
+  // DatabaseRefused) thrown on. `conn`: the try's session, if it had one.
+  Retry retry_for_current(pqxx::connection* conn) const;
   std::unique_ptr<pqxx::connection> acquire();
   void release(std::unique_ptr<pqxx::connection> conn);
   std::unique_ptr<pqxx::connection> open_session() const;
   // Throws InvalidOptions when the URLs and the policy disagree on a pooler.
   void check_pooler(pqxx::connection& conn) const;
-  // A migrating pool's session on a standby: InvalidOptions before any session was had (a URL
-  // with no writable host), else a lost connection (retried: a failover under way). Other pools
-  // keep such a session: its writes are refused (25006) and retried on a new one.
+  // Throws NoWritableServer when `conn`'s server takes no writes (or cannot say). A pool that does
+  // not migrate keeps such a session: its first write is refused (25006), and retried on a new one.
   void check_writable(pqxx::connection& conn) const;
 
   std::string url_;
@@ -110,6 +132,7 @@ class ConnectionPool {
   // URL or certificate at the start); after, every failure to connect is retried (a restart, a
   // failover, a host of a multi-host URL that refuses while another comes back).
   std::atomic<bool> connected_once_{false};
+  std::atomic<bool> warned_no_writes_{false};
 };
 
 // Quoted identifier for a schema name already checked by validate_schema_name().

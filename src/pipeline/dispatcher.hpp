@@ -110,6 +110,8 @@ class Dispatcher {
   bool due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hold);
   void block_attempt(const pg::ClaimedTask& task);  // its input's key is unknown here (task.key_unknown)
   bool start_body(const pg::ClaimedTask& task, SlotHold& hold);
+  bool open_transaction(const ActivityDefinition& def, const pg::ClaimedTask& task,
+                        std::optional<pg::ActivityTransaction>& transaction);
   // The running attempt's state (its heartbeat and deadline), entered in running_; `task` must
   // outlive the attempt (its heartbeat refers to it).
   std::shared_ptr<AttemptState> start_attempt(const pg::ClaimedTask& task);

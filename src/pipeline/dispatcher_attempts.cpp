@@ -39,9 +39,10 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     if (task.key_unknown) return block_attempt(task);
     if (!start_body(task, hold)) return;
     if (task.options.idempotency_key && !run_once_per_key(task, hold)) return;
+    std::optional<pg::ActivityTransaction> transaction;  // a transactional activity's
+    if (!open_transaction(def, task, transaction)) return;
     const std::shared_ptr<AttemptState> state = start_attempt(task);
     ActivityContext ctx(state);
-    std::optional<pg::ActivityTransaction> transaction;  // a transactional activity's
     Json result;
     bool succeeded = false;
     ErrorInfo error;
@@ -49,7 +50,6 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       if (!task.undecodable.empty()) throw CodecError(task.undecodable);
       if (def.transactional()) {
         if (!transactions_) throw Error("this engine runs no transactional activities");
-        transaction.emplace(transactions_->connections, transactions_->store, task.name);
         result = transaction->run_body(def, ctx, task.input);
       } else {
         result = def.run(ctx, task.input);
@@ -119,6 +119,22 @@ void Dispatcher::block_attempt(const pg::ClaimedTask& task) {
         "workflow '{}' (run {}) is blocked, not failed, until an engine whose codec decodes its activity's input "
         "takes it on (EngineOptions::codec; this engine tries it again now and then): {}",
         task.workflow_id, task.run_id, message);
+  }
+}
+
+// Opens a transactional activity's transaction (none for others) before its attempt starts. No session that takes
+// writes (a failover, a server set read-only) is no failure of the body: the task is handed back,
+// its attempt not counted, and false returned.
+bool Dispatcher::open_transaction(const ActivityDefinition& def, const pg::ClaimedTask& task,
+                                  std::optional<pg::ActivityTransaction>& transaction) {
+  if (!def.transactional() || !transactions_ || !task.undecodable.empty()) return true;  // none to open
+  try {
+    transaction.emplace(transactions_->connections, transactions_->store, task.name);
+    return true;
+  } catch (const DatabaseUnavailable& e) {
+    logger().warn("activity '{}' (task {}) handed back: {}", task.name, task.task_id, e.what());
+    store_.release_task(task, Duration{0});
+    return false;
   }
 }
 

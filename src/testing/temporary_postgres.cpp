@@ -136,6 +136,8 @@ struct TemporaryPostgres::State {
     std::string server_options =
         fmt::format("-c listen_addresses='{}' -c unix_socket_directories='{}' -c max_connections={} -c port={}",
                     options.tls ? "127.0.0.1" : "", dir.string(), options.max_connections, port);
+    // On the command line, not in postgresql.conf: a standby copied from this server does not
+    // inherit it (promoted, it would wait for a standby of its own at every commit).
     if (!options.synchronous_standby_names.empty()) {
       server_options += fmt::format(" -c synchronous_standby_names='{}'", options.synchronous_standby_names);
     }
@@ -153,6 +155,15 @@ struct TemporaryPostgres::State {
   void copy_primary(const State& primary) {
     if (primary.options.tls)
       throw std::invalid_argument("durable::testing: a standby of a TLS server is not supported");
+    if (!is_executable(bin_dir / "pg_basebackup")) {
+      throw std::runtime_error(
+          fmt::format("durable::testing: pg_basebackup not found in {}; run scripts/setup.sh (or install postgresql)",
+                      bin_dir.string()));
+    }
+    // The primary's folder is private to the user its server runs as: the copy runs as the same.
+    if (primary.run_as.has_value() != run_as.has_value() || (run_as && primary.run_as->uid != run_as->uid)) {
+      throw std::invalid_argument("durable::testing: a standby runs as its primary's user (Options::run_as_user)");
+    }
     // A standby needs at least the primary's max_connections.
     options.max_connections = std::max(options.max_connections, primary.options.max_connections);
     run({tool("pg_basebackup"), "-D", data().string(), "-d",

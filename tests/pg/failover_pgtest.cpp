@@ -7,6 +7,9 @@
 
 #include <future>
 
+#include <durable/pqxx.hpp>
+
+#include "base/failpoint.hpp"
 #include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
@@ -37,42 +40,56 @@ long long count_on(const std::string& url, const std::string& sql) {
   return pqxx::nontransaction(conn).exec1(sql)[0].as<long long>();
 }
 
+// Every session of `server` read-only by default (as a failed-over primary behind its old name
+// refuses writes, or a host that turns a full disk's database read-only), or not any more.
+void set_read_only(const TemporaryPostgres& server, bool on) {
+  // ALTER SYSTEM runs outside a transaction: one statement per call; not read-only itself.
+  const std::string writable = server.url() + " options='-c default_transaction_read_only=off'";
+  admin(writable, on ? "ALTER SYSTEM SET default_transaction_read_only = on"
+                     : "ALTER SYSTEM RESET default_transaction_read_only");
+  admin(writable, "SELECT pg_reload_conf()");
+  std::this_thread::sleep_for(300ms);  // each session reads the new default at its next statement
+}
+
 }  // namespace
 
-TEST_CASE("a URL that reaches no writable host fails at the engine's start, saying what to change", "[failover]") {
+TEST_CASE("an engine whose URL reaches no writable host waits for one, then fails its start saying what to change",
+          "[failover]") {
   TemporaryPostgres primary;
   const TemporaryPostgres standby({.standby_of = &primary});
   const std::string schema = testing::unique_schema("fo");
-
-  {  // straight to a standby: the engine refuses it as its database
-    Engine engine(failover_options(standby.url(), schema));
-    register_all(engine);
-    expect_throw<InvalidOptions>([&] { engine.start(); }, "EngineOptions::database_url reaches a standby",
-                                 "target_session_attrs=read-write", "docs/operations.md, Failover");
+  // A start during a failover waits unavailable_after for a writable server, as for one down.
+  auto start_on = [&](const std::string& url, bool migrate) {
+    EngineOptions o = failover_options(url, schema);
+    o.migrate_schema = migrate;
+    o.database_unavailable_after = 1s;
+    auto engine = std::make_unique<Engine>(o);
+    register_all(*engine);
+    return engine;
+  };
+  {  // straight to a standby
+    auto engine = start_on(standby.url(), true);
+    expect_throw<DatabaseUnavailable>([&] { engine->start(); }, "the server takes no writes (a standby, or read-only)",
+                                      "target_session_attrs=read-write", "docs/operations.md, Failover");
   }
   {  // an engine that does not migrate: its start fails the same, and it may read the standby
     migrate_schema(primary.url(), schema);
     REQUIRE(wait_until([&] {
       return count_on(standby.url(), "SELECT count(*) FROM pg_namespace WHERE nspname = '" + schema + "'") == 1;
     }));
-    EngineOptions o = failover_options(standby.url(), schema);
-    o.migrate_schema = false;
-    Engine engine(o);
-    register_all(engine);
-    CHECK(engine.schedules().list().empty());
-    expect_throw<InvalidOptions>([&] { engine.start(); }, "EngineOptions::database_url reaches a standby");
+    auto engine = start_on(standby.url(), false);
+    CHECK(engine->schedules().list().empty());
+    expect_throw<DatabaseUnavailable>([&] { engine->start(); }, "the server takes no writes");
   }
   {  // every host a standby: libpq finds none that takes writes
-    Engine engine(failover_options(multi_host_url({standby.url()}), schema));
-    register_all(engine);
-    expect_throw<DatabaseRefused>([&] { engine.start(); }, "session is read-only", "no host in the URL takes writes",
-                                  "list the primary among its hosts");
+    auto engine = start_on(multi_host_url({standby.url()}), true);
+    expect_throw<DatabaseUnavailable>([&] { engine->start(); }, "session is read-only",
+                                      "target_session_attrs=read-write");
   }
   {  // the standby listed first, then the primary: libpq passes over the standby
-    Engine engine(failover_options(multi_host_url({standby.url(), primary.url()}), schema));
-    register_all(engine);
-    engine.start();
-    CHECK(engine.start_workflow<HelloWorkflow>("through", std::string("primary")).result(30s) == "hello, primary");
+    auto engine = start_on(multi_host_url({standby.url(), primary.url()}), true);
+    engine->start();
+    CHECK(engine->start_workflow<HelloWorkflow>("through", std::string("primary")).result(30s) == "hello, primary");
   }
 }
 
@@ -87,22 +104,51 @@ TEST_CASE("a server that stops taking writes under a running engine: writes retr
   engine.start();
   CHECK(engine.start_workflow<HelloWorkflow>("before", std::string("a")).result(30s) == "hello, a");
 
-  admin(server.url(), "ALTER SYSTEM SET default_transaction_read_only = on");
-  admin(server.url(), "SELECT pg_reload_conf()");
-  std::this_thread::sleep_for(300ms);  // each session reads the new default at its next statement
+  set_read_only(server, true);
   auto during = std::async(
       std::launch::async, [&] { return engine.start_workflow<HelloWorkflow>("during", std::string("b")).result(60s); });
   // Still trying two seconds on: refused writes were not the start's failure.
   CHECK(during.wait_for(2s) == std::future_status::timeout);
-  // ALTER SYSTEM runs outside a transaction: one statement per call. Not read-only: with a session
-  // setting of its own (the "options" of its conninfo).
-  const std::string writable = server.url() + " options='-c default_transaction_read_only=off'";
-  admin(writable, "ALTER SYSTEM RESET default_transaction_read_only");
-  admin(writable, "SELECT pg_reload_conf()");
+  set_read_only(server, false);
   CHECK(during.get() == "hello, b");
   const std::string runs = "SELECT count(*) FROM \"" + schema + "\".workflows";
   CHECK(count_on(server.url(), runs + " WHERE status = 'completed'") == 2);
   CHECK(count_on(server.url(), runs + " WHERE status <> 'completed'") == 0);
+}
+
+namespace {
+struct ReadOnlyInsert {  // a transactional activity of one attempt: a failure would fail its run
+  static constexpr auto name = "read_only_insert";
+  static ActivityOptions options() { return {.retry = RetryPolicy{.max_attempts = 1}}; }
+  int operator()(TransactionContext& ctx, const int& n) const {
+    ctx.transaction().exec_params0("INSERT INTO public.failover_rows (n) VALUES ($1)", n);
+    return n;
+  }
+};
+struct ReadOnlyInsertFlow {
+  static constexpr auto name = "read_only_insert_flow";
+  int operator()(WorkflowContext& ctx, const int& n) { return ctx.call<ReadOnlyInsert>(n); }
+};
+}  // namespace
+
+TEST_CASE("a transactional activity whose transaction would begin while the server takes no writes waits for it",
+          "[failover][transactions]") {
+  TemporaryPostgres server;
+  admin(server.url(), "CREATE TABLE public.failover_rows (n int)");
+  Engine engine(failover_options(server.url(), testing::unique_schema("fo")));
+  engine.add<ReadOnlyInsert>().add<ReadOnlyInsertFlow>();
+  engine.start();
+  CHECK(engine.start_workflow<ReadOnlyInsertFlow>("before", 1).result(30s) == 1);
+  // Claimed, then held a moment before its transaction begins: the server is read-only by then.
+  detail::configure_failpoints("task.after_claim=sleep:1000");
+  auto during = engine.start_workflow<ReadOnlyInsertFlow>("during", 2);
+  std::this_thread::sleep_for(300ms);
+  set_read_only(server, true);
+  std::this_thread::sleep_for(2s);
+  detail::configure_failpoints("");
+  set_read_only(server, false);
+  CHECK(during.result(30s) == 2);  // its one attempt was not spent on a server that took no writes
+  CHECK(count_on(server.url(), "SELECT count(*) FROM public.failover_rows") == 2);
 }
 
 TEST_CASE("an engine goes on on a promoted standby after its primary stops hard, its runs and results intact",
