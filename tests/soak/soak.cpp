@@ -103,18 +103,27 @@ std::int64_t rss_kb_of(pid_t pid) {
   return 0;
 }
 
-// The sessions the worker's engine holds, by the application_name it gives them.
+// The sessions the worker's engine holds, by the application_name it gives them, and how many of
+// them it opened since the last look (by the database's clock).
 class Connections {
  public:
-  Connections(const test::TestDb& db) : url_(db.url()), name_(fmt::format("durable/{}/worker-serve", db.schema())) {}
-  int count() {
+  explicit Connections(const test::TestDb& db)
+      : url_(db.url()), name_(fmt::format("durable/{}/worker-serve", db.schema())) {}
+  void look(Sample& s) {
     if (!conn_ || !conn_->is_open()) conn_ = std::make_unique<pqxx::connection>(url_);
     pqxx::nontransaction tx(*conn_);
-    return tx.exec_params1("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name_)[0].as<int>();
+    const auto row = tx.exec_params1(
+        "SELECT count(*), count(*) FILTER (WHERE backend_start > $2::timestamptz), now()::text "
+        "FROM pg_stat_activity WHERE application_name = $1",
+        name_, last_look_);
+    s.connections = row[0].as<int>();
+    s.opened = row[1].as<int>();
+    last_look_ = row[2].as<std::string>();
   }
 
  private:
   std::string url_, name_;
+  std::string last_look_ = "-infinity";
   std::unique_ptr<pqxx::connection> conn_;
 };
 
@@ -137,7 +146,8 @@ void read_schedule_runs(Engine& client, std::set<RunId>& seen, Outcome& o) {
 
 Sample sample_of(double at_s, pid_t worker, Connections& connections, const Load::Counts& now,
                  const Load::Counts& before) {
-  Sample s{.at_s = at_s, .rss_kb = rss_kb_of(worker), .connections = connections.count()};
+  Sample s{.at_s = at_s, .rss_kb = rss_kb_of(worker)};
+  connections.look(s);
   s.completed = now.completed - before.completed;
   s.in_flight = now.started - now.completed - now.failed;
   if (s.completed > 0) s.latency_ms = static_cast<double>(now.latency_ms - before.latency_ms) / s.completed;
@@ -146,8 +156,9 @@ Sample sample_of(double at_s, pid_t worker, Connections& connections, const Load
 
 void print_sample(const Sample& s) {
   fmt::print(
-      "soak {:>6.0f} s  VmRSS {:>7} kB  connections {:>2}  completed {:>4}  in flight {:>4}  latency {:>6.0f} ms\n",
-      s.at_s, s.rss_kb, s.connections, s.completed, s.in_flight, s.latency_ms);
+      "soak {:>6.0f} s  VmRSS {:>7} kB  connections {:>2} ({} new)  completed {:>4}  in flight {:>4}  latency {:>6.0f} "
+      "ms\n",
+      s.at_s, s.rss_kb, s.connections, s.opened, s.completed, s.in_flight, s.latency_ms);
   std::fflush(stdout);
 }
 

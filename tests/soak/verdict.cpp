@@ -24,32 +24,40 @@ double rounded_to(double x, int digits) {
   return std::round(x * scale) / scale;
 }
 
-// Memory and connections: the end against the warm-up's last sample, and the peak of connections.
-void judge_flat(const Sample& warm, const Sample& end, int peak, const Limits& limits, Verdict& v) {
-  const double rss_growth = growth_between(static_cast<double>(warm.rss_kb), static_cast<double>(end.rss_kb));
-  const double conn_growth = growth_between(warm.connections, end.connections);
-  if (rss_growth > limits.max_growth) {
+// Memory: the end against the warm-up's last sample.
+void judge_memory(const Sample& warm, const Sample& end, const Limits& limits, Verdict& v) {
+  const double growth = growth_between(static_cast<double>(warm.rss_kb), static_cast<double>(end.rss_kb));
+  if (growth > limits.max_growth) {
     v.failed.push_back(
         fmt::format("memory grew {:.1f}%: VmRSS {} kB at {:.0f} s (warm-up end), {} kB at {:.0f} s; "
                     "bound {:.0f}%",
-                    rss_growth * 100, warm.rss_kb, warm.at_s, end.rss_kb, end.at_s, limits.max_growth * 100));
+                    growth * 100, warm.rss_kb, warm.at_s, end.rss_kb, end.at_s, limits.max_growth * 100));
   }
-  if (conn_growth > limits.max_growth) {
-    v.failed.push_back(fmt::format(
-        "connections grew {:.1f}%: {} at {:.0f} s (warm-up end), {} at {:.0f} s; "
-        "bound {:.0f}%",
-        conn_growth * 100, warm.connections, warm.at_s, end.connections, end.at_s, limits.max_growth * 100));
+  v.figures["rss_kb_warmup"] = warm.rss_kb;
+  v.figures["rss_kb_end"] = end.rss_kb;
+  v.figures["rss_growth"] = rounded_to(growth, 4);
+}
+
+// Connections: never more than the pool and LISTEN, and no session opened after the warm-up but
+// in a slot of the pool still unopened at its end (the pool opens a connection when one is wanted
+// and keeps it): any other is a new one, a leak or a connection broken and replaced.
+void judge_connections(const Sample& warm, const Sample& end, int peak, int opened_after, const Limits& limits,
+                       Verdict& v) {
+  const int unopened = std::max(0, limits.max_connections - warm.connections);
+  if (opened_after > unopened) {
+    v.failed.push_back(
+        fmt::format("the worker opened {} connection(s) after the warm-up: {} at {:.0f} s (warm-up "
+                    "end), {} at {:.0f} s, {} slot(s) of its pool unopened at the warm-up's end",
+                    opened_after, warm.connections, warm.at_s, end.connections, end.at_s, unopened));
   }
   if (peak > limits.max_connections) {
     v.failed.push_back(fmt::format("the worker held {} connections at once; its pool and LISTEN session are {}", peak,
                                    limits.max_connections));
   }
-  v.figures["rss_kb_warmup"] = warm.rss_kb;
-  v.figures["rss_kb_end"] = end.rss_kb;
-  v.figures["rss_growth"] = rounded_to(rss_growth, 4);
   v.figures["connections_warmup"] = warm.connections;
   v.figures["connections_end"] = end.connections;
   v.figures["connections_max"] = peak;
+  v.figures["connections_opened_after_warmup"] = opened_after;
 }
 
 // Throughput per interval after the warm-up: the last third's mean against the first third's.
@@ -112,9 +120,11 @@ Verdict judge(const std::vector<Sample>& samples, const Limits& limits, const Ou
     v.failed.push_back(fmt::format("{} sample(s): none at the warm-up's end ({:.0f} s) or none after it",
                                    samples.size(), limits.warmup_s));
   } else {
-    int peak = 0;
+    int peak = 0, opened_after = 0;
     for (const auto& s : samples) peak = std::max(peak, s.connections);
-    judge_flat(*(after - 1), samples.back(), peak, limits, v);
+    for (auto s = after; s != samples.end(); ++s) opened_after += s->opened;
+    judge_memory(*(after - 1), samples.back(), limits, v);
+    judge_connections(*(after - 1), samples.back(), peak, opened_after, limits, v);
     judge_drift(after, samples.end(), limits, v);
   }
   judge_outcome(outcome, limits, v);

@@ -16,6 +16,7 @@ struct Sample {
   double at_s = 0;             // seconds since the load began
   std::int64_t rss_kb = 0;     // the worker's VmRSS (/proc/<pid>/status)
   int connections = 0;         // sessions the worker holds (pg_stat_activity, by application_name)
+  int opened = 0;              // of those, how many it opened since the sample before
   std::int64_t completed = 0;  // runs that completed, with their right result, in the interval
   std::int64_t in_flight = 0;  // started and not yet completed, now
   double latency_ms = 0;       // mean start-to-result time of the runs completed in the interval
@@ -23,7 +24,7 @@ struct Sample {
 
 struct Limits {
   double warmup_s = 600;     // samples up to here are the warm-up; its last one is the baseline
-  double max_growth = 0.05;  // memory and connections at the end: at most this above the baseline
+  double max_growth = 0.05;  // memory at the end: at most this above the baseline
   int max_connections = 9;   // never more at once: the pool's size and the LISTEN session
   double max_drift = 0.10;   // throughput per interval, last third against first third after warm-up
   std::int64_t min_schedule_fires = 1;

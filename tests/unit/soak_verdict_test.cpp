@@ -56,9 +56,23 @@ TEST_CASE("the soak's verdict passes a flat run and fails each check it makes", 
   SECTION("a connection more at the end, or more than the pool at any time") {
     auto samples = flat_samples();
     samples.back().connections = 10;
+    samples.back().opened = 1;
     v = durable::soak::judge(samples, soak_test_limits, clean_outcome());
-    CHECK(fails_with(v, "connections grew 11.1%: 9 at 40 s (warm-up end), 10 at 120 s"));
+    CHECK(fails_with(v,
+                     "the worker opened 1 connection(s) after the warm-up: 9 at 40 s (warm-up end), 10 at 120 s, "
+                     "0 slot(s) of its pool unopened"));
     CHECK(fails_with(v, "the worker held 10 connections at once; its pool and LISTEN session are 9"));
+  }
+  SECTION("connections broken and replaced after the warm-up, their count the same") {
+    auto samples = flat_samples();
+    samples[8].opened = 2;
+    CHECK(fails_with(durable::soak::judge(samples, soak_test_limits, clean_outcome()), "opened 2 connection(s)"));
+  }
+  SECTION("a slot of the pool still unopened at the warm-up's end opens later") {
+    auto samples = flat_samples();
+    for (int i = 0; i < 8; ++i) samples[i].connections = 8;
+    samples[8].opened = 1;
+    CHECK(durable::soak::judge(samples, soak_test_limits, clean_outcome()).ok());
   }
   SECTION("throughput that falls by a fifth") {
     auto samples = flat_samples();
