@@ -125,6 +125,12 @@ struct ReadOnlyInsert {  // a transactional activity of one attempt: a failure w
     return n;
   }
 };
+struct FailpointsCleared {
+  FailpointsCleared() = default;
+  FailpointsCleared(const FailpointsCleared&) = delete;
+  FailpointsCleared& operator=(const FailpointsCleared&) = delete;
+  ~FailpointsCleared() { detail::configure_failpoints(""); }
+};
 struct ReadOnlyInsertFlow {
   static constexpr auto name = "read_only_insert_flow";
   int operator()(WorkflowContext& ctx, const int& n) { return ctx.call<ReadOnlyInsert>(n); }
@@ -135,17 +141,18 @@ TEST_CASE("a transactional activity whose transaction would begin while the serv
           "[failover][transactions]") {
   TemporaryPostgres server;
   admin(server.url(), "CREATE TABLE public.failover_rows (n int)");
+  // Each task claimed, then held a moment before its transaction begins. Set before the engine
+  // starts and cleared after it stopped: its threads read failpoints.
+  const FailpointsCleared cleared;
+  detail::configure_failpoints("task.after_claim=sleep:1000");
   Engine engine(failover_options(server.url(), testing::unique_schema("fo")));
   engine.add<ReadOnlyInsert>().add<ReadOnlyInsertFlow>();
   engine.start();
   CHECK(engine.start_workflow<ReadOnlyInsertFlow>("before", 1).result(30s) == 1);
-  // Claimed, then held a moment before its transaction begins: the server is read-only by then.
-  detail::configure_failpoints("task.after_claim=sleep:1000");
   auto during = engine.start_workflow<ReadOnlyInsertFlow>("during", 2);
   std::this_thread::sleep_for(300ms);
-  set_read_only(server, true);
+  set_read_only(server, true);  // by the time its transaction would begin
   std::this_thread::sleep_for(2s);
-  detail::configure_failpoints("");
   set_read_only(server, false);
   CHECK(during.result(30s) == 2);  // its one attempt was not spent on a server that took no writes
   CHECK(count_on(server.url(), "SELECT count(*) FROM public.failover_rows") == 2);
