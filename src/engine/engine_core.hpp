@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,8 +58,10 @@ class EngineCore {
   }
   EngineMetrics snapshot();
   // The runner while the engine runs (null before start() and once stop() began), for any thread:
-  // a run started here is leased to this engine and offered to it.
+  // a run started here is leased to this engine and replayed by it. Read it under a hold: stop()
+  // waits for the holds before it takes the runner and the activity slots away.
   Runner* local_runner() const { return local_runner_.load(); }
+  std::shared_lock<std::shared_mutex> hold_local_runner() { return std::shared_lock(local_starts_); }
 
   const EngineOptions& options() const { return options_; }
   // Written only before start() (Engine checks), read by the engine's threads after.
@@ -127,6 +130,7 @@ class EngineCore {
   std::unique_ptr<Replayer> replayer_;
   std::unique_ptr<Runner> runner_;
   std::atomic<Runner*> local_runner_{nullptr};
+  std::shared_mutex local_starts_;  // held shared by a start that uses local_runner_
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<Retention> retention_;     // when EngineOptions::retention is on
   std::unique_ptr<Sweeps> sweeps_;           // when it runs workflows

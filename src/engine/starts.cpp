@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <vector>
 
 #include "base/checks.hpp"
@@ -79,16 +80,21 @@ StartAttempt try_start(const std::shared_ptr<EngineCore>& core, const std::strin
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before). A run on a
   // named queue waits for its admission instead, and a run of a paused type for a claim.
+  const auto runner_held = core->hold_local_runner();
   Runner* runner = core->runs_default_queue() && placed.queue == default_queue &&
                            !core->paused_types().workflow_paused(workflow_name)
                        ? core->local_runner()
                        : nullptr;
   const std::string owner = runner ? core->owner() : std::string();
+  // Its first replay too, in the start's transaction: the start and its first step are one commit.
+  std::unique_ptr<StartReplay> first = runner ? runner->first_replay() : nullptr;
+  pg::FirstReplay* const planner = first.get();
   auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, placed, owner,
-                                            core->options().workflow_lease);
+                                            core->options().workflow_lease, planner);
   if (!fresh.inserted && options.id_reuse != IdReusePolicy::reject_duplicate) {
-    fresh = core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input, placed,
-                                            replaceable(options.id_reuse), owner, core->options().workflow_lease);
+    fresh =
+        core->store().reuse_workflow_id(workflow_id, run_id, workflow_name, input, placed,
+                                        replaceable(options.id_reuse), owner, core->options().workflow_lease, planner);
   }
   if (!fresh.inserted) {
     auto existing = core->store().read_workflow(workflow_id);
@@ -98,8 +104,8 @@ StartAttempt try_start(const std::shared_ptr<EngineCore>& core, const std::strin
       return found(core, {workflow_id, existing->run_id, std::string(to_text(existing->status))});
     }
   }
-  if (fresh.leased) {
-    runner->offer(std::move(*fresh.leased));
+  if (first && (fresh.leased || fresh.replayed)) {
+    first->started(*runner, std::move(fresh.leased), std::move(fresh.replayed));
   } else {
     core->signals().workflow_work.notify_one();
     core->signals().queue_work.notify();

@@ -4,10 +4,12 @@
 
 #include <map>
 
+#include "base/failpoint.hpp"
 #include "base/uuid.hpp"
 #include "pg/connection_pool.hpp"
 #include "pg/rows.hpp"
 #include "pg/statements.hpp"
+#include "pg/store_parts.hpp"
 
 namespace durable::pg {
 
@@ -37,19 +39,19 @@ Store::Store(ConnectionPool& pool, std::string app_version, detail::Sealer seale
 
 Store::Started Store::start_workflow(const std::string& id, const std::string& run_id, const std::string& name,
                                      const Json& input, const RunOrigin& origin, const std::string& owner,
-                                     Duration lease) {
-  return insert_run(id, run_id, name, input, origin, {}, owner, lease);
+                                     Duration lease, FirstReplay* first) {
+  return insert_run(id, run_id, name, input, origin, {}, owner, lease, first);
 }
 
 Store::Started Store::reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
                                         const Json& input, const RunOrigin& origin, const std::string& replaceable,
-                                        const std::string& owner, Duration lease) {
-  return insert_run(id, run_id, name, input, origin, replaceable, owner, lease);
+                                        const std::string& owner, Duration lease, FirstReplay* first) {
+  return insert_run(id, run_id, name, input, origin, replaceable, owner, lease, first);
 }
 
 Store::Started Store::insert_run(const std::string& id, const std::string& run_id, const std::string& name,
                                  const Json& input, const RunOrigin& origin, const std::string& replaceable,
-                                 const std::string& owner, Duration lease) {
+                                 const std::string& owner, Duration lease, FirstReplay* first) {
   Started started;
   const std::string stored_input = seal_.sealed_dump(input);
   const std::int64_t token = owner.empty() ? 0 : tokens_.take(1);
@@ -57,12 +59,17 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
     started.leased = ClaimedWorkflow{id, run_id, name, 1, lease_token, now_us, Json{{"input", input}}};
   };
   // After a lost answer, an earlier try may have inserted the run: then it is ours, and so is its
-  // lease if that still holds.
+  // lease if that still holds. A run of ours whose lease went with a first replay committed in the
+  // same transaction: the tasks that replay leased at once are ours to run.
   auto find_own = [&](pqxx::transaction_base& tx) {
     auto own = exec(tx, stmt::own_start, id, run_id, owner);
     started.inserted = !own.empty();
-    if (started.inserted && !own[0]["lease_token"].is_null()) {
+    if (!started.inserted) return;
+    if (!own[0]["lease_token"].is_null()) {
       lease_it(own[0]["lease_token"].as<std::int64_t>(), own[0]["now_us"].as<std::int64_t>());
+    } else if (first && !first->planned_claim_token().empty()) {
+      started.replayed = ReplayOutcome{};
+      started.replayed->claimed = store_parts::reclaim_tasks(tx, first->planned_claim_token(), seal_);
     }
   };
   auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
@@ -78,7 +85,22 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
     } else if (maybe_committed) {
       find_own(tx);
     }
+    if (first && started.leased && started.leased->next_seq == 1 && !started.replayed) {
+      if (auto commit = first->plan(*started.leased)) {
+        started.replayed = replay_committed(tx, *commit, exec_commit_replay(tx, *commit), false);
+        detail::failpoint("start.before_commit");  // dying here commits neither the start nor its first replay
+      }
+    }
   };
+  if (replaceable.empty() && first) {
+    pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
+      pqxx::work tx(conn);  // the start and its first replay
+      insert(tx, maybe_committed);
+      tx.commit();
+    });
+    if (started.replayed) detail::failpoint("start.after_commit");  // in: the run goes on, its first step once
+    return started;
+  }
   if (replaceable.empty()) {
     pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
       pqxx::nontransaction tx(conn);
@@ -96,6 +118,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
     insert(tx, false);                  // the id has room now; a deduplication or debounce key may still be held
     if (started.inserted) tx.commit();  // else rolled back: the earlier run stays the latest
   });
+  if (started.replayed) detail::failpoint("start.after_commit");
   return started;
 }
 

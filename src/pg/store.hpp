@@ -23,7 +23,8 @@
 
 namespace pqxx {
 class transaction_base;
-}
+class row;
+}  // namespace pqxx
 
 namespace durable::pg {
 
@@ -36,16 +37,19 @@ class Store final : public TaskStore, public ReplayStore {
   struct Started {
     bool inserted = false;                  // false: the id was taken (read it with read_workflow)
     std::optional<ClaimedWorkflow> leased;  // the new run, leased to `owner` when one was given
+    std::optional<ReplayOutcome> replayed;  // its first replay, committed with the start
   };
   // The new latest run of the id, unless the id has a run already. With an owner, the new run is
-  // leased to it at once: its first replay needs no claim.
+  // leased to it at once: its first replay needs no claim; with `first` too, the commit that
+  // `first` plans for it goes in with the start, in one transaction (see FirstReplay).
   Started start_workflow(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
-                         const RunOrigin& origin, const std::string& owner = {}, Duration lease = Duration{0});
+                         const RunOrigin& origin, const std::string& owner = {}, Duration lease = Duration{0},
+                         FirstReplay* first = nullptr);
   // The same, as the new latest run in place of an ended one whose status is in `replaceable`
   // (json array), which keeps its history; not inserted when the latest run is not replaceable.
   Started reuse_workflow_id(const std::string& id, const std::string& run_id, const std::string& name,
                             const Json& input, const RunOrigin& origin, const std::string& replaceable,
-                            const std::string& owner = {}, Duration lease = Duration{0});
+                            const std::string& owner = {}, Duration lease = Duration{0}, FirstReplay* first = nullptr);
   // A start with a debounce key (origin.debounce_key) collapsed into the queued run of workflow
   // `name` with that key, if there is one (debounce_into.sql); nullopt: none, start one.
   std::optional<FoundRun> debounce_into(const std::string& name, const Json& input, const RunOrigin& origin);
@@ -152,7 +156,13 @@ class Store final : public TaskStore, public ReplayStore {
   // The run a read statement (read_workflow, read_run) finds by `key`.
   std::optional<WorkflowRow> read_one_run(const char* statement, const std::string& key);
   Started insert_run(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
-                     const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease);
+                     const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease,
+                     FirstReplay* first);
+  // commit_replay's statement for `commit`, and what its answer says went in (after a lost answer,
+  // `maybe_committed`: the tasks an earlier try leased at once, read back).
+  pqxx::row exec_commit_replay(pqxx::transaction_base& tx, const ReplayCommit& commit);
+  ReplayOutcome replay_committed(pqxx::transaction_base& tx, const ReplayCommit& commit, const pqxx::row& row,
+                                 bool maybe_committed);
   // The rows complete_steps reads, and the statement itself with its answer read.
   Json steps_json(const std::vector<const StepCommit*>& steps);
   std::vector<StepOutcome> run_complete_steps(pqxx::transaction_base& tx, const char* statement,

@@ -105,8 +105,7 @@ Json Store::tasks_json(const std::vector<NewTask>& tasks) {
   return out;
 }
 
-ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
-  ReplayOutcome outcome;
+pqxx::row Store::exec_commit_replay(pqxx::transaction_base& tx, const ReplayCommit& c) {
   const std::string events = events_json(c.events, seal_).dump();
   const std::string tasks = tasks_json(c.tasks).dump();
   Json received_json = Json::array();
@@ -124,6 +123,28 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
   } else {
     published = c.published.dump();
   }
+  return exec1(tx, stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)), result,
+               c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_, ended_channel_,
+               c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages, received, published,
+               events_channel_, children, workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel, app_version_);
+}
+
+ReplayOutcome Store::replay_committed(pqxx::transaction_base& tx, const ReplayCommit& c, const pqxx::row& row,
+                                      bool maybe_committed) {
+  ReplayOutcome outcome;
+  outcome.now_us = row["now_us"].as<std::int64_t>();
+  if (!row["base"].is_null()) {
+    outcome.base = row["base"].as<int>();
+    outcome.claimed = leased_at_once(c, row["claimed"], outcome.now_us);
+  } else if (maybe_committed && !c.claim_token.empty()) {
+    // An earlier try may have committed: its tasks leased at once are ours to run.
+    outcome.claimed = reclaim_tasks(tx, c.claim_token, seal_);
+  }
+  return outcome;
+}
+
+ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
+  ReplayOutcome outcome;
   const bool continues = c.status == RunStatus::continued;
   pool_.write("commit_replay", [&](pqxx::connection& conn, bool maybe_committed) {
     outcome = {};
@@ -135,11 +156,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
                                            : static_cast<pqxx::transaction_base&>(single.emplace(conn));
     pqxx::row row;
     try {
-      row =
-          exec1(tx, stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)), result,
-                c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_, ended_channel_,
-                c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages, received, published,
-                events_channel_, children, workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel, app_version_);
+      row = exec_commit_replay(tx, c);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != refused_commit_state) throw;
       outcome.refused = true;  // nothing was written
@@ -151,14 +168,7 @@ ReplayOutcome Store::commit_replay(const ReplayCommit& c) {
       pair->commit();
       detail::failpoint("replay.after_continue_commit");  // the next run is in: it must go on, once
     }
-    outcome.now_us = row["now_us"].as<std::int64_t>();
-    if (!row["base"].is_null()) {
-      outcome.base = row["base"].as<int>();
-      outcome.claimed = leased_at_once(c, row["claimed"], outcome.now_us);
-    } else if (maybe_committed && !c.claim_token.empty()) {
-      // An earlier try may have committed: its tasks leased at once are ours to run.
-      outcome.claimed = reclaim_tasks(tx, c.claim_token, seal_);
-    }
+    outcome = replay_committed(tx, c, row, maybe_committed);
   });
   return outcome;
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "base/paused_types.hpp"
 #include "base/wake_signal.hpp"
 #include "pg/stage_stores.hpp"
+#include "pipeline/first_replay.hpp"
 #include "pipeline/journal_caches.hpp"
 #include "pipeline/recorder.hpp"
 #include "pipeline/replayer.hpp"
@@ -35,6 +37,8 @@ class Runner {
   void loop();  // one per runner thread, until the engine stops (then it replays what was offered)
   // A run leased to this engine already (just started here): replayed by the next free runner thread.
   void offer(pg::ClaimedWorkflow claim);
+  // The first replay of a run this engine is about to start, to commit with its start.
+  std::unique_ptr<StartReplay> first_replay() { return std::make_unique<StartReplay>(replayer_, caches_); }
   // Replays one claimed run and commits what it decided (the loop's work, for one claim).
   void process(const pg::ClaimedWorkflow& claim);
 

@@ -140,6 +140,37 @@ TEST_CASE("fault 2: a kill at a failpoint around the activity's commit", "[fault
                             {"check", c.to_json()}});
 }
 
+TEST_CASE("fault 13: a kill around a start that commits its first step", "[fault][failpoint][start]") {
+  struct Case {
+    std::string failpoint;
+    int runs;  // that went in
+  };
+  // The worker starts the run itself, so its first replay commits with the start: a kill before
+  // that commit leaves nothing, one after it leaves the run with its first task leased to the dead
+  // worker, which another takes over once the lease runs out and runs once.
+  auto [failpoint, runs] = GENERATE(Case{"start.before_commit", 0}, Case{"start.after_commit", 1});
+  CAPTURE(failpoint);
+  Workload w(durable::testing::database_url());
+  Workers workers(w.url, w.schema);
+  workers.spawn({"DURABLE_FAILPOINTS=" + failpoint + "=kill@1", "DURABLE_FAULT_START=fs-:1"});
+  CHECK(workers.wait_exit(0) == 128 + SIGKILL);
+  const auto killed = Clock::now();
+  CHECK(w.count("SELECT count(*) FROM {s}.workflows WHERE workflow_id = 'fs-0'") == runs);
+  CHECK(w.count("SELECT count(*) FROM {s}.tasks") == runs);   // its first step, leased at once
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_log") == 0);  // whose body never ran
+  workers.restart(0);                                         // no failpoint, no start this time
+  if (runs == 0) durable::fault::start_workflows(*w.starter, "fs-", 1, FlowInput{3, 0});  // started again
+  Check c = w.finish("fs-");
+  CHECK(c.workflows == 1);
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_log WHERE step = 0") == 1);
+  CHECK(w.count("SELECT count(*) FROM {s}.fault_effects") == 3);
+  report("start_failpoint_kill", {{"failpoint", failpoint},
+                                  {"runs_in_after_kill", runs},
+                                  {"executions_of_first_step", 1},
+                                  {"completed_after_ms", ms_since(killed)},
+                                  {"check", c.to_json()}});
+}
+
 TEST_CASE("fault 3: a frozen worker's late completion is rejected by fencing", "[fault][freeze]") {
   Workload w(durable::testing::database_url());
   Workers workers(w.url, w.schema);

@@ -9,7 +9,7 @@
 namespace durable::test {
 
 int serve_until_stopped(const EngineOptions& options, const std::function<void(Engine&)>& register_definitions,
-                        const char* program_name) {
+                        const char* program_name, const std::function<void(Engine&)>& once_started) {
   // Blocked before the engine starts, so every engine thread inherits the mask and only the
   // sigwait below sees the signal; the Engine destructor then stops the engine cleanly.
   sigset_t stop_signals;
@@ -21,6 +21,7 @@ int serve_until_stopped(const EngineOptions& options, const std::function<void(E
     Engine engine(options);
     register_definitions(engine);
     engine.start();
+    if (once_started) once_started(engine);
     std::printf("ready\n");
     std::fflush(stdout);
     int signal = 0;

@@ -12,7 +12,8 @@ namespace durable::test {
 // from `options`, lets `register_definitions` register on it, starts it and prints "ready" on
 // stdout; then waits for SIGTERM or SIGINT and returns 0 once the engine has stopped. On an
 // exception prints "<program_name> failed: <what>" on stderr and returns 1.
+// `once_started`, when given, runs on the started engine before "ready" is printed.
 int serve_until_stopped(const EngineOptions& options, const std::function<void(Engine&)>& register_definitions,
-                        const char* program_name);
+                        const char* program_name, const std::function<void(Engine&)>& once_started = {});
 
 }  // namespace durable::test

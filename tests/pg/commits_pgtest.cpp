@@ -1,0 +1,88 @@
+// How many commits a run takes (issue 39): a run started on an engine that runs its workflow
+// commits its start and its first replay's decisions together, and the paths around that commit
+// (a first step that needs a read, a run that ends at once, a lost answer, a start elsewhere).
+#include <catch2/catch.hpp>
+
+#include "base/failpoint.hpp"
+#include "support/test_db.hpp"
+#include "support/test_workflows.hpp"
+
+using namespace durable;
+using namespace durable::test;
+
+namespace {
+
+// Ends in its first replay: no step at all.
+struct Doubles {
+  static constexpr auto name = "doubles";
+  int operator()(WorkflowContext&, const int& n) { return 2 * n; }
+};
+
+void register_doubles(Engine& engine) { engine.add<Doubles>(); }
+
+// The transactions that wrote the journal rows of `workflow_id`'s runs, in the order of their rows.
+long long journal_commits(const TestDb& db, const std::string& workflow_id) {
+  return db.count(
+      "SELECT count(DISTINCT j.xmin::text) FROM {s}.journal j JOIN {s}.workflows w USING (run_id) "
+      "WHERE w.workflow_id = '" +
+      workflow_id + "'");
+}
+// Whether the journal rows of seq 0 and 1 of `workflow_id` went in with one commit.
+bool first_two_rows_together(const TestDb& db, const std::string& workflow_id) {
+  return db.count(
+             "SELECT count(DISTINCT j.xmin::text) FROM {s}.journal j JOIN {s}.workflows w USING (run_id) "
+             "WHERE w.workflow_id = '" +
+             workflow_id + "' AND j.seq IN (0, 1)") == 1;
+}
+
+}  // namespace
+
+TEST_CASE("a one-step run started on an engine that runs it takes two commits", "[pg][commits]") {
+  RunningEngine env({}, register_doubles);
+  CHECK(env.engine.start_workflow<HelloWorkflow>("two-commits", "you").result(30s) == "hello, you");
+  // The start with the activity scheduled, then the activity's result with the workflow's end.
+  CHECK(first_two_rows_together(env.db, "two-commits"));
+  CHECK(journal_commits(env.db, "two-commits") == 2);
+  CHECK(events_of(env.db, "two-commits", "activity_scheduled") == 1);
+  // A run that ends in its first replay ends in its start's commit.
+  CHECK(env.engine.start_workflow<Doubles>("at-once", 21).result(30s) == 42);
+  CHECK(journal_commits(env.db, "at-once") == 1);
+  CHECK(events_of(env.db, "at-once", "workflow_completed") == 1);
+  // A timer first: started with the run, and it fires.
+  CHECK(env.engine.start_workflow<SleepWorkflow>("timer-first", 100).result(30s)["slept_ms"].get<int>() >= 100);
+  CHECK(first_two_rows_together(env.db, "timer-first"));
+}
+
+TEST_CASE("a first step that needs a read is replayed by a runner after the start's commit", "[pg][commits]") {
+  RunningEngine env;
+  // Its first step is a receive: the inbox is read under a claim, so the start commits alone.
+  auto run = env.engine.start_workflow<InboxWorkflow>("reads-first", InboxInput{1, 0});
+  env.engine.send("reads-first", "item", std::string("one"));
+  CHECK(run.result(30s) == std::vector<std::string>{"one"});
+  CHECK_FALSE(first_two_rows_together(env.db, "reads-first"));
+}
+
+TEST_CASE("a start from a client that runs no workflows commits the start alone", "[pg][commits]") {
+  RunningEngine worker;
+  Engine client(worker.db.options());  // never started: it starts runs, another engine runs them
+  register_all(client);
+  CHECK(client.start_workflow<HelloWorkflow>("started-elsewhere", "there").result(30s) == "hello, there");
+  CHECK_FALSE(first_two_rows_together(worker.db, "started-elsewhere"));
+  CHECK(journal_commits(worker.db, "started-elsewhere") == 3);
+}
+
+TEST_CASE("a start whose answer was lost runs its first step once, without waiting for a lease", "[pg][commits]") {
+  // The start and its first replay commit, then the answer is lost: the retry finds the run its
+  // own and the task the replay leased at once to this engine, and runs it now. A task left to its
+  // lease (35 s: the default timeout and lease margin) would outlast the wait below.
+  detail::configure_failpoints("lost_answer.start_workflow=fail@1");
+  {
+    RunningEngine env;
+    auto run = env.engine.start_workflow<HelloWorkflow>("lost-start", "again");
+    CHECK(run.result(20s) == "hello, again");
+    CHECK(runs_of(env.db, "lost-start") == 1);
+    CHECK(events_of(env.db, "lost-start", "activity_completed") == 1);
+    CHECK(first_two_rows_together(env.db, "lost-start"));
+  }
+  detail::configure_failpoints("");
+}
