@@ -281,8 +281,11 @@ void EngineCore::stop() {
   }
   if (stopping_.exchange(true)) return;
   local_runner_ = nullptr;  // new starts are claimed by any engine; runners finish what was offered
-  { const std::unique_lock starts_done(local_starts_); }  // a start that had the runner hands its work over first
-  if (dispatcher_) dispatcher_->tell_stopping();          // bodies see cancelled() now, not when the grace ends
+  {
+    // A start that had the runner hands its work over before the runner and the slots go.
+    const std::unique_lock starts_done(local_starts_);
+  }
+  if (dispatcher_) dispatcher_->tell_stopping();  // bodies see cancelled() now, not when the grace ends
   signals_.workflow_work.notify();
   signals_.task_work.notify();
   signals_.schedule_work.notify();
