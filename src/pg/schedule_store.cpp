@@ -7,6 +7,7 @@
 #include "pg/connection_pool.hpp"
 #include "pg/rows.hpp"
 #include "pg/statements.hpp"
+#include "pg/store_parts.hpp"
 
 namespace durable::pg {
 
@@ -114,10 +115,20 @@ ScheduleStore::Fired ScheduleStore::fire_due(
       }
       int started = 0;
       for (const auto& start : advance.starts) {
-        started += exec1(tx, stmt::start_workflow, start.workflow_id, start.run_id, row.spec.workflow,
-                         row.spec.input.dump(), workflows_channel_, start.context.dump(), "", 0, 0, "schedule", row.id,
-                         app_version_, default_queue, "", 0, "", "", 0)["inserted"]
-                       .as<int>();
+        const store_parts::NewRun run{start.workflow_id,
+                                      start.run_id,
+                                      row.spec.workflow,
+                                      row.spec.input.dump(),
+                                      workflows_channel_,
+                                      start.context.dump(),
+                                      "",
+                                      0,
+                                      0,
+                                      app_version_};
+        RunOrigin origin;
+        origin.started_by = "schedule";
+        origin.origin = row.id;
+        started += store_parts::exec_start(tx, run, origin)["inserted"].as<int>();
       }
       exec0(tx, stmt::advance_schedule, row.id, advance.next_fire_us, advance.prev_fire_us, started, advance.dropped);
       ++fired.schedules;

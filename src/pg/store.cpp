@@ -72,40 +72,40 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
       started.replayed->claimed = store_parts::reclaim_tasks(tx, first->planned_claim_token(), seal_);
     }
   };
+  // With `first`: its first replay, decided at the database's time now, goes in with the start.
   auto insert = [&](pqxx::transaction_base& tx, bool maybe_committed) {
     started = {};
-    auto row =
-        exec1(tx, stmt::start_workflow, id, run_id, name, stored_input, workflows_channel_, "{}", owner, lease.count(),
-              token, origin.started_by, origin.origin, app_version_, origin.queue, origin.concurrency_key,
-              origin.priority, origin.deduplication_key, origin.debounce_key, origin.debounce.count());
+    if (maybe_committed && first) {
+      find_own(tx);  // before deciding again: an earlier try's claim token names the tasks it leased
+      if (started.inserted) return;
+    }
+    std::optional<ReplayCommit> commit;
+    store_parts::FirstReplayArgs replay;
+    std::int64_t now_us = 0;
+    if (first) {
+      now_us = exec1(tx, stmt::db_now_us)["now_us"].as<std::int64_t>();
+      commit = first->plan(ClaimedWorkflow{id, run_id, name, 1, token, now_us, Json{{"input", input}}});
+      if (commit) replay = first_replay_args(*commit);
+    }
+    if (commit) detail::failpoint("start.before_commit");  // dying here leaves neither the start nor its replay
+    const store_parts::NewRun run{id,   run_id, name,          stored_input, workflows_channel_,
+                                  "{}", owner,  lease.count(), token,        app_version_};
+    const auto row = store_parts::exec_start(tx, run, origin, replay);
     started.inserted = row["inserted"].as<int>() == 1;
-    if (started.inserted) {
-      if (!row["lease_token"].is_null())
-        lease_it(row["lease_token"].as<std::int64_t>(), row["now_us"].as<std::int64_t>());
-    } else if (maybe_committed) {
+    if (started.inserted && commit) {
+      started.replayed = ReplayOutcome{1, store_parts::leased_at_once(*commit, row["claimed"], now_us), now_us};
+    } else if (started.inserted && !row["lease_token"].is_null()) {
+      lease_it(row["lease_token"].as<std::int64_t>(), row["now_us"].as<std::int64_t>());
+    } else if (!started.inserted && maybe_committed && !first) {
       find_own(tx);
     }
-    if (first && started.leased && started.leased->next_seq == 1 && !started.replayed) {
-      if (auto commit = first->plan(*started.leased)) {
-        started.replayed = replay_committed(tx, *commit, exec_commit_replay(tx, *commit), false);
-        detail::failpoint("start.before_commit");  // dying here commits neither the start nor its first replay
-      }
-    }
   };
-  if (replaceable.empty() && first) {
-    pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
-      pqxx::work tx(conn);  // the start and its first replay
-      insert(tx, maybe_committed);
-      tx.commit();
-    });
-    if (started.replayed) detail::failpoint("start.after_commit");  // in: the run goes on, its first step once
-    return started;
-  }
   if (replaceable.empty()) {
     pool_.write("start_workflow", [&](pqxx::connection& conn, bool maybe_committed) {
       pqxx::nontransaction tx(conn);
       insert(tx, maybe_committed);
     });
+    if (started.replayed) detail::failpoint("start.after_commit");  // in: the run goes on, its first step once
     return started;
   }
   pool_.write("reuse_workflow_id", [&](pqxx::connection& conn, bool maybe_committed) {
@@ -120,6 +120,22 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   });
   if (started.replayed) detail::failpoint("start.after_commit");
   return started;
+}
+
+store_parts::FirstReplayArgs Store::first_replay_args(const ReplayCommit& c) {
+  store_parts::FirstReplayArgs args;
+  args.events = store_parts::events_json(c.events, seal_).dump();
+  args.status = std::string(to_text(c.status));
+  args.result = c.status == RunStatus::completed ? seal_.sealed_dump(c.result) : c.result.dump();
+  args.error_type = c.error_type;
+  args.error_message = seal_.seal_text(c.error_message);
+  args.wake_at_us = c.wake_at_us;
+  args.tasks = tasks_json(c.tasks).dump();
+  args.lease_margin_ms = c.lease_margin.count();
+  args.claim_token = c.claim_token;
+  args.tasks_channel = tasks_channel_;
+  args.ended_channel = ended_channel_;
+  return args;
 }
 
 namespace {

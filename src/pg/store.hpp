@@ -20,6 +20,7 @@
 #include "pg/lease_tokens.hpp"
 #include "pg/records.hpp"
 #include "pg/stage_stores.hpp"
+#include "pg/store_parts.hpp"
 
 namespace pqxx {
 class transaction_base;
@@ -158,6 +159,8 @@ class Store final : public TaskStore, public ReplayStore {
   Started insert_run(const std::string& id, const std::string& run_id, const std::string& name, const Json& input,
                      const RunOrigin& origin, const std::string& replaceable, const std::string& owner, Duration lease,
                      FirstReplay* first);
+  // start_workflow's parameters for a first replay committed with the start.
+  store_parts::FirstReplayArgs first_replay_args(const ReplayCommit& commit);
   // commit_replay's statement for `commit`, and what its answer says went in (after a lost answer,
   // `maybe_committed`: the tasks an earlier try leased at once, read back).
   pqxx::row exec_commit_replay(pqxx::transaction_base& tx, const ReplayCommit& commit);

@@ -67,6 +67,16 @@ std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::
   return tasks;
 }
 
+pqxx::row exec_start(pqxx::transaction_base& tx, const NewRun& run, const RunOrigin& origin,
+                     const FirstReplayArgs& replay) {
+  return exec1(tx, stmt::start_workflow, run.id, run.run_id, run.name, run.stored_input, run.channel,
+               run.more_started_data, run.owner, run.lease_ms, run.lease_token, origin.started_by, origin.origin,
+               run.app_version, origin.queue, origin.concurrency_key, origin.priority, origin.deduplication_key,
+               origin.debounce_key, origin.debounce.count(), replay.events, replay.status, replay.result,
+               replay.error_type, replay.error_message, replay.wake_at_us, replay.tasks, replay.lease_margin_ms,
+               replay.claim_token, replay.tasks_channel, replay.ended_channel);
+}
+
 Json events_json(const std::vector<NewEvent>& events, const detail::Sealer& seal) {
   Json out = Json::array();
   for (const NewEvent& e : events) {

@@ -38,6 +38,26 @@ std::vector<ClaimedTask> reclaim_tasks(pqxx::transaction_base& tx, const std::st
 // The tasks a commit leased at once: from its answer's [task_id, step, lease_token] rows.
 std::vector<ClaimedTask> leased_at_once(const ReplayCommit& commit, const pqxx::field& claimed, std::int64_t now_us);
 
+// A run for start_workflow.sql to insert: who it is, and the lease it starts with (owner '': none).
+struct NewRun {
+  std::string id, run_id, name, stored_input, channel;  // channel: the workflows' wake-up
+  std::string more_started_data = "{}";                 // more data for its started event
+  std::string owner;
+  std::int64_t lease_ms = 0, lease_token = 0;
+  std::string app_version;
+};
+// start_workflow.sql's first replay, committed with the start ($19 on): none by default.
+struct FirstReplayArgs {
+  std::string events = "[]", status = "running", result, error_type, error_message;
+  std::int64_t wake_at_us = -1;
+  std::string tasks = "[]";
+  std::int64_t lease_margin_ms = 0;
+  std::string claim_token, tasks_channel, ended_channel;
+};
+// Runs start_workflow.sql: one row (inserted, notified, lease_token, claimed, now_us).
+pqxx::row exec_start(pqxx::transaction_base& tx, const NewRun& run, const RunOrigin& origin,
+                     const FirstReplayArgs& replay = {});
+
 // The json of new events as the statements read them.
 Json events_json(const std::vector<NewEvent>& events, const detail::Sealer& seal);
 

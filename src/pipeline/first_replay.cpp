@@ -1,5 +1,7 @@
 #include "pipeline/first_replay.hpp"
 
+#include <algorithm>
+
 #include "base/log.hpp"
 #include "pipeline/runner.hpp"
 
@@ -37,7 +39,12 @@ std::optional<pg::ReplayCommit> StartReplay::plan(const pg::ClaimedWorkflow& run
     planned_ = {};
     return std::nullopt;
   }
-  if (planned_.needs_claim || planned_.blocked) {
+  // Left to a runner: what needs a claim; a replay that wrote nothing (it waits for what only a
+  // claim reads); a task on a named queue, which takes its run's concurrency key from the run's
+  // row (not there yet while the start inserts it).
+  const auto on_named_queue = [](const pg::NewTask& task) { return task.options.queue != default_queue; };
+  if (planned_.needs_claim || planned_.blocked || planned_.commit.events.empty() ||
+      std::any_of(planned_.commit.tasks.begin(), planned_.commit.tasks.end(), on_named_queue)) {
     planned_ = {};
     return std::nullopt;
   }
