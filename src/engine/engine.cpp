@@ -260,7 +260,7 @@ void EngineCore::watch_pauses() {
 }
 
 void EngineCore::run_cancelled(const std::string& run_id) {
-  signals_.run_ended();
+  signals_.run_ended(run_id);
   try {
     store().cancel_children(run_id);
   } catch (const std::exception& e) {
@@ -312,7 +312,7 @@ void EngineCore::stop() {
 
 void EngineCore::listen() {
   database_.listen(
-      [this](pg::Wake kind) {
+      [this](pg::Wake kind, const std::string& payload) {
         switch (kind) {
           case pg::Wake::workflows:  // it passes the wake-up on when it found work
             signals_.workflow_work.notify_one();
@@ -320,7 +320,7 @@ void EngineCore::listen() {
             break;
           case pg::Wake::tasks: signals_.task_work.notify(); break;
           case pg::Wake::ended:
-            signals_.run_ended();
+            signals_.run_ended(payload);  // the run that ended, or "" (all waiters look)
             signals_.queue_work.notify();
             break;
           case pg::Wake::schedules: signals_.schedule_work.notify(); break;

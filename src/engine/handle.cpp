@@ -51,7 +51,8 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string run_id = run_id_.str();
   for (;;) {
-    const auto seen = core_->signals().ended.generation();  // before the read, so no local end is missed
+    const auto ended = core_->signals().ended.of(run_id);
+    const auto seen = ended->generation();  // before the read, so no end is missed
     auto row = core_->store().read_run(run_id);
     if (!row) throw WorkflowNotFound::run(RunId{run_id});
     switch (public_status(row->status)) {
@@ -75,8 +76,8 @@ Json UntypedWorkflowHandle::result_json(Duration timeout) const {
     // Runs that end anywhere wake us (the LISTEN session, or this process's own ends); polling is
     // only the safety net.
     core_->listen_once();
-    core_->signals().ended.wait_for(
-        seen, std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options().poll_interval));
+    ended->wait_for(seen,
+                    std::min<std::chrono::steady_clock::duration>(deadline - now, core_->options().poll_interval));
   }
 }
 

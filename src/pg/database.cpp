@@ -19,7 +19,7 @@ Database::~Database() = default;
 
 void Database::ensure_schema() { pool_->ensure_schema(); }
 
-void Database::listen(const std::function<void(Wake)>& heard, const std::function<bool()>& stopping) {
+void Database::listen(const Heard& heard, const std::function<bool()>& stopping) {
   pg::listen(*pool_, heard, stopping);
 }
 

@@ -20,7 +20,8 @@ class ConnectionPool;
 // Throws InvalidSchemaName unless `schema` matches [a-z_][a-z0-9_]{0,47}.
 void validate_schema_name(const std::string& schema);
 
-// What a NOTIFY announces; engines LISTEN on one channel per kind. No payload is ever sent.
+// What a NOTIFY announces; engines LISTEN on one channel per kind. Only `ended` has a payload: the
+// run id of the run that ended, or none ("": some runs did; earlier versions never send one).
 enum class Wake {
   workflows,  // a workflow became runnable (started, an activity finished)
   tasks,      // activity tasks were added
@@ -29,6 +30,8 @@ enum class Wake {
   events,     // a run published an event (WorkflowContext::set_event)
   paused,     // a workflow or activity type was paused or resumed (Queues::pause_workflow, ...)
 };
+// What a notification said: its kind and its payload.
+using Heard = std::function<void(Wake, const std::string&)>;
 
 class Database {
  public:
@@ -49,7 +52,7 @@ class Database {
   TransactionConnections& transactions() { return *transactions_; }
   // Calls `heard(kind)` for each notification, on a connection of its own, until `stopping()`;
   // and once for every kind at each (re)connect, since anything may have happened unheard.
-  void listen(const std::function<void(Wake)>& heard, const std::function<bool()>& stopping);
+  void listen(const Heard& heard, const std::function<bool()>& stopping);
 
  private:
   std::unique_ptr<ConnectionPool> pool_;

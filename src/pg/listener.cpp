@@ -10,17 +10,17 @@ namespace durable::pg {
 namespace {
 class Receiver : public pqxx::notification_receiver {
  public:
-  Receiver(pqxx::connection& conn, const std::string& schema, Wake kind, const std::function<void(Wake)>& heard)
+  Receiver(pqxx::connection& conn, const std::string& schema, Wake kind, const Heard& heard)
       : pqxx::notification_receiver(conn, wake_channel(schema, kind)), kind_(kind), heard_(heard) {}
-  void operator()(const std::string&, int) override { heard_(kind_); }
+  void operator()(const std::string& payload, int) override { heard_(kind_, payload); }
 
  private:
   Wake kind_;
-  const std::function<void(Wake)>& heard_;
+  const Heard& heard_;
 };
 }  // namespace
 
-void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, const std::function<bool()>& stopping) {
+void listen(const ConnectionPool& pool, const Heard& heard, const std::function<bool()>& stopping) {
   constexpr Wake kinds[] = {Wake::workflows, Wake::tasks, Wake::ended, Wake::schedules, Wake::events, Wake::paused};
   while (!stopping()) {
     try {
@@ -33,7 +33,7 @@ void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, 
       Receiver schedules(conn, pool.schema(), Wake::schedules, heard);
       Receiver events(conn, pool.schema(), Wake::events, heard);
       Receiver paused(conn, pool.schema(), Wake::paused, heard);
-      for (Wake kind : kinds) heard(kind);  // anything added or ended while we were not listening
+      for (Wake kind : kinds) heard(kind, "");  // anything added or ended while we were not listening
       while (!stopping()) conn.await_notification(0, 200000);
     } catch (const std::exception& e) {
       detail::logger().debug("notification listener reconnecting: {}", e.what());

@@ -8,9 +8,9 @@
 
 namespace durable::pg {
 
-// Calls `heard(kind)` for each notification. On every (re)connect it calls it once for every
+// Calls `heard(kind, payload)` for each notification. On every (re)connect it calls it once for every
 // kind, since anything may have happened while nobody listened; polling in the claim loops
 // covers notifications lost meanwhile. Returns when `stopping()` is true (checked every 200 ms).
-void listen(const ConnectionPool& pool, const std::function<void(Wake)>& heard, const std::function<bool()>& stopping);
+void listen(const ConnectionPool& pool, const Heard& heard, const std::function<bool()>& stopping);
 
 }  // namespace durable::pg

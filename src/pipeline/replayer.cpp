@@ -141,7 +141,7 @@ void Replayer::committed(JournalCache& journal, const Planned& planned, int firs
     if (planned.commit.status == journal::RunStatus::failed) ++metrics_.workflows_failed;
     if (has_running_children(journal, planned.commit)) cancel_children(planned.commit.run_id);
     caches_.forget(planned.commit.run_id);
-    signals_.run_ended();
+    signals_.run_ended(planned.commit.run_id);
     return;
   }
   journal.replayed_seq = planned.commit.seen_seq;

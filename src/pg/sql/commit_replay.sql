@@ -44,7 +44,7 @@ p AS (
   RETURNING 1),
 pn AS (SELECT pg_notify($19, '') WHERE EXISTS (SELECT 1 FROM p)),
 n AS (SELECT pg_notify($11, '') FROM w WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
-d AS (SELECT pg_notify($12, '') FROM w WHERE $4 <> 'running'),
+d AS (SELECT pg_notify($12, w.run_id::text) FROM w WHERE $4 <> 'running'),  -- result() waiters of this run wake
 kids AS (SELECT x.v FROM w, jsonb_array_elements($20::jsonb) AS x(v)),
 retired AS (
   UPDATE {{s}}.workflows o SET latest = false, updated_at = statement_timestamp()

@@ -84,7 +84,7 @@ c AS ({{drop_unawaited_of_steps}}),
 nt AS ({{insert_tasks_of_steps}}),
 n AS (SELECT pg_notify($4, '') FROM w WHERE NOT w.fast LIMIT 1),
 m AS (SELECT pg_notify($5, '') WHERE EXISTS (SELECT 1 FROM nt WHERE status = 'pending')),
-d AS (SELECT pg_notify($6, '') FROM k WHERE k.wf_status <> 'running' LIMIT 1)
+d AS (SELECT pg_notify($6, k.run_id::text) FROM k WHERE k.wf_status <> 'running')  -- each ended run's waiters
 SELECT i.task_id, t.task_id IS NOT NULL AS finished, coalesce(w.fast, false) AS continued, w.base,
        {{claimed_json_of_steps}} AS claimed, {{s}}.epoch_us({{now}}) AS now_us,
        (SELECT count(*) FROM n) + (SELECT count(*) FROM m) + (SELECT count(*) FROM d) AS notified,

@@ -41,7 +41,7 @@ fe AS (
 t AS ({{insert_tasks_of_start}}),
 n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL AND runnable),
 tn AS (SELECT pg_notify($28, '') WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
-d AS (SELECT pg_notify($29, '') FROM w WHERE status <> 'running')
+d AS (SELECT pg_notify($29, run_id::text) FROM w WHERE status <> 'running')
 SELECT (SELECT count(*) FROM w) AS inserted,
        (SELECT count(*) FROM n) + (SELECT count(*) FROM tn) + (SELECT count(*) FROM d) AS notified,
        (SELECT lease_token FROM w) AS lease_token, {{claimed_json_of_start}} AS claimed,
