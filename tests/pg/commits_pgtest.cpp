@@ -86,3 +86,35 @@ TEST_CASE("a start whose answer was lost runs its first step once, without waiti
   }
   detail::configure_failpoints("");
 }
+
+TEST_CASE("a start leaves the run's row as a claim and a replay expect it", "[pg][commits]") {
+  auto row = [](const TestDb& db, const std::string& id) {
+    return db.query(
+        "SELECT next_seq, replay_lag, runnable, lease_token IS NULL, wake_at IS NOT NULL, status "
+        "FROM {s}.workflows WHERE workflow_id = '" +
+        id + "'")[0];
+  };
+  {
+    TestDb db;
+    Engine client(db.options());  // never started: the run waits for any engine's claim
+    register_all(client);
+    client.start_workflow<HelloWorkflow>("waits-for-a-claim", "x");
+    auto r = row(db, "waits-for-a-claim");
+    CHECK(r[0].as<int>() == 1);  // its start event,
+    CHECK(r[1].as<int>() == 1);  // which no replay has seen
+    CHECK(r[2].as<bool>());
+    CHECK(r[3].as<bool>());
+  }
+  RunningEngine env;
+  env.engine.start_workflow<SleepWorkflow>("sleeps-at-once", 60000);
+  auto r = row(env.db, "sleeps-at-once");
+  // Started, then what its first replay wrote (the clock it read, its timer), which no replay has
+  // read back: all but the start.
+  CHECK(r[0].as<int>() == 3);
+  CHECK(events_of(env.db, "sleeps-at-once", "timer_started") == 1);
+  CHECK(r[1].as<int>() == 2);
+  CHECK_FALSE(r[2].as<bool>());
+  CHECK(r[3].as<bool>());  // no lease held: it waits for its timer
+  CHECK(r[4].as<bool>());
+  CHECK(r[5].as<std::string>() == "running");
+}

@@ -11,7 +11,7 @@
 -- first).
 -- Its first replay, decided by owner $7 before the start (FirstReplay), goes in with it: $19 its
 -- events (json array, '[]' for none: the run is leased to $7, or left to any runner), the run's
--- status after them $20, result $21, error type $22 and message $23, wake_at us $24 (-1: none),
+-- status after them $20, result $21 ('' none), error type $22 and message $23, wake_at us $24 (-1: none),
 -- its tasks $25 (json array, those marked "claim" leased at once to $7 with claim token $27 and
 -- lease margin $26 ms), the tasks channel $28 and the ended channel $29. A replayed run holds no
 -- lease and is not runnable: it waits for its tasks, its timer, or nothing (it ended).
@@ -26,7 +26,7 @@ WITH w AS (
          nullif($11, ''), nullif($12, ''), $13, $14, $15::int, $13 <> 'default', nullif($16, ''), nullif($17, ''),
          CASE WHEN $17 <> '' THEN {{now}} + $18::bigint * interval '1 millisecond' END, nullif($21, '')::jsonb, nullif($22, ''),
          nullif($23, ''), {{s}}.from_us(nullif($24::bigint, -1)), CASE WHEN $20 <> 'running' THEN statement_timestamp() END,
-         r.n
+         CASE WHEN r.replayed THEN r.n ELSE 1 END  -- the events no replay has seen: its replay's, or its start
   FROM (SELECT jsonb_array_length($19::jsonb) AS n, jsonb_array_length($19::jsonb) > 0 AS replayed) AS r
   ON CONFLICT DO NOTHING
   RETURNING workflow_id, run_id, lease_token, runnable, status),
