@@ -128,27 +128,37 @@ Names names_for(const std::string& s, const std::string& now) {
   auto request_cancel = [&](const char* from, const char* reason, const char* channel, const char* prefix = "") {
     return fragment("request_cancel", {{"from", from}, {"reason", reason}, {"channel", channel}, {"p", prefix}});
   };
+  // commit_replay, with the CTEs for messages, events, children and cancels (`extras`) or without.
+  auto replay_commit = [&](std::string extras) {
+    return fragment(
+        "replay_commit",
+        {{"extras", std::move(extras)},
+         // The journal grew, or a message came, since the replay read them.
+         {"replay_outdated", "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))"},
+         {"drop_unawaited", fragment("drop_unawaited", {{"from", "w"}, {"status", "$4"}, {"except", "NULL::bigint"}})},
+         {"more_of_replay", fragment("more_events", {{"events", "$3::jsonb"}, {"skip", "1"}})},
+         {"insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")},
+         {"claimed_json", fragment("claimed_json", {{"from", "t"}, {"run", "$1::uuid"}})}});
+  };
+  const std::string own_children_asked =
+      request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_");
   Names names = common;
   names.insert({
+      {"replay_commit", replay_commit(fragment("replay_extras", {{"request_own_children", own_children_asked}}))},
+      {"replay_commit_plain", replay_commit(fragment("replay_extras_none"))},
       {"fast", fragment("fast")},
-      // In commit_replay: the journal grew, or a message came, since the replay read them.
-      {"replay_outdated", "(next_seq <> $8 OR ($16::int >= 0 AND messages_sent <> $16::int))"},
       {"replayed_seq", "w.next_seq - w.replay_lag AS replayed_seq"},
       {"start_data", fragment("start_data")},
       {"async_commit", fragment("async_commit")},
-      {"insert_tasks", insert_tasks("w", "$10::jsonb", "$13", "$14", "$15")},
       {"insert_tasks_of_steps", insert_tasks("k", "f.tasks", "$2", "$3", "f.claim_token")},
       {"insert_tasks_of_start", insert_tasks("w", "$25::jsonb", "$7", "$26", "$27")},
-      {"claimed_json", fragment("claimed_json", {{"from", "t"}, {"run", "$1::uuid"}})},
       {"claimed_json_of_start", fragment("claimed_json", {{"from", "t"}, {"run", "$2::uuid"}})},
       {"claimed_json_of_steps", fragment("claimed_json", {{"from", "nt"}, {"run", "w.run_id"}})},
       {"holder_live", fragment("holder_live")},
-      {"drop_unawaited", fragment("drop_unawaited", {{"from", "w"}, {"status", "$4"}, {"except", "NULL::bigint"}})},
       {"drop_unawaited_of_steps",
        fragment("drop_unawaited", {{"from", "k"}, {"status", "f.wf_status"}, {"except", "f.task_id"}})},
       {"finishing_task", fragment("finishing_task")},
       {"finished_task", fragment("finished_task")},
-      {"more_of_replay", fragment("more_events", {{"events", "$3::jsonb"}, {"skip", "1"}})},
       {"more_of_start", fragment("more_events", {{"events", "$19::jsonb"}, {"skip", "1"}})},
       {"more_of_steps", fragment("more_events", {{"events", "w.events"}, {"skip", "0"}})},
       {"cancel_one",
@@ -161,8 +171,6 @@ Names names_for(const std::string& s, const std::string& now) {
       {"request_one", request_cancel("r", "$2::text", "$3")},
       {"request_children", request_cancel("r", orphans_reason, "$2")},
       {"request_orphans", request_cancel("r", orphans_reason, "$1")},
-      {"request_own_children",
-       request_cancel("asked", "'its parent run was cancelled (parent-close policy: cancel)'", "$21", "asked_")},
       {"orphan", fragment("orphan")},
       {"run_summary_columns", fragment("run_summary_columns")},
       {"run_info_columns", fragment("run_info_columns")},

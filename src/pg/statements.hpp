@@ -25,6 +25,7 @@ inline constexpr const char* reclaim_workflows = "reclaim_workflows";
 inline constexpr const char* release_run = "release_run";
 inline constexpr const char* read_journal = "read_journal";
 inline constexpr const char* commit_replay = "commit_replay";
+inline constexpr const char* commit_replay_plain = "commit_replay_plain";
 inline constexpr const char* continue_run = "continue_run";
 inline constexpr const char* cancel_workflow = "cancel_workflow";
 inline constexpr const char* request_cancel = "request_cancel";

@@ -123,10 +123,14 @@ pqxx::row Store::exec_commit_replay(pqxx::transaction_base& tx, const ReplayComm
   } else {
     published = c.published.dump();
   }
-  return exec1(tx, stmt::commit_replay, c.run_id, c.lease_token, events, std::string(to_text(c.status)), result,
-               c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks, tasks_channel_, ended_channel_,
-               c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages, received, published,
-               events_channel_, children, workflows_channel_, Json(c.dropped).dump(), c.delivers_cancel, app_version_);
+  // Most replays receive, publish, start, drop and deliver nothing: the statement without those parts.
+  const bool plain = c.received.empty() && c.published.empty() && c.children.empty() && c.dropped.empty() &&
+                     !c.delivers_cancel && c.status != RunStatus::continued;
+  return exec1(tx, plain ? stmt::commit_replay_plain : stmt::commit_replay, c.run_id, c.lease_token, events,
+               std::string(to_text(c.status)), result, c.error_type, error_message, c.seen_seq, c.wake_at_us, tasks,
+               tasks_channel_, ended_channel_, c.claim_owner, c.lease_margin.count(), c.claim_token, c.seen_messages,
+               received, published, events_channel_, children, workflows_channel_, Json(c.dropped).dump(),
+               c.delivers_cancel, app_version_);
 }
 
 ReplayOutcome Store::replay_committed(pqxx::transaction_base& tx, const ReplayCommit& c, const pqxx::row& row,
