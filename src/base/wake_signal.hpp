@@ -93,9 +93,12 @@ class RunEnds {
     std::vector<std::shared_ptr<WakeSignal>> wake;
     {
       std::lock_guard lock(mutex_);
-      for (auto& [id, slot] : waiting_) {
-        if (!run_id.empty() && id != run_id) continue;
-        if (auto signal = slot.lock()) wake.push_back(std::move(signal));
+      if (run_id.empty()) {
+        for (auto& [id, slot] : waiting_) {
+          if (auto signal = slot.lock()) wake.push_back(std::move(signal));
+        }
+      } else if (auto found = waiting_.find(run_id); found != waiting_.end()) {
+        if (auto signal = found->second.lock()) wake.push_back(std::move(signal));
       }
     }
     for (auto& signal : wake) signal->notify();

@@ -279,12 +279,11 @@ void EngineCore::stop() {
     if (listener_.joinable() && !stopping_.exchange(true)) listener_.join();
     return;
   }
+  // New starts are claimed by any engine. A start that had the runner hands its run over first,
+  // while the runner threads still take what is offered (they return once stopping and idle).
+  local_runner_ = nullptr;
+  { const std::unique_lock starts_done(local_starts_); }
   if (stopping_.exchange(true)) return;
-  local_runner_ = nullptr;  // new starts are claimed by any engine; runners finish what was offered
-  {
-    // A start that had the runner hands its work over before the runner and the slots go.
-    const std::unique_lock starts_done(local_starts_);
-  }
   if (dispatcher_) dispatcher_->tell_stopping();  // bodies see cancelled() now, not when the grace ends
   signals_.workflow_work.notify();
   signals_.task_work.notify();
@@ -460,7 +459,7 @@ UntypedWorkflowHandle Engine::workflow(const WorkflowId& workflow_id) {
 UntypedWorkflowHandle Engine::workflow_run(const RunId& run_id) {
   auto row = core_->store().read_run(run_id.str());
   if (!row) throw WorkflowNotFound::run(run_id);
-  return detail::EngineAccess::handle(core_, row->workflow_id, run_id.str());
+  return detail::EngineAccess::handle(core_, row->workflow_id, row->run_id);  // as its end's NOTIFY names it
 }
 
 }  // namespace durable

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "base/checks.hpp"
@@ -80,14 +82,21 @@ StartAttempt try_start(const std::shared_ptr<EngineCore>& core, const std::strin
   // A running engine that runs this workflow leases the new run to itself and replays it at
   // once, without a claim (another engine takes it over if this one dies before). A run on a
   // named queue waits for its admission instead, and a run of a paused type for a claim.
-  const auto runner_held = core->hold_local_runner();
-  Runner* runner = core->runs_default_queue() && placed.queue == default_queue &&
-                           !core->paused_types().workflow_paused(workflow_name)
-                       ? core->local_runner()
-                       : nullptr;
+  // Held while this start uses the runner (read again under the hold): stop() waits for it. Taken
+  // only while there is a runner, so that starts after stop() began do not keep stop() waiting.
+  std::shared_lock<std::shared_mutex> runner_held;
+  Runner* runner = nullptr;
+  if (core->local_runner() && core->runs_default_queue() && placed.queue == default_queue &&
+      !core->paused_types().workflow_paused(workflow_name)) {
+    runner_held = core->hold_local_runner();
+    runner = core->local_runner();
+  }
   const std::string owner = runner ? core->owner() : std::string();
-  // Its first replay too, in the start's transaction: the start and its first step are one commit.
-  std::unique_ptr<StartReplay> first = runner ? runner->first_replay() : nullptr;
+  // Its first replay too, in the start's one statement: the start and its first step are one
+  // commit. Not with a deduplication key: a replay that ends the run would insert it ended, where
+  // the key's index (running runs) does not see it.
+  std::unique_ptr<StartReplay> first =
+      runner && placed.deduplication_key.empty() && placed.debounce_key.empty() ? runner->first_replay() : nullptr;
   pg::FirstReplay* const planner = first.get();
   auto fresh = core->store().start_workflow(workflow_id, run_id, workflow_name, input, placed, owner,
                                             core->options().workflow_lease, planner);

@@ -62,7 +62,7 @@ Store::Started Store::insert_run(const std::string& id, const std::string& run_i
   // lease if that still holds. A run of ours whose lease went with a first replay committed in the
   // same transaction: the tasks that replay leased at once are ours to run.
   auto find_own = [&](pqxx::transaction_base& tx) {
-    auto own = exec(tx, stmt::own_start, id, run_id, owner);
+    auto own = exec(tx, stmt::own_start, id, run_id, owner, token);
     started.inserted = !own.empty();
     if (!started.inserted) return;
     if (!own[0]["lease_token"].is_null()) {

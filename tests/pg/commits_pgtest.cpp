@@ -3,7 +3,11 @@
 // (a first step that needs a read, a run that ends at once, a lost answer, a start elsewhere).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+
 #include "base/failpoint.hpp"
+#include "support/expect.hpp"
 #include "support/test_db.hpp"
 #include "support/test_workflows.hpp"
 
@@ -117,4 +121,42 @@ TEST_CASE("a start leaves the run's row as a claim and a replay expect it", "[pg
   CHECK(r[3].as<bool>());  // no lease held: it waits for its timer
   CHECK(r[4].as<bool>());
   CHECK(r[5].as<std::string>() == "running");
+}
+
+TEST_CASE("a start whose first replay would end the run still meets the deduplication key", "[pg][commits]") {
+  RunningEngine env({}, register_doubles);
+  // A running run holds the key, waiting for a message.
+  env.engine.start_workflow<InboxWorkflow>("holds-the-key", InboxInput{1, 0}, {.deduplication_key = "k"});
+  // A run that would complete in its first replay is refused as a duplicate like any other.
+  expect_throw<DuplicateStart>(
+      [&] { env.engine.start_workflow<Doubles>("would-end-at-once", 1, {.deduplication_key = "k"}); }, "k");
+  CHECK(runs_of(env.db, "would-end-at-once") == 0);
+}
+
+TEST_CASE("a run started on a named queue wakes the engines that serve it at once", "[pg][commits]") {
+  RunningEngine worker(
+      [](EngineOptions& o) {
+        o.queues = {"default", "narrow"};
+        o.poll_interval = std::chrono::seconds{30};  // an admission found by polling would take this long
+      },
+      [](Engine& e) {
+        e.add_queue({"narrow", 2, std::nullopt});
+      });
+  Engine client(worker.db.options());  // never started: its start goes in unleased, queued
+  register_all(client);
+  const auto started = std::chrono::steady_clock::now();
+  auto run = client.start_workflow<HelloWorkflow>("queued-start", "q", {.queue = "narrow"});
+  CHECK(run.result(60s) == "hello, q");
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
+}
+
+TEST_CASE("a handle made from a run id spelled otherwise hears its run end", "[pg][commits]") {
+  RunningEngine env([](EngineOptions& o) { o.poll_interval = std::chrono::seconds{30}; });
+  auto first = env.engine.start_workflow<ParallelSlowWorkflow>("spelled", 1);  // one 300 ms activity
+  std::string upper = first.run_id().str();
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  auto found = env.engine.workflow_run<ParallelSlowWorkflow>(RunId{upper});
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(found.result(60s) == 300);
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
 }

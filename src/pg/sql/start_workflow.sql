@@ -29,7 +29,7 @@ WITH w AS (
          CASE WHEN r.replayed THEN r.n ELSE 1 END  -- the events no replay has seen: its replay's, or its start
   FROM (SELECT jsonb_array_length($19::jsonb) AS n, jsonb_array_length($19::jsonb) > 0 AS replayed) AS r
   ON CONFLICT DO NOTHING
-  RETURNING workflow_id, run_id, lease_token, runnable, status),
+  RETURNING workflow_id, run_id, lease_token, runnable, queued, status),
 e AS (
   INSERT INTO {{s}}.journal (run_id, seq, kind, data)
   SELECT run_id, 0, 'workflow_started', jsonb_build_object('input', $4::jsonb) || $6::jsonb FROM w),
@@ -39,7 +39,7 @@ fe AS (
          {{more_of_start}}
   FROM w, LATERAL (SELECT $19::jsonb->0 AS v) AS x WHERE x.v IS NOT NULL),
 t AS ({{insert_tasks_of_start}}),
-n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL AND runnable),
+n AS (SELECT pg_notify($5, '') FROM w WHERE lease_token IS NULL AND (runnable OR queued)),  -- not a replayed run
 tn AS (SELECT pg_notify($28, '') WHERE EXISTS (SELECT 1 FROM t WHERE status = 'pending')),
 d AS (SELECT pg_notify($29, run_id::text) FROM w WHERE status <> 'running')
 SELECT (SELECT count(*) FROM w) AS inserted,
