@@ -8,6 +8,7 @@
 // JSON line: the clients' runs/s and each phase's start-to-result p50 and p99 in ms.
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
     std::mutex mutex;
     const auto start = Clock::now();
     std::vector<std::thread> clients;
+    clients.reserve(static_cast<std::size_t>(in_flight));
     for (int c = 0; c < in_flight; ++c) {
       clients.emplace_back([&] {
         for (int i = next++; i < runs; i = next++) {
