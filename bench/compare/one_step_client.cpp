@@ -6,9 +6,9 @@
 //   durable-one-step-client [RUNS [IN_FLIGHT [IDLE_RUNS]]]       (defaults: 2000 10 200)
 // PostgreSQL: $DURABLE_DATABASE_URL. Works in a fresh schema that it drops at the end. Prints one
 // JSON line: the clients' runs/s and each phase's start-to-result p50 and p99 in ms.
+#include <unistd.h>
 #include <durable/durable.hpp>
 #include <durable/testing.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
