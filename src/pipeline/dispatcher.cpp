@@ -26,7 +26,9 @@ Dispatcher::Dispatcher(DispatcherSettings settings, int capacity, const Registry
       queues_json_(Json(settings_.queues).dump()),
       slots_(
           capacity, [this](const pg::ClaimedTask& task, SlotHold& hold) { run(task, hold); },
-          [this] { signals_.task_work.notify(); }) {
+          [this] {
+            if (!drained_.load()) signals_.task_work.notify();  // else the claim it would send finds nothing
+          }) {
   if (registry_.activities.empty()) return;
   for (const auto& queue : settings_.queues) {
     if (queue != default_queue) named_queues_.push_back(queue);
@@ -79,6 +81,7 @@ void Dispatcher::loop() {
     Reservation slots = slots_.reserve(probe ? 1 : slots_.size());
     const int free = slots.count();
     if (free == 0) {
+      drained_ = false;  // tasks may wait for a slot: a freed one claims
       ++metrics_.rejected_claims;
       if (!saturated) {
         saturated = true;
@@ -98,14 +101,38 @@ void Dispatcher::loop() {
     std::vector<pg::ClaimedTask> tasks = claim(free, retry_in);
     const std::size_t claimed = tasks.size();
     probe = claimed == 0;
+    drained_ = claimed < static_cast<std::size_t>(free);
     slots_.launch(std::move(tasks), std::move(slots), ActivitySlots::Unused::keep_quiet);
     // A full batch means more may be waiting: claim again at once if slots are free.
     if (claimed == static_cast<std::size_t>(free)) continue;
     // Idle: wait for a NOTIFY, a freed slot or the poll interval, jittered; or until a named
     // queue's full rate window frees a place.
     const auto poll = settings_.poll_interval;
-    signals_.task_work.wait_for(seen, std::min(uniform(poll, poll + poll / 4), retry_in.value_or(poll + poll / 4)));
+    signals_.task_work.wait_for(
+        seen, until_due(std::min(uniform(poll, poll + poll / 4), retry_in.value_or(poll + poll / 4))));
   }
+}
+
+void Dispatcher::claimable_in(Duration delay) {
+  if (delay > Duration{0}) {
+    const std::lock_guard lock(due_mutex_);
+    const auto at = std::chrono::steady_clock::now() + delay;
+    if (!due_ || at < *due_) due_ = at;
+  } else {
+    drained_ = false;
+  }
+  signals_.task_work.notify();  // the loop claims it now, or sleeps no longer than until it is due
+}
+
+Duration Dispatcher::until_due(Duration wait) {
+  const std::lock_guard lock(due_mutex_);
+  if (!due_) return wait;
+  const auto now = std::chrono::steady_clock::now();
+  if (*due_ <= now) {
+    due_.reset();  // due now: this claim takes it
+    return Duration{0};
+  }
+  return std::min(wait, std::chrono::ceil<Duration>(*due_ - now));
 }
 
 std::vector<pg::ClaimedTask> Dispatcher::claim(int free, std::optional<Duration>& retry_in) {

@@ -89,6 +89,11 @@ class Dispatcher {
   std::vector<pg::ClaimedTask> claim(int free, std::optional<Duration>& retry_in);
   void claim_named(std::vector<pg::ClaimedTask>& tasks, const std::string& names_json, int free,
                    std::optional<Duration>& retry_in);
+  // A task this dispatcher made pending again (a retry, a wait after a lost lease) is claimable in
+  // `delay`: no NOTIFY says so, so the claim loop wakes for it itself.
+  void claimable_in(Duration delay);
+  // How long the idle claim loop may sleep: `wait`, or less when a task made pending here comes due.
+  Duration until_due(Duration wait);
   // Hands back, uncounted, the claimed attempts of an activity paused since the claim read the names.
   void give_back_paused(std::vector<pg::ClaimedTask>& tasks);
   void watch();
@@ -162,6 +167,11 @@ class Dispatcher {
   std::map<std::int64_t, Running> running_;
   int stuck_ = 0;  // timed-out bodies that have not returned yet
   std::atomic<bool> watching_{false};
+  // The last claim took fewer tasks than it had slots for: none were left. A freed slot then
+  // wakes no claim; a NOTIFY of new tasks, a task made pending here, or the poll interval does.
+  std::atomic<bool> drained_{false};
+  std::mutex due_mutex_;
+  std::optional<std::chrono::steady_clock::time_point> due_;  // the earliest task made pending here, still ahead
   std::thread watcher_;
   std::mt19937 random_{std::random_device{}()};
   std::mutex random_mutex_;

@@ -188,6 +188,7 @@ bool Dispatcher::due_after_lost_lease(const pg::ClaimedTask& task, SlotHold& hol
   logger().debug("activity '{}' (task {}): attempt {} waits {} ms after its lost lease, as its policy says", task.name,
                  task.task_id, task.attempt, wait.count());
   store_.release_task(task, wait);
+  claimable_in(wait);
   return false;
 }
 
@@ -269,9 +270,12 @@ bool Dispatcher::settle_failure(const pg::ClaimedTask& task, const ErrorInfo& er
   const auto& listed = retry.non_retryable_errors;
   const bool retryable = !error.non_retryable && std::find(listed.begin(), listed.end(), error.type) == listed.end();
   if (retryable && task.policy_attempt() < retry.max_attempts) {
-    switch (
-        store_.retry_task(task, jittered(retry, retry.delay_after(task.policy_attempt())), error.type, error.message)) {
-      case pg::RetryOutcome::retried: ++metrics_.retries; return true;
+    const Duration delay = jittered(retry, retry.delay_after(task.policy_attempt()));
+    switch (store_.retry_task(task, delay, error.type, error.message)) {
+      case pg::RetryOutcome::retried:
+        ++metrics_.retries;
+        claimable_in(delay);
+        return true;
       case pg::RetryOutcome::fenced_off:
         logger().info(
             "late failure of activity '{}' (task {}, attempt {}) discarded: its lease was lost or its run ended",
