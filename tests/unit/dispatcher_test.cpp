@@ -57,10 +57,10 @@ struct DispatcherRig {
     registry.activities.emplace("boom", make_activity<std::string>("boom", {}, test::BoomActivity{}));
     registry.activities.emplace("slow", make_activity<int>("slow", {}, test::SlowActivity{}));
   }
-  void start(int capacity) {
+  void start(int capacity, Duration poll_interval = 20ms) {
     paused.serve({}, registry.activity_names());
-    dispatcher.emplace(DispatcherSettings{"me@test", "test", 20ms, 1s, false}, capacity, registry, paused, store,
-                       outcomes, metrics, signals, stopping);
+    dispatcher.emplace(DispatcherSettings{"me@test", "test", poll_interval, 1s, false}, capacity, registry, paused,
+                       store, outcomes, metrics, signals, stopping);
     dispatcher->start_watching();
     loop = std::thread([this] { dispatcher->loop(); });
   }
@@ -150,4 +150,44 @@ TEST_CASE("the dispatcher never runs more bodies than its slots, and claims no m
   CHECK(most.load() >= 1);
   CHECK(rig.store.largest_claim() <= 2);
   for (const auto& s : rig.outcomes.seen()) CHECK(s.succeeded);
+}
+
+TEST_CASE("slots freed after a claim that found nothing send no claim: tasks leased at once need none",
+          "[unit][dispatcher]") {
+  DispatcherRig rig;
+  rig.start(4, 30s);                                                   // no poll within the test
+  REQUIRE(test::wait_until([&] { return rig.store.claims() >= 1; }));  // its first claim finds nothing
+  std::this_thread::sleep_for(50ms);
+  const int before = rig.store.claims();
+  // 40 tasks run at once, each on a slot reserved for it as a replay's commit leases it.
+  for (int i = 0; i < 40;) {
+    Reservation slot = rig.dispatcher->slots().reserve(1);
+    if (slot.count() == 0) {
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
+    rig.dispatcher->slots().launch({task(i, "echo", "at once")}, std::move(slot));
+    ++i;
+  }
+  REQUIRE(rig.outcomes.wait_for_count(40));
+  // Before, each freed slot probed the queue: about one claim per task, each finding nothing.
+  CHECK(rig.store.claims() - before <= 2);
+}
+
+TEST_CASE("a task retried after a delay is claimed when the delay ends, without a NOTIFY or a poll",
+          "[unit][dispatcher]") {
+  DispatcherRig rig;
+  ResolvedActivityOptions retried = attempts(2);
+  retried.retry.base = 300ms;  // its second attempt is due 300 ms (jittered) after the first failed
+  retried.retry.backoff = Backoff::constant;
+  rig.store.add(task(1, "boom", "first", retried));
+  rig.start(2, 30s);
+  REQUIRE(rig.store.wait_until([](test::FakeTaskStore& s) { return s.retried_count_locked() == 1; }));
+  const auto failed = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(50ms);  // the task is back in the queue, as the database has it, once due
+  pg::ClaimedTask second = task(1, "echo", "second", attempts(2));
+  second.attempt = 2;
+  rig.store.add(second);
+  REQUIRE(rig.outcomes.wait_for_count(1));
+  CHECK(std::chrono::steady_clock::now() - failed < 5s);  // not the 30 s poll
 }

@@ -47,9 +47,14 @@ class FakeTaskStore final : public pg::TaskStore {
   }
   std::size_t retried_count_locked() const { return retried_.size(); }
 
+  int claims() {  // claim statements sent, whatever they found
+    std::lock_guard lock(mutex_);
+    return claims_;
+  }
   std::vector<pg::ClaimedTask> claim_tasks(const std::string&, const std::string&, int limit, const std::string&,
                                            Duration) override {
     std::lock_guard lock(mutex_);
+    ++claims_;
     std::vector<pg::ClaimedTask> out;
     while (!queued_.empty() && static_cast<int>(out.size()) < limit) {
       out.push_back(std::move(queued_.front()));
@@ -91,6 +96,7 @@ class FakeTaskStore final : public pg::TaskStore {
   std::deque<pg::ClaimedTask> queued_;
   std::vector<Retried> retried_;
   std::vector<std::int64_t> released_;
+  int claims_ = 0;
   int largest_claim_ = 0;
 };
 
