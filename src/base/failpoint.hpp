@@ -14,7 +14,7 @@
 // replay.after_inbox_read (a replay read its run's inbox and has not committed),
 // replay.after_child_ids_read (a replay read the ids it starts children under, not committed),
 // replay.after_commit (a claimed replay committed, its tasks not launched),
-// start.before_commit / start.after_commit (around the commit of a start with its run's first replay),
+// start.before_commit / start.after_commit (around the statement of a start with its run's first replay),
 // lost_answer.<write> (fail: a store write committed, its answer is lost; see ConnectionPool::write),
 // transaction.connection_lost (fail: a transactional activity's session is ended before its COMMIT),
 // lost_answer.activity_transaction (fail: a transactional activity committed, its answer is lost).

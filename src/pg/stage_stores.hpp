@@ -85,14 +85,15 @@ class ReplayStore {
   virtual std::vector<std::string> cancel_children(const std::string& run_id) = 0;
 };
 
-// A new run's first replay, decided inside the transaction that starts it (Store::start_workflow
-// on an engine that runs the workflow), so that the start and the run's first decisions, its first
-// activity leased to this engine say, are one commit instead of two.
+// A new run's first replay, decided just before the statement that starts it (Store::start_workflow
+// on an engine that runs the workflow) and inserted by it, so that the start and the run's first
+// decisions, its first activity leased to this engine say, are one commit instead of two.
 class FirstReplay {
  public:
   virtual ~FirstReplay() = default;
   // The commit to make with the start of `run`, leased to this engine; nullopt: the start alone
-  // (the run is then replayed as any run leased at its start is). Called again on a retry.
+  // (the run is then replayed as any run leased at its start is). Called again on a retry that finds
+  // no run of its earlier tries.
   virtual std::optional<ReplayCommit> plan(const ClaimedWorkflow& run) = 0;
   // The claim token of the commit planned last: after a lost answer, the tasks it leased at once.
   virtual std::string planned_claim_token() const = 0;

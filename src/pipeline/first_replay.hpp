@@ -1,5 +1,5 @@
-// The first replay of a run this engine starts and runs, decided inside the start's transaction
-// (pg::FirstReplay), so that the start and the run's first decisions are one commit: a one-step
+// The first replay of a run this engine starts and runs, decided just before the start's statement,
+// which inserts it (pg::FirstReplay), so that the start and the run's first decisions are one commit: a one-step
 // run takes two commits instead of three. It reads nothing (the journal is the start), so what
 // needs a read (a receive, an event, a child, a continue-as-new) or a block is left to a runner
 // thread, as for any run leased at its start.
@@ -28,7 +28,7 @@ class StartReplay final : public pg::FirstReplay {
 
   std::optional<pg::ReplayCommit> plan(const pg::ClaimedWorkflow& run) override;
   std::string planned_claim_token() const override;
-  // After the start's transaction: with a first replay in, keeps the journal's copy in step and
+  // After the start's statement: with a first replay in, keeps the journal's copy in step and
   // launches the tasks it leased at once; else hands the run leased at its start to `runner`.
   void started(Runner& runner, std::optional<pg::ClaimedWorkflow> leased, std::optional<pg::ReplayOutcome> replayed);
 
