@@ -54,8 +54,12 @@ print(f"{'total':32}{'':10}{sum(s for s, _, _ in stats) / steps:12.1f}")
 # The same WAL by relation (the first block a record touches) and record type.
 names_of = {}
 for line in open(relmap):
-    if line.count("|") == 2 and line.split("|")[0] == name:
-        names_of[line.split("|")[1]] = line.split("|")[2].strip()
+    if line.count("|") == 2:
+        schema, node, rel = line.rstrip("\n").split("|")
+        if schema == name:
+            names_of[node] = rel.removeprefix(name + ".")
+        else:
+            names_of.setdefault(node, rel)
 records = subprocess.run([pg_bin + "/pg_waldump", "-p", data + "/pg_wal", "--start=" + start, "--end=" + end],
                          capture_output=True, text=True, check=True).stdout
 by_rel = {}
@@ -79,8 +83,12 @@ sample() {
   while true; do
     psql "$DURABLE_DATABASE_URL" -Atc "SELECT pg_current_wal_insert_lsn(), coalesce((SELECT string_agg(nspname, ',')
       FROM pg_namespace WHERE nspname LIKE 'bench%'), '')" 2>/dev/null || true
-    psql "$DURABLE_DATABASE_URL" -Atc "SELECT n.nspname, c.relfilenode, c.relname FROM pg_class c
-      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname LIKE 'bench%' AND c.relfilenode <> 0" \
+    # Toast relations are named by the table they hold values of; relations outside the schema by their own schema.
+    psql "$DURABLE_DATABASE_URL" -Atc "SELECT coalesce(on_n.nspname, n.nspname), c.relfilenode,
+      coalesce('toast of ' || owner.relname, n.nspname || '.' || c.relname) FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      LEFT JOIN pg_class owner ON owner.reltoastrelid = c.oid OR owner.reltoastrelid = (SELECT indrelid FROM pg_index WHERE indexrelid = c.oid)
+      LEFT JOIN pg_namespace on_n ON on_n.oid = owner.relnamespace WHERE c.relfilenode <> 0" \
       >> "$WORK/relmap" 2>/dev/null || true
     sleep 0.2
   done

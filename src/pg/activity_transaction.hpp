@@ -1,6 +1,7 @@
-// Transactional activities (durable/pqxx.hpp): the transaction a body runs in, on a connection of
-// its own, committed together with the step's completion (Store::complete_step_in) or not at all.
-// A guard row inserted first keeps anything else from committing it (migration 17).
+// Transactional activities (durable/pqxx.hpp): the transaction a body runs in, committed together
+// with the step's completion or not at all. Bodies that run at about the same time share one
+// (pg/transaction_group.hpp), each under a savepoint of its own. A guard row inserted first keeps
+// anything else from committing it (migration 17).
 #pragma once
 
 #include <memory>
@@ -15,31 +16,38 @@ namespace durable::pg {
 
 class ConnectionPool;
 class Store;
+class TransactionGroup;
 
-// The sessions bodies run their transactions on, one body at a time each: opened when none is
-// idle, kept for the next body while healthy. Sessions of their own, not the pool's: the engine's
+// The sessions bodies run their transactions on, one transaction at a time each: opened when none
+// is idle, kept for the next while healthy. Sessions of their own, not the pool's: the engine's
 // planner settings stay off the body's statements, and a long body holds none of the pool.
 class TransactionConnections {
  public:
   explicit TransactionConnections(ConnectionPool& pool);
   ~TransactionConnections();
+  struct Sessions;
 
  private:
   friend class ActivityTransaction;
-  struct Sessions;
   std::unique_ptr<Sessions> sessions_;
 };
 
-// The attempt failed before anything of it committed: the error to settle it with.
+// The attempt failed before anything of it committed: the error to settle it with. Or, when
+// `handed_back`, another body's failure took the transaction it shared down: the task is handed
+// back, the attempt not counted.
 struct NotCommitted : std::runtime_error {
-  explicit NotCommitted(detail::ErrorInfo e) : std::runtime_error(e.message), error(std::move(e)) {}
+  explicit NotCommitted(detail::ErrorInfo e, bool back = false)
+      : std::runtime_error(e.message), error(std::move(e)), handed_back(back) {}
   detail::ErrorInfo error;
+  bool handed_back;
 };
 
 class ActivityTransaction {
  public:
-  // Begins the transaction with its guard. Throws what the database threw (nothing ran).
-  ActivityTransaction(TransactionConnections& connections, Store& store, std::string activity_name);
+  // Joins a shared transaction for a step of run `run_id` and waits for its turn on its session.
+  // Throws what the database threw (nothing ran).
+  ActivityTransaction(TransactionConnections& connections, Store& store, std::string activity_name,
+                      std::string run_id);
   ~ActivityTransaction();  // rolls back unless committed
   ActivityTransaction(const ActivityTransaction&) = delete;
   ActivityTransaction& operator=(const ActivityTransaction&) = delete;
@@ -48,20 +56,21 @@ class ActivityTransaction {
   Json run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt, const Json& input);
   // Rolls the body's writes back (it failed, or its outcome is not wanted).
   void roll_back() noexcept;
-  // Commits `step`, the body's success, with the body's writes. Returns committed, or
-  // committed_earlier (the commit was in doubt and had gone in), or fenced_off (rolled back: the
-  // lease was lost). Throws NotCommitted when the attempt failed and nothing of it committed
-  // (TransactionMisuse when the body ended the transaction itself); anything else leaves it to
-  // the lease (the commit was in doubt and could not be read back).
+  // Commits `step`, the body's success, with the body's writes (and those of the bodies sharing
+  // the transaction). Returns committed, or committed_earlier (the commit was in doubt and had
+  // gone in), or fenced_off (rolled back: the lease was lost). Throws NotCommitted when nothing of
+  // the attempt committed (TransactionMisuse when the body ended the transaction itself); anything
+  // else leaves it to the lease (the commit was in doubt and could not be read back).
   StepOutcome commit(const StepCommit& step, const std::string& owner, Duration lease_margin);
 
  private:
   // After a commit whose answer was lost: committed_earlier, or NotCommitted.
   StepOutcome read_back(const StepCommit& step, const std::string& why);
-  struct Open;
   Store& store_;
   std::string activity_name_;
-  std::unique_ptr<Open> open_;
+  std::string run_id_;
+  std::shared_ptr<TransactionGroup> group_;
+  bool open_ = false;  // its turn is held: neither rolled back nor handed in
 };
 
 }  // namespace durable::pg

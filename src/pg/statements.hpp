@@ -41,6 +41,7 @@ inline constexpr const char* reclaim_tasks = "reclaim_tasks";
 inline constexpr const char* complete_steps = "complete_steps";
 inline constexpr const char* open_guard = "open_guard";
 inline constexpr const char* close_guard = "close_guard";
+inline constexpr const char* hold_task = "hold_task";
 inline constexpr const char* retry_task = "retry_task";
 inline constexpr const char* heartbeat = "heartbeat";
 inline constexpr const char* unwanted_tasks = "unwanted_tasks";

@@ -99,11 +99,12 @@ class Store final : public TaskStore, public ReplayStore {
   // One outcome per step, in order.
   std::vector<StepOutcome> complete_steps(const std::vector<const StepCommit*>& steps, const std::string& owner,
                                           Duration lease_margin);
-  // The same for one step, inside a transactional activity's transaction `tx`, which commits it
-  // with the body's writes (not committed here). `statement`: complete_steps' name on tx's
+  // The same inside the transaction `tx` that transactional bodies share, which commits them with
+  // the bodies' writes (not committed here). `statement`: complete_steps' name on tx's
   // connection. Adds to `key_waited` the keys to wake once it committed (wake_key_waiters_of).
-  StepOutcome complete_step_in(pqxx::transaction_base& tx, const char* statement, const StepCommit& step,
-                               const std::string& owner, Duration lease_margin, Json& key_waited);
+  std::vector<StepOutcome> complete_steps_in(pqxx::transaction_base& tx, const char* statement,
+                                             const std::vector<const StepCommit*>& steps, const std::string& owner,
+                                             Duration lease_margin, Json& key_waited);
   // After the commit of a transactional step was in doubt: committed_earlier (with what its
   // replay leased at once) when it committed, nullopt when it did not.
   std::optional<StepOutcome> committed_step(const StepCommit& step);

@@ -188,11 +188,10 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
   return outcomes;
 }
 
-StepOutcome Store::complete_step_in(pqxx::transaction_base& tx, const char* statement, const StepCommit& step,
-                                    const std::string& owner, Duration lease_margin, Json& key_waited) {
-  const std::vector<const StepCommit*> steps{&step};
-  return run_complete_steps(tx, statement, steps_json(steps).dump(), steps, owner, lease_margin, false, key_waited)
-      .front();
+std::vector<StepOutcome> Store::complete_steps_in(pqxx::transaction_base& tx, const char* statement,
+                                                  const std::vector<const StepCommit*>& steps,
+                                                  const std::string& owner, Duration lease_margin, Json& key_waited) {
+  return run_complete_steps(tx, statement, steps_json(steps).dump(), steps, owner, lease_margin, false, key_waited);
 }
 
 std::optional<StepOutcome> Store::committed_step(const StepCommit& step) {

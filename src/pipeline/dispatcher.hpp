@@ -117,6 +117,8 @@ class Dispatcher {
   bool start_body(const pg::ClaimedTask& task, SlotHold& hold);
   bool open_transaction(const ActivityDefinition& def, const pg::ClaimedTask& task,
                         std::optional<pg::ActivityTransaction>& transaction);
+  // Hands back a task whose attempt came to nothing through no fault of its own; returns false (not settled).
+  bool hand_back(const pg::ClaimedTask& task);
   // The running attempt's state (its heartbeat and deadline), entered in running_; `task` must
   // outlive the attempt (its heartbeat refers to it).
   std::shared_ptr<AttemptState> start_attempt(const pg::ClaimedTask& task);

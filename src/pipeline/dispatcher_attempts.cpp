@@ -89,7 +89,9 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
         try {
           settled = finish(task, true, result, {}, &hold, true, &*transaction);
         } catch (const pg::NotCommitted& e) {
-          settled = settle_failure(task, e.error, &hold);  // nothing of the attempt committed, its writes neither
+          // Nothing of the attempt committed, its writes neither; when another body took the
+          // transaction they shared down, the task is handed back, its attempt not counted.
+          settled = e.handed_back ? hand_back(task) : settle_failure(task, e.error, &hold);
         }
       } else if (succeeded) {
         settled = finish(task, true, result, {}, &hold);
@@ -129,13 +131,20 @@ bool Dispatcher::open_transaction(const ActivityDefinition& def, const pg::Claim
                                   std::optional<pg::ActivityTransaction>& transaction) {
   if (!def.transactional() || !transactions_ || !task.undecodable.empty()) return true;  // none to open
   try {
-    transaction.emplace(transactions_->connections, transactions_->store, task.name);
+    transaction.emplace(transactions_->connections, transactions_->store, task.name, task.run_id);
     return true;
   } catch (const DatabaseUnavailable& e) {
     logger().warn("activity '{}' (task {}) handed back: {}", task.name, task.task_id, e.what());
     store_.release_task(task, Duration{0});
     return false;
   }
+}
+
+bool Dispatcher::hand_back(const pg::ClaimedTask& task) {
+  logger().debug("activity '{}' (task {}) handed back: the transaction it shared failed", task.name, task.task_id);
+  store_.release_task(task, Duration{0});
+  claimable_in(Duration{0});  // a release sends no NOTIFY
+  return false;
 }
 
 // Takes a body slot: at once for a claimed task, after a wait of at most the bodies ahead of

@@ -284,3 +284,81 @@ TEST_CASE("a plain callable taking a TransactionContext registers a transactiona
   engine.start();
   CHECK(engine.start_workflow(flow, "e", "shout").result(30s) == "SHOUT");
 }
+
+namespace {
+// Eight one-step runs of InsertFlow started before the engine is, so that their bodies run at
+// about the same time (it claims them together) and share transactions. Each first attempt holds
+// its turn on the shared session 3 ms, long enough for the others to queue behind it.
+struct Together {
+  Together() : engine(db.options()) {
+    table = "\"" + db.schema() + "\".user_rows";
+    engine.runs().count_by_status({});  // migrates the schema
+    pqxx::connection conn(db.url());
+    // Each row says which transaction wrote it: rows of one transaction shared one commit.
+    pqxx::nontransaction(conn).exec0("CREATE TABLE " + table +
+                                     " (key text NOT NULL, attempt int, xact xid8 DEFAULT pg_current_xact_id())");
+    engine.add(InsertRow{table}).add<InsertFlow>();
+    executions = 0;
+  }
+  // Starts the runs, then the engine, and waits for each run's end: its result, or -1 if it failed.
+  std::vector<int> run(const std::vector<Row>& rows) {
+    std::vector<WorkflowHandle<int>> runs;
+    for (const Row& r : rows) runs.push_back(engine.start_workflow<InsertFlow>(r.key, r));
+    engine.start();
+    std::vector<int> results;
+    for (auto& run : runs) {
+      try {
+        results.push_back(run.result(60s));
+      } catch (const WorkflowFailed&) {
+        results.push_back(-1);
+      }
+    }
+    return results;
+  }
+  long long count(const std::string& sql) { return db.count(sql); }
+  TestDb db;
+  std::string table;
+  Engine engine;
+};
+}  // namespace
+
+TEST_CASE("transactional bodies that run at once share a commit, and one that fails rolls back alone",
+          "[pg][transactions]") {
+  Together t;
+  std::vector<Row> rows;
+  for (int i = 0; i < 8; ++i) rows.emplace_back(fmt::format("k{}", i), i % 2, "", 3);  // every other fails once
+  const std::vector<int> results = t.run(rows);
+  for (int i = 0; i < 8; ++i) CHECK(results[i] == 1 + i % 2);
+  // Each key's one row, written by the attempt that succeeded.
+  CHECK(t.count("SELECT count(*) FROM {s}.user_rows") == 8);
+  CHECK(t.count("SELECT count(DISTINCT key) FROM {s}.user_rows") == 8);
+  CHECK(t.count("SELECT count(*) FROM {s}.user_rows WHERE attempt = 1 + substr(key, 2)::int % 2") == 8);
+  // No body ran but the eight first attempts and the four retries: a failing body took none of
+  // the bodies it shared a transaction with down with it.
+  CHECK(executions == 12);
+  // Fewer transactions than steps: steps shared commits (each its own before).
+  const long long transactions = t.count("SELECT count(DISTINCT xact) FROM {s}.user_rows");
+  CAPTURE(transactions);
+  CHECK(transactions < 8);
+  CHECK(t.count("SELECT count(*) FROM {s}.transaction_guards") == 0);
+}
+
+TEST_CASE("a body that ends a shared transaction fails alone: the bodies it shared it with run again, once",
+          "[pg][transactions]") {
+  Together t;
+  std::vector<Row> rows;
+  // Every other body commits the transaction itself (and catches what that throws).
+  for (int i = 0; i < 8; ++i) rows.emplace_back(fmt::format("k{}", i), 0, i % 2 ? "commit_caught" : "", 3);
+  const std::vector<int> results = t.run(rows);
+  for (int i = 0; i < 8; ++i) CHECK(results[i] == (i % 2 ? -1 : 1));
+  CHECK(t.count("SELECT count(*) FROM {s}.user_rows WHERE substr(key, 2)::int % 2 = 1") == 0);
+  CHECK(t.count("SELECT count(*) FROM {s}.user_rows") == 4);
+  CHECK(t.count("SELECT count(DISTINCT key) FROM {s}.user_rows") == 4);
+  CHECK(t.count("SELECT count(*) FROM {journal} j WHERE kind = 'activity_failed' AND "
+                "data->>'error_type' = 'durable::TransactionMisuse' AND (data->>'attempts')::int = 1") == 4);
+  // The steps handed back were not counted as attempts: each succeeded at its first.
+  CAPTURE(executions.load());  // more than 8: bodies that shared a transaction with one that ended it ran again
+  CHECK(t.count("SELECT count(*) FROM {s}.attempts WHERE error_type IS DISTINCT FROM 'durable::TransactionMisuse'") ==
+        0);
+  CHECK(t.count("SELECT count(*) FROM {s}.transaction_guards") == 0);
+}

@@ -1,0 +1,309 @@
+#include "pg/transaction_group.hpp"
+
+#include <fmt/format.h>
+
+#include "base/failpoint.hpp"
+#include "base/log.hpp"
+#include "pg/connection_pool.hpp"
+#include "pg/store.hpp"
+
+namespace durable::pg {
+
+namespace {
+
+const std::string prefix = "durable_";
+const std::vector<std::string> our_statements = {stmt::open_guard, stmt::hold_task, stmt::close_guard,
+                                                 stmt::complete_steps};
+
+// At most this many bodies a group: their savepoints stay within the subtransactions PostgreSQL
+// keeps in shared memory per session (64), and a group's first step waits for at most 15 others.
+constexpr int max_members = 16;
+// A member kept this long from its turn (a slow body holds it) starts a group of its own.
+constexpr auto turn_wait = std::chrono::milliseconds{10};
+
+std::shared_ptr<const StatementTexts> prefixed(const std::shared_ptr<const StatementTexts>& texts) {
+  if (!texts) return nullptr;
+  auto ours = std::make_shared<StatementTexts>();
+  for (const auto& name : our_statements) ours->emplace(prefix + name, texts->at(name));
+  return ours;
+}
+
+GroupOutcome outcome_of(GroupOutcome::Kind kind) {
+  GroupOutcome o;
+  o.kind = kind;
+  return o;
+}
+
+}  // namespace
+
+std::string ours(const char* name) { return prefix + name; }
+
+TransactionConnections::Sessions::Sessions(ConnectionPool& p) : pool(p), unprepared(prefixed(p.unprepared_texts())) {}
+
+std::unique_ptr<pqxx::connection> TransactionConnections::Sessions::take() {
+  {
+    std::lock_guard lock(mutex);
+    if (!idle.empty()) {
+      auto conn = std::move(idle.back());
+      idle.pop_back();
+      return conn;
+    }
+  }
+  auto conn = pool.open();
+  if (!unprepared) prepare_statements(*conn, pool.schema(), our_statements, prefix);
+  return conn;
+}
+
+void TransactionConnections::Sessions::give_back(std::unique_ptr<pqxx::connection> conn) {
+  std::lock_guard lock(mutex);
+  idle.push_back(std::move(conn));
+}
+
+TransactionGroup::TransactionGroup(TransactionConnections::Sessions& sessions, Store& store)
+    : sessions_(sessions), store_(store) {}
+
+TransactionGroup::~TransactionGroup() {
+  work_.reset();  // rolls back what is still open
+}
+
+std::shared_ptr<TransactionGroup> TransactionGroup::join(TransactionConnections::Sessions& sessions, Store& store,
+                                                         const std::string& run_id) {
+  Lock lock(sessions.mutex);
+  for (;;) {
+    std::shared_ptr<TransactionGroup> g = sessions.open_group;
+    if (!g || g->members_ >= max_members || g->runs_.contains(run_id)) {
+      g = std::make_shared<TransactionGroup>(sessions, store);
+      sessions.open_group = g;
+    }
+    g->runs_.insert(run_id);
+    ++g->members_;
+    ++g->pending_;
+    if (g->changed_.wait_for(lock, turn_wait, [&] { return !g->turn_taken_ || g->ended_; }) && !g->ended_) {
+      g->turn_taken_ = true;
+      return g;
+    }
+    // Behind a body that takes long, or the group is gone: this one, and those after it, go on
+    // in another group. The turn's holder is still in this one, so it is not left empty.
+    g->runs_.erase(run_id);
+    --g->pending_;
+    if (sessions.open_group == g) sessions.open_group = nullptr;
+  }
+}
+
+void TransactionGroup::begin_member(const std::string& run_id) {
+  try {
+    if (!work_) {
+      conn_ = sessions_.take();
+      work_.emplace(*conn_);
+      try {
+        const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
+        exec0(*work_, ours(stmt::open_guard).c_str());
+      } catch (const pqxx::sql_error& e) {
+        work_.reset();
+        if (takes_no_writes(*conn_) == false) throw;  // the statement's own fault
+        throw NoWritableServer(fmt::format("the server takes no writes: {}", e.what()));
+      }
+    }
+    work_->exec0(fmt::format("SAVEPOINT durable_{}", ++savepoint_));
+  } catch (...) {
+    Lock lock(sessions_.mutex);
+    if (savepoint_ > 1) {
+      break_up(lock);  // steps handed in before are in the transaction that failed
+    } else {
+      work_.reset();  // nothing in it yet: the next member begins again, on another session
+      conn_.reset();
+      savepoint_ = 0;
+    }
+    if (leave(lock, run_id, nullptr)) {
+      lock.unlock();
+      commit_all();
+    }
+    throw;
+  }
+}
+
+bool TransactionGroup::roll_back_to_savepoint() noexcept {
+  try {
+    work_->exec0(fmt::format("ROLLBACK TO SAVEPOINT durable_{}", savepoint_));
+    return true;
+  } catch (...) {
+    return false;  // the transaction is gone (the body ended it, or the session failed)
+  }
+}
+
+void TransactionGroup::roll_back(const std::string& run_id) noexcept {
+  const bool rolled_back = work_ && roll_back_to_savepoint();
+  Lock lock(sessions_.mutex);
+  if (!rolled_back) break_up(lock);
+  if (leave(lock, run_id, nullptr)) {
+    lock.unlock();
+    commit_all();
+  }
+}
+
+GroupOutcome TransactionGroup::hand_in(const StepCommit& step, const std::string& owner, Duration lease_margin) {
+  const ClaimedTask& task = *step.task;
+  GroupOutcome failure = outcome_of(GroupOutcome::Kind::failed);
+  bool guarded = false, held = false, rolled_back = false;
+  try {
+    const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
+    const pqxx::row row = exec1(*work_, ours(stmt::hold_task).c_str(), task.run_id, task.step, task.lease_token);
+    guarded = row["guarded"].as<bool>();
+    held = row["held"].as<bool>();
+    if (guarded && !held) rolled_back = roll_back_to_savepoint();
+  } catch (const pqxx::usage_error&) {
+    failure.kind = GroupOutcome::Kind::misuse;  // the body committed or aborted it through libpqxx
+  } catch (const pqxx::sql_error& e) {
+    // The body left its transaction failed (it caught an error and went on): it failed.
+    failure.error = detail::error_info(e);
+    rolled_back = roll_back_to_savepoint();
+  } catch (const std::exception& e) {
+    failure.error = detail::error_info(e);  // the session failed
+  }
+  if (!guarded && failure.kind == GroupOutcome::Kind::failed && failure.error.type.empty()) {
+    failure.kind = GroupOutcome::Kind::misuse;  // the body ran ROLLBACK: the session is out of our transaction
+  }
+  Part part{&step, std::nullopt};
+  const bool joins = guarded && held;
+  Lock lock(sessions_.mutex);
+  if (joins) {
+    owner_ = owner;
+    lease_margin_ = lease_margin;
+  } else if (!rolled_back) {
+    break_up(lock);  // its writes cannot be taken out alone: nothing of the group commits
+  }
+  if (leave(lock, task.run_id, joins ? &part : nullptr)) {
+    lock.unlock();
+    commit_all();
+    lock.lock();
+  }
+  if (!joins) {
+    if (guarded && !held && rolled_back) {  // its lease was lost: its writes are gone, its outcome fenced off
+      GroupOutcome fenced = outcome_of(GroupOutcome::Kind::committed);
+      fenced.step.finish = FinishOutcome::fenced_off;
+      return fenced;
+    }
+    return failure;
+  }
+  changed_.wait(lock, [&] { return part.outcome.has_value(); });
+  return std::move(*part.outcome);
+}
+
+bool TransactionGroup::leave(Lock&, const std::string& run_id, Part* part) {
+  --pending_;
+  turn_taken_ = false;
+  if (part) {
+    parts_.push_back(part);
+  } else {
+    runs_.erase(run_id);  // its writes are gone: another step of its run may join
+  }
+  changed_.notify_all();
+  if (pending_ > 0 || ended_) return false;
+  ended_ = true;  // no one joins it now: the caller commits what was handed in
+  if (sessions_.open_group.get() == this) sessions_.open_group = nullptr;
+  return true;
+}
+
+void TransactionGroup::break_up(Lock&) {
+  for (Part* p : parts_) p->outcome = outcome_of(GroupOutcome::Kind::handed_back);
+  parts_.clear();
+  ended_ = true;
+  if (sessions_.open_group.get() == this) sessions_.open_group = nullptr;
+  work_.reset();
+  conn_.reset();
+  changed_.notify_all();
+}
+
+bool TransactionGroup::abort() noexcept {
+  try {
+    work_->abort();
+    return true;
+  } catch (...) {
+    return false;  // the session is dropped: the server rolls back what a closed session left open
+  }
+}
+
+void TransactionGroup::end_all(const GroupOutcome& outcome, bool session_clean) {
+  end_with(std::vector<GroupOutcome>(parts_.size(), outcome), session_clean);
+}
+
+void TransactionGroup::end_with(const std::vector<GroupOutcome>& outcomes, bool session_clean) {
+  if (!session_clean) {
+    work_.reset();
+    conn_.reset();
+  } else if (conn_) {
+    work_.reset();
+    sessions_.give_back(std::move(conn_));
+  }
+  Lock lock(sessions_.mutex);
+  for (std::size_t i = 0; i < parts_.size(); ++i) parts_[i]->outcome = outcomes[i];
+  changed_.notify_all();
+}
+
+// By the member whose leaving emptied the group: no one else uses its session now.
+void TransactionGroup::commit_all() {
+  if (!work_) return end_all(outcome_of(GroupOutcome::Kind::handed_back), false);  // broken up
+  if (parts_.empty()) return end_all(outcome_of(GroupOutcome::Kind::handed_back), abort());  // all rolled back
+  std::vector<const StepCommit*> steps;
+  for (const Part* p : parts_) steps.push_back(p->step);
+  Json key_waited = Json::array();
+  std::vector<StepOutcome> done;
+  try {
+    const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
+    if (exec1(*work_, ours(stmt::close_guard).c_str())[0].as<std::int64_t>() != 1) {
+      throw std::logic_error("the guard of a transaction shared by transactional bodies is gone");
+    }
+    done = store_.complete_steps_in(*work_, ours(stmt::complete_steps).c_str(), steps, owner_, lease_margin_,
+                                    key_waited);
+  } catch (const std::exception& e) {
+    GroupOutcome failed = outcome_of(GroupOutcome::Kind::failed);
+    failed.error = detail::error_info(e);
+    return end_all(failed, false);
+  }
+  std::vector<GroupOutcome> outcomes(steps.size(), outcome_of(GroupOutcome::Kind::committed));
+  bool all_finished = true;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    outcomes[i].step = std::move(done[i]);
+    all_finished = all_finished && outcomes[i].step.finish == FinishOutcome::committed;
+  }
+  if (!all_finished) {
+    // A lease ran out after its step was handed in: its writes cannot be taken out alone, so
+    // nothing commits. The others are handed back; the late one's outcome is fenced off.
+    for (auto& o : outcomes) {
+      if (o.step.finish == FinishOutcome::committed) o = outcome_of(GroupOutcome::Kind::handed_back);
+    }
+    return end_with(outcomes, abort());
+  }
+  if (detail::failpoint("transaction.connection_lost")) {
+    // The session is cut off before its COMMIT arrives, as by a network failure: the commit below
+    // is in doubt, and the outcome is read back on another connection.
+    // The server's pid, not libpq's backendpid(): behind a pooler that is the pooler's own number.
+    const auto pid = work_->exec1("SELECT pg_backend_pid()")[0].as<int>();
+    auto killer = sessions_.pool.open();
+    pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", pid);
+  }
+  try {
+    work_->commit();
+    if (detail::failpoint("lost_answer.activity_transaction")) {
+      throw pqxx::in_doubt_error("failpoint lost_answer.activity_transaction: the answer of a commit is lost");
+    }
+  } catch (const pqxx::in_doubt_error& e) {
+    GroupOutcome doubt = outcome_of(GroupOutcome::Kind::in_doubt);
+    doubt.why = e.what();
+    return end_all(doubt, false);
+  } catch (const pqxx::broken_connection& e) {
+    GroupOutcome doubt = outcome_of(GroupOutcome::Kind::in_doubt);
+    doubt.why = e.what();
+    return end_all(doubt, false);
+  } catch (const std::exception& e) {
+    // Refused at COMMIT (a deferred constraint, a serialization failure): rolled back. Which body
+    // it was is not known: each attempt fails, as one of its own would.
+    GroupOutcome failed = outcome_of(GroupOutcome::Kind::failed);
+    failed.error = detail::error_info(e);
+    return end_all(failed, true);
+  }
+  if (!key_waited.empty()) store_.wake_key_waiters_of(key_waited);
+  end_with(outcomes, true);
+}
+
+}  // namespace durable::pg
