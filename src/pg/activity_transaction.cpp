@@ -33,9 +33,8 @@ TransactionMisuse misuse(const std::string& activity) {
 TransactionConnections::TransactionConnections(ConnectionPool& pool) : sessions_(std::make_unique<Sessions>(pool)) {}
 TransactionConnections::~TransactionConnections() = default;
 
-ActivityTransaction::ActivityTransaction(TransactionConnections& connections, Store& store, std::string activity_name,
-                                         std::string run_id)
-    : store_(store), activity_name_(std::move(activity_name)), run_id_(std::move(run_id)) {
+ActivityTransaction::ActivityTransaction(TransactionConnections& connections, Store& store, const ClaimedTask& task)
+    : store_(store), task_(task), activity_name_(task.name), run_id_(task.run_id) {
   // As the pool's own work: a session lost (an idle one may have died with a restart of the
   // server) or on a server that takes no writes (a failover) is replaced until unavailable_after.
   // Nothing ran yet: giving up hands the task back, it fails no attempt.
@@ -48,7 +47,7 @@ ActivityTransaction::ActivityTransaction(TransactionConnections& connections, St
     try {
       group->begin_member(run_id_);
       group_ = std::move(group);
-      open_ = true;
+      state_ = State::turn;
       return;
     } catch (const NoWritableServer& e) {
       why = e.what();
@@ -70,22 +69,35 @@ ActivityTransaction::~ActivityTransaction() { roll_back(); }
 Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt,
                                    const Json& input) {
   TransactionContext ctx(attempt, group_->work());
+  Json result;
   try {
-    return def.run_in_transaction(ctx, input);
+    result = def.run_in_transaction(ctx, input);
   } catch (const pqxx::sql_error& e) {
     if (e.sqlstate() == unguarded_commit_state) throw misuse(activity_name_);
     throw;
   }
+  // Its turn on the shared session ends here (the next body may start), unless this throws.
+  state_ = State::left;
+  switch (group_->seal(task_)) {
+    case TransactionGroup::Seal::sealed: state_ = State::sealed; break;
+    case TransactionGroup::Seal::fenced_off: state_ = State::fenced_off; break;
+    case TransactionGroup::Seal::misuse: throw misuse(activity_name_);
+  }
+  return result;
 }
 
 void ActivityTransaction::roll_back() noexcept {
-  if (!open_) return;
-  open_ = false;
-  group_->roll_back(run_id_);
+  if (state_ == State::turn) group_->roll_back(run_id_);
+  if (state_ == State::sealed) group_->withdraw(run_id_);
+  state_ = State::left;
 }
 
 StepOutcome ActivityTransaction::commit(const StepCommit& step, const std::string& owner, Duration lease_margin) {
-  open_ = false;
+  if (state_ == State::fenced_off) {
+    state_ = State::left;
+    return {};  // fenced off: its writes were rolled back as its body returned
+  }
+  state_ = State::left;
   GroupOutcome outcome = group_->hand_in(step, owner, lease_margin);
   switch (outcome.kind) {
     case GroupOutcome::Kind::committed: break;

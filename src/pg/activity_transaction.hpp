@@ -44,17 +44,18 @@ struct NotCommitted : std::runtime_error {
 
 class ActivityTransaction {
  public:
-  // Joins a shared transaction for a step of run `run_id` and waits for its turn on its session.
-  // Throws what the database threw (nothing ran).
-  ActivityTransaction(TransactionConnections& connections, Store& store, std::string activity_name,
-                      std::string run_id);
+  // Joins a shared transaction for `task` and waits for its turn on its session. Throws what the
+  // database threw (nothing ran).
+  ActivityTransaction(TransactionConnections& connections, Store& store, const ClaimedTask& task);
   ~ActivityTransaction();  // rolls back unless committed
   ActivityTransaction(const ActivityTransaction&) = delete;
   ActivityTransaction& operator=(const ActivityTransaction&) = delete;
 
-  // Runs a transactional body in the transaction. A body that committed it: TransactionMisuse.
+  // Runs a transactional body in the transaction, then lets the next body have the session. A
+  // body that ended the transaction: TransactionMisuse.
   Json run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt, const Json& input);
-  // Rolls the body's writes back (it failed, or its outcome is not wanted).
+  // Rolls the body's writes back (it failed, or its outcome is not wanted). After the body
+  // returned, that takes the bodies it shared the transaction with back too (handed back).
   void roll_back() noexcept;
   // Commits `step`, the body's success, with the body's writes (and those of the bodies sharing
   // the transaction). Returns committed, or committed_earlier (the commit was in doubt and had
@@ -67,10 +68,17 @@ class ActivityTransaction {
   // After a commit whose answer was lost: committed_earlier, or NotCommitted.
   StepOutcome read_back(const StepCommit& step, const std::string& why);
   Store& store_;
+  const ClaimedTask& task_;
   std::string activity_name_;
   std::string run_id_;
   std::shared_ptr<TransactionGroup> group_;
-  bool open_ = false;  // its turn is held: neither rolled back nor handed in
+  enum class State {
+    left,        // not in a group (any more)
+    turn,        // holds the session: its body runs
+    sealed,      // its body returned with the lease live: its step is awaited by the group
+    fenced_off,  // its body returned after its lease was lost: rolled back
+  };
+  State state_ = State::left;
 };
 
 }  // namespace durable::pg

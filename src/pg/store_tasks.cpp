@@ -189,8 +189,8 @@ std::vector<StepOutcome> Store::complete_steps(const std::vector<const StepCommi
 }
 
 std::vector<StepOutcome> Store::complete_steps_in(pqxx::transaction_base& tx, const char* statement,
-                                                  const std::vector<const StepCommit*>& steps,
-                                                  const std::string& owner, Duration lease_margin, Json& key_waited) {
+                                                  const std::vector<const StepCommit*>& steps, const std::string& owner,
+                                                  Duration lease_margin, Json& key_waited) {
   return run_complete_steps(tx, statement, steps_json(steps).dump(), steps, owner, lease_margin, false, key_waited);
 }
 

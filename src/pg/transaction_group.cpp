@@ -12,7 +12,7 @@ namespace durable::pg {
 namespace {
 
 const std::string prefix = "durable_";
-const std::vector<std::string> our_statements = {stmt::open_guard, stmt::hold_task, stmt::close_guard,
+const std::vector<std::string> our_statements = {stmt::open_guard, stmt::seal_task, stmt::close_guard,
                                                  stmt::complete_steps};
 
 // At most this many bodies a group: their savepoints stay within the subtransactions PostgreSQL
@@ -20,6 +20,8 @@ const std::vector<std::string> our_statements = {stmt::open_guard, stmt::hold_ta
 constexpr int max_members = 16;
 // A member kept this long from its turn (a slow body holds it) starts a group of its own.
 constexpr auto turn_wait = std::chrono::milliseconds{10};
+// SQLSTATE of a SAVEPOINT outside a transaction block: a body ended the transaction with SQL.
+constexpr const char* no_transaction_state = "25P01";
 
 std::shared_ptr<const StatementTexts> prefixed(const std::shared_ptr<const StatementTexts>& texts) {
   if (!texts) return nullptr;
@@ -50,7 +52,11 @@ std::unique_ptr<pqxx::connection> TransactionConnections::Sessions::take() {
     }
   }
   auto conn = pool.open();
-  if (!unprepared) prepare_statements(*conn, pool.schema(), our_statements, prefix);
+  if (!unprepared) {
+    prepare_statements(*conn, pool.schema(), our_statements, prefix);
+    // Run by SQL EXECUTE too, which finds only what the server has (libpqxx prepares at first use).
+    for (const char* name : {stmt::open_guard, stmt::seal_task}) conn->prepare_now(ours(name));
+  }
   return conn;
 }
 
@@ -91,40 +97,49 @@ std::shared_ptr<TransactionGroup> TransactionGroup::join(TransactionConnections:
 }
 
 void TransactionGroup::begin_member(const std::string& run_id) {
+  const bool earlier_bodies = savepoints_ > 0;  // their writes are in the transaction
   try {
     if (!work_) {
       conn_ = sessions_.take();
       work_.emplace(*conn_);
       try {
-        const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
-        exec0(*work_, ours(stmt::open_guard).c_str());
+        if (sessions_.unprepared) {
+          const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
+          exec0(*work_, ours(stmt::open_guard).c_str());
+        } else {  // one round trip for the guard and the first body's savepoint
+          work_->exec0(fmt::format("EXECUTE {}; SAVEPOINT durable_{}", ours(stmt::open_guard), savepoints_ + 1));
+          next_ = ++savepoints_;
+        }
       } catch (const pqxx::sql_error& e) {
         work_.reset();
         if (takes_no_writes(*conn_) == false) throw;  // the statement's own fault
         throw NoWritableServer(fmt::format("the server takes no writes: {}", e.what()));
       }
     }
-    work_->exec0(fmt::format("SAVEPOINT durable_{}", ++savepoint_));
+    if (next_ == 0) {
+      work_->exec0(fmt::format("SAVEPOINT durable_{}", savepoints_ + 1));
+      next_ = ++savepoints_;
+    }
+    mine_ = std::exchange(next_, 0);
   } catch (...) {
     Lock lock(sessions_.mutex);
-    if (savepoint_ > 1) {
-      break_up(lock);  // steps handed in before are in the transaction that failed
+    if (earlier_bodies) {
+      break_up(lock);
     } else {
       work_.reset();  // nothing in it yet: the next member begins again, on another session
       conn_.reset();
-      savepoint_ = 0;
+      savepoints_ = next_ = 0;
     }
-    if (leave(lock, run_id, nullptr)) {
-      lock.unlock();
-      commit_all();
-    }
+    end_turn(lock);
+    leave_and_commit(lock, run_id, nullptr);
     throw;
   }
 }
 
 bool TransactionGroup::roll_back_to_savepoint() noexcept {
   try {
-    work_->exec0(fmt::format("ROLLBACK TO SAVEPOINT durable_{}", savepoint_));
+    work_->exec0(fmt::format("ROLLBACK TO SAVEPOINT durable_{}", mine_));
+    next_ = mine_;  // kept: what the next body writes goes after it
     return true;
   } catch (...) {
     return false;  // the transaction is gone (the body ended it, or the session failed)
@@ -135,73 +150,89 @@ void TransactionGroup::roll_back(const std::string& run_id) noexcept {
   const bool rolled_back = work_ && roll_back_to_savepoint();
   Lock lock(sessions_.mutex);
   if (!rolled_back) break_up(lock);
-  if (leave(lock, run_id, nullptr)) {
-    lock.unlock();
-    commit_all();
+  end_turn(lock);
+  leave_and_commit(lock, run_id, nullptr);
+}
+
+pqxx::row TransactionGroup::check_lease(const ClaimedTask& task) {
+  if (sessions_.unprepared) {
+    const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
+    return exec1(*work_, ours(stmt::seal_task).c_str(), task.run_id, task.step, task.lease_token);
   }
+  // One round trip for the check and the next body's savepoint, set first: the check writes
+  // nothing, and rolling back to this body's savepoint takes the next one away too.
+  const pqxx::result r =
+      work_->exec(fmt::format("SAVEPOINT durable_{}; EXECUTE {}({}, {}, {})", savepoints_ + 1, ours(stmt::seal_task),
+                              work_->quote(task.run_id), task.step, task.lease_token));
+  next_ = ++savepoints_;
+  return r.at(0);
+}
+
+TransactionGroup::Seal TransactionGroup::seal(const ClaimedTask& task) {
+  bool guarded = false, leased = false, rolled_back = false;
+  std::exception_ptr failed;
+  try {
+    const pqxx::row row = check_lease(task);
+    guarded = row["guarded"].as<bool>();
+    leased = row["leased"].as<bool>();
+    if (guarded && !leased) rolled_back = roll_back_to_savepoint();
+  } catch (const pqxx::usage_error&) {
+    // The body committed or aborted the transaction through libpqxx: misuse, as below.
+  } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() != no_transaction_state) {
+      // The body left its transaction failed (it caught an error and went on): it failed.
+      failed = std::current_exception();
+      rolled_back = roll_back_to_savepoint();
+    }  // else it ran COMMIT or ROLLBACK: misuse, as below
+  } catch (const std::exception&) {
+    failed = std::current_exception();  // the session failed
+  }
+  Lock lock(sessions_.mutex);
+  end_turn(lock);
+  if (guarded && leased) return Seal::sealed;  // it stays in the group until it hands its step in
+  if (!rolled_back) break_up(lock);            // its writes cannot be taken out alone: nothing of the group commits
+  leave_and_commit(lock, task.run_id, nullptr);
+  if (failed) std::rethrow_exception(failed);
+  return guarded ? Seal::fenced_off : Seal::misuse;  // not guarded: the body ran ROLLBACK, or ended it otherwise
 }
 
 GroupOutcome TransactionGroup::hand_in(const StepCommit& step, const std::string& owner, Duration lease_margin) {
-  const ClaimedTask& task = *step.task;
-  GroupOutcome failure = outcome_of(GroupOutcome::Kind::failed);
-  bool guarded = false, held = false, rolled_back = false;
-  try {
-    const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
-    const pqxx::row row = exec1(*work_, ours(stmt::hold_task).c_str(), task.run_id, task.step, task.lease_token);
-    guarded = row["guarded"].as<bool>();
-    held = row["held"].as<bool>();
-    if (guarded && !held) rolled_back = roll_back_to_savepoint();
-  } catch (const pqxx::usage_error&) {
-    failure.kind = GroupOutcome::Kind::misuse;  // the body committed or aborted it through libpqxx
-  } catch (const pqxx::sql_error& e) {
-    // The body left its transaction failed (it caught an error and went on): it failed.
-    failure.error = detail::error_info(e);
-    rolled_back = roll_back_to_savepoint();
-  } catch (const std::exception& e) {
-    failure.error = detail::error_info(e);  // the session failed
-  }
-  if (!guarded && failure.kind == GroupOutcome::Kind::failed && failure.error.type.empty()) {
-    failure.kind = GroupOutcome::Kind::misuse;  // the body ran ROLLBACK: the session is out of our transaction
-  }
   Part part{&step, std::nullopt};
-  const bool joins = guarded && held;
   Lock lock(sessions_.mutex);
-  if (joins) {
-    owner_ = owner;
-    lease_margin_ = lease_margin;
-  } else if (!rolled_back) {
-    break_up(lock);  // its writes cannot be taken out alone: nothing of the group commits
-  }
-  if (leave(lock, task.run_id, joins ? &part : nullptr)) {
-    lock.unlock();
-    commit_all();
-    lock.lock();
-  }
-  if (!joins) {
-    if (guarded && !held && rolled_back) {  // its lease was lost: its writes are gone, its outcome fenced off
-      GroupOutcome fenced = outcome_of(GroupOutcome::Kind::committed);
-      fenced.step.finish = FinishOutcome::fenced_off;
-      return fenced;
-    }
-    return failure;
-  }
+  owner_ = owner;
+  lease_margin_ = lease_margin;
+  leave_and_commit(lock, step.task->run_id, &part);
   changed_.wait(lock, [&] { return part.outcome.has_value(); });
   return std::move(*part.outcome);
 }
 
-bool TransactionGroup::leave(Lock&, const std::string& run_id, Part* part) {
-  --pending_;
+void TransactionGroup::withdraw(const std::string& run_id) noexcept {
+  Lock lock(sessions_.mutex);
+  doomed_ = true;  // its writes are in the transaction, and bodies after it may be too
+  leave_and_commit(lock, run_id, nullptr);
+}
+
+void TransactionGroup::end_turn(Lock&) {
   turn_taken_ = false;
-  if (part) {
+  changed_.notify_all();
+}
+
+void TransactionGroup::leave_and_commit(Lock& lock, const std::string& run_id, Part* part) {
+  --pending_;
+  if (part && ended_) {
+    part->outcome = outcome_of(GroupOutcome::Kind::handed_back);  // broken up since it was sealed
+  } else if (part) {
     parts_.push_back(part);
   } else {
     runs_.erase(run_id);  // its writes are gone: another step of its run may join
   }
   changed_.notify_all();
-  if (pending_ > 0 || ended_) return false;
-  ended_ = true;  // no one joins it now: the caller commits what was handed in
+  if (pending_ > 0 || ended_) return;
+  ended_ = true;  // no one joins it now, and no one else uses its session: this member commits it
   if (sessions_.open_group.get() == this) sessions_.open_group = nullptr;
-  return true;
+  lock.unlock();
+  commit_all();
+  lock.lock();
 }
 
 void TransactionGroup::break_up(Lock&) {
@@ -243,7 +274,8 @@ void TransactionGroup::end_with(const std::vector<GroupOutcome>& outcomes, bool 
 // By the member whose leaving emptied the group: no one else uses its session now.
 void TransactionGroup::commit_all() {
   if (!work_) return end_all(outcome_of(GroupOutcome::Kind::handed_back), false);  // broken up
-  if (parts_.empty()) return end_all(outcome_of(GroupOutcome::Kind::handed_back), abort());  // all rolled back
+  // Every body rolled back; or one withdrew after it was sealed, which cannot be taken out alone.
+  if (parts_.empty() || doomed_) return end_all(outcome_of(GroupOutcome::Kind::handed_back), abort());
   std::vector<const StepCommit*> steps;
   for (const Part* p : parts_) steps.push_back(p->step);
   Json key_waited = Json::array();
@@ -253,8 +285,8 @@ void TransactionGroup::commit_all() {
     if (exec1(*work_, ours(stmt::close_guard).c_str())[0].as<std::int64_t>() != 1) {
       throw std::logic_error("the guard of a transaction shared by transactional bodies is gone");
     }
-    done = store_.complete_steps_in(*work_, ours(stmt::complete_steps).c_str(), steps, owner_, lease_margin_,
-                                    key_waited);
+    done =
+        store_.complete_steps_in(*work_, ours(stmt::complete_steps).c_str(), steps, owner_, lease_margin_, key_waited);
   } catch (const std::exception& e) {
     GroupOutcome failed = outcome_of(GroupOutcome::Kind::failed);
     failed.error = detail::error_info(e);

@@ -2,9 +2,9 @@
 // commit shares one statement among other activities: each body runs under a SAVEPOINT of its
 // own (one that fails rolls back to it, alone), and the group's steps are completed by one
 // complete_steps statement and one COMMIT. The bodies of a group run one after another on its
-// session: a member holds the session (its turn) from its SAVEPOINT until it has handed its step
-// in (its lease checked and locked) or rolled back. The member whose leaving empties the group
-// commits it for all.
+// session: a member holds the session (its turn) from its SAVEPOINT until its body returned and
+// its lease was checked (or it rolled back). The member whose leaving empties the group commits
+// it for all.
 #pragma once
 
 #include <chrono>
@@ -35,7 +35,7 @@ struct TransactionConnections::Sessions {
   std::shared_ptr<const StatementTexts> unprepared;
   std::mutex mutex;  // guards `idle`, `open_group` and every group's state
   std::vector<std::unique_ptr<pqxx::connection>> idle;
-  std::shared_ptr<class TransactionGroup> open_group;
+  std::shared_ptr<class TransactionGroup> open_group;  // the group new members join
 
   std::unique_ptr<pqxx::connection> take();
   void give_back(std::unique_ptr<pqxx::connection> conn);
@@ -77,8 +77,17 @@ class TransactionGroup {
   pqxx::work& work() { return *work_; }
   // Rolls this member's writes back and leaves the group (its turn ends).
   void roll_back(const std::string& run_id) noexcept;
-  // Hands `step` in under its lease and waits until the group has committed or failed.
+  // After the body returned: ends the turn, the member still in the group when its task's lease is
+  // live (sealed); otherwise its writes are rolled back and it left: its lease was lost
+  // (fenced_off), or the body ended the transaction (misuse). Throws, having rolled back and
+  // left, when the body left the transaction failed (it caught an error and went on).
+  enum class Seal { sealed, fenced_off, misuse };
+  Seal seal(const ClaimedTask& task);
+  // A sealed member hands its step in and waits until the group has committed or failed.
   GroupOutcome hand_in(const StepCommit& step, const std::string& owner, Duration lease_margin);
+  // A sealed member whose outcome is not wanted: its writes cannot be taken out alone, so
+  // nothing of the group commits (the others are handed back).
+  void withdraw(const std::string& run_id) noexcept;
 
  private:
   struct Part {
@@ -86,11 +95,16 @@ class TransactionGroup {
     std::optional<GroupOutcome> outcome;
   };
   using Lock = std::unique_lock<std::mutex>;
-  // Ends the turn; with `part`, its step waits for the commit. True: the caller commits the group.
-  bool leave(Lock& lock, const std::string& run_id, Part* part);
-  // The transaction is lost (its session failed, or a body ended it): nothing of it commits.
+  void end_turn(Lock& lock);
+  // The member is gone from the group: with `part`, its step waits for the commit. The member
+  // whose leaving empties the group commits it (outside the lock).
+  void leave_and_commit(Lock& lock, const std::string& run_id, Part* part);
+  // The transaction is lost (its session failed, or a body ended it): nothing of it commits. By
+  // the turn's holder only: no one else uses the session.
   void break_up(Lock& lock);
   bool roll_back_to_savepoint() noexcept;
+  // Whether the task is still `leased` and the session still `guarded` (seal_task.sql).
+  pqxx::row check_lease(const ClaimedTask& task);
   bool abort() noexcept;  // false: the session is not fit for another group
   void commit_all();
   void end_with(const std::vector<GroupOutcome>& outcomes, bool session_clean);
@@ -103,13 +117,17 @@ class TransactionGroup {
   // Guarded by sessions_.mutex:
   std::set<std::string> runs_;  // of its members
   int members_ = 0;             // joined so far (each a savepoint)
-  int pending_ = 0;             // joined and neither handed in nor gone
+  int pending_ = 0;             // joined and neither handed its step in nor gone
   bool turn_taken_ = false;
   bool ended_ = false;
+  bool doomed_ = false;       // a sealed member withdrew: the group rolls back
   std::vector<Part*> parts_;  // steps handed in
   std::condition_variable changed_;
-  // Set by the turn holder:
-  int savepoint_ = 0;
+  // Set by the turn holder. Savepoints are named durable_1, durable_2, ... and never released:
+  // rolling back to one takes only the writes after it away.
+  int savepoints_ = 0;  // set so far
+  int mine_ = 0;        // the turn holder's: its body's writes come after it
+  int next_ = 0;        // set for the next turn holder already (0: none)
   std::string owner_;
   Duration lease_margin_{0};
 };

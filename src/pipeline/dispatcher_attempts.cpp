@@ -131,7 +131,7 @@ bool Dispatcher::open_transaction(const ActivityDefinition& def, const pg::Claim
                                   std::optional<pg::ActivityTransaction>& transaction) {
   if (!def.transactional() || !transactions_ || !task.undecodable.empty()) return true;  // none to open
   try {
-    transaction.emplace(transactions_->connections, transactions_->store, task.name, task.run_id);
+    transaction.emplace(transactions_->connections, transactions_->store, task);
     return true;
   } catch (const DatabaseUnavailable& e) {
     logger().warn("activity '{}' (task {}) handed back: {}", task.name, task.task_id, e.what());

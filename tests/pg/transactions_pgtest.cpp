@@ -288,7 +288,7 @@ TEST_CASE("a plain callable taking a TransactionContext registers a transactiona
 namespace {
 // Eight one-step runs of InsertFlow started before the engine is, so that their bodies run at
 // about the same time (it claims them together) and share transactions. Each first attempt holds
-// its turn on the shared session 3 ms, long enough for the others to queue behind it.
+// its turn on the shared session 8 ms, long enough for the next to queue behind it.
 struct Together {
   Together() : engine(db.options()) {
     table = "\"" + db.schema() + "\".user_rows";
@@ -326,7 +326,7 @@ TEST_CASE("transactional bodies that run at once share a commit, and one that fa
           "[pg][transactions]") {
   Together t;
   std::vector<Row> rows;
-  for (int i = 0; i < 8; ++i) rows.emplace_back(fmt::format("k{}", i), i % 2, "", 3);  // every other fails once
+  for (int i = 0; i < 8; ++i) rows.emplace_back(fmt::format("k{}", i), i % 2, "", 8);  // every other fails once
   const std::vector<int> results = t.run(rows);
   for (int i = 0; i < 8; ++i) CHECK(results[i] == 1 + i % 2);
   // Each key's one row, written by the attempt that succeeded.
@@ -348,7 +348,7 @@ TEST_CASE("a body that ends a shared transaction fails alone: the bodies it shar
   Together t;
   std::vector<Row> rows;
   // Every other body commits the transaction itself (and catches what that throws).
-  for (int i = 0; i < 8; ++i) rows.emplace_back(fmt::format("k{}", i), 0, i % 2 ? "commit_caught" : "", 3);
+  for (int i = 0; i < 8; ++i) rows.emplace_back(fmt::format("k{}", i), 0, i % 2 ? "commit_caught" : "", 8);
   const std::vector<int> results = t.run(rows);
   for (int i = 0; i < 8; ++i) CHECK(results[i] == (i % 2 ? -1 : 1));
   CHECK(t.count("SELECT count(*) FROM {s}.user_rows WHERE substr(key, 2)::int % 2 = 1") == 0);
