@@ -13,5 +13,5 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDURABLE_TSAN=ON
 cmake --build "$build" -j "$(nproc)" --target unit_tests pg_tests durable_test_worker durable-postgres
 # Without this, a report is printed but the test still passes.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-concurrency='codec|transactional|TransactionContext|compensat|thread pool|the pool|shutdown|wait_idle|dispatcher|in parallel|hands|in flight|connections|ten engines|heartbeat|timeout|idempotency key|in batches|replayed elsewhere|thin client|slot|a batch|waiting on a key|permit|two commits|its first step|waiters|retried after a delay'
+concurrency='codec|transactional|shared transaction|TransactionContext|compensat|thread pool|the pool|shutdown|wait_idle|dispatcher|in parallel|hands|in flight|connections|ten engines|heartbeat|timeout|idempotency key|in batches|replayed elsewhere|thin client|slot|a batch|waiting on a key|permit|two commits|its first step|waiters|retried after a delay'
 exec "$build/tools/durable-postgres" -- ctest --test-dir "$build" --output-on-failure -j 2 -R "$concurrency"

@@ -67,7 +67,7 @@ ActivityTransaction::ActivityTransaction(TransactionConnections& connections, St
 ActivityTransaction::~ActivityTransaction() { roll_back(); }
 
 Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt,
-                                   const Json& input) {
+                                   const Json& input, const std::function<void(const Json&)>& check) {
   TransactionContext ctx(attempt, group_->work());
   Json result;
   try {
@@ -76,6 +76,8 @@ Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, const 
     if (e.sqlstate() == unguarded_commit_state) throw misuse(activity_name_);
     throw;
   }
+  // Before its turn ends: once the next body has written after it, it cannot be rolled back alone.
+  check(result);
   // Its turn on the shared session ends here (the next body may start), unless this throws.
   state_ = State::left;
   switch (group_->seal(task_)) {

@@ -4,6 +4,7 @@
 // anything else from committing it (migration 17).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -51,9 +52,11 @@ class ActivityTransaction {
   ActivityTransaction(const ActivityTransaction&) = delete;
   ActivityTransaction& operator=(const ActivityTransaction&) = delete;
 
-  // Runs a transactional body in the transaction, then lets the next body have the session. A
-  // body that ended the transaction: TransactionMisuse.
-  Json run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt, const Json& input);
+  // Runs a transactional body in the transaction, then `check` on its result (what it throws
+  // fails the body), then lets the next body have the session. A body that ended the
+  // transaction: TransactionMisuse.
+  Json run_body(const detail::ActivityDefinition& def, const ActivityContext& attempt, const Json& input,
+                const std::function<void(const Json&)>& check);
   // Rolls the body's writes back (it failed, or its outcome is not wanted). After the body
   // returned, that takes the bodies it shared the transaction with back too (handed back).
   void roll_back() noexcept;

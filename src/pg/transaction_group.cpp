@@ -22,6 +22,8 @@ constexpr int max_members = 16;
 constexpr auto turn_wait = std::chrono::milliseconds{10};
 // SQLSTATE of a SAVEPOINT outside a transaction block: a body ended the transaction with SQL.
 constexpr const char* no_transaction_state = "25P01";
+// SQLSTATE of EXECUTE of a statement the session does not have.
+constexpr const char* undefined_statement_state = "26000";
 
 std::shared_ptr<const StatementTexts> prefixed(const std::shared_ptr<const StatementTexts>& texts) {
   if (!texts) return nullptr;
@@ -84,8 +86,15 @@ std::shared_ptr<TransactionGroup> TransactionGroup::join(TransactionConnections:
     g->runs_.insert(run_id);
     ++g->members_;
     ++g->pending_;
-    if (g->changed_.wait_for(lock, turn_wait, [&] { return !g->turn_taken_ || g->ended_; }) && !g->ended_) {
+    // It waits as long as the body in the turn has run for less than turn_wait (a session being
+    // opened, at an engine's start, is no slow body).
+    const auto free = [&] { return !g->turn_taken_ || g->ended_; };
+    while (!free() && (g->opening_ || Clock::now() < g->turn_since_ + turn_wait)) {
+      g->changed_.wait_until(lock, g->opening_ ? Clock::now() + turn_wait : g->turn_since_ + turn_wait);
+    }
+    if (free() && !g->ended_) {
       g->turn_taken_ = true;
+      g->turn_since_ = Clock::now();
       return g;
     }
     // Behind a body that takes long, or the group is gone: this one, and those after it, go on
@@ -100,7 +109,9 @@ void TransactionGroup::begin_member(const std::string& run_id) {
   const bool earlier_bodies = savepoints_ > 0;  // their writes are in the transaction
   try {
     if (!work_) {
+      set_opening(true);
       conn_ = sessions_.take();
+      set_opening(false);
       work_.emplace(*conn_);
       try {
         if (sessions_.unprepared) {
@@ -112,6 +123,9 @@ void TransactionGroup::begin_member(const std::string& run_id) {
         }
       } catch (const pqxx::sql_error& e) {
         work_.reset();
+        // libpqxx reconnected an idle session that had died (a server restart) without what we
+        // prepare by SQL: as a lost session, replaced.
+        if (e.sqlstate() == undefined_statement_state) throw pqxx::broken_connection(e.what());
         if (takes_no_writes(*conn_) == false) throw;  // the statement's own fault
         throw NoWritableServer(fmt::format("the server takes no writes: {}", e.what()));
       }
@@ -123,6 +137,7 @@ void TransactionGroup::begin_member(const std::string& run_id) {
     mine_ = std::exchange(next_, 0);
   } catch (...) {
     Lock lock(sessions_.mutex);
+    opening_ = false;
     if (earlier_bodies) {
       break_up(lock);
     } else {
@@ -134,6 +149,12 @@ void TransactionGroup::begin_member(const std::string& run_id) {
     leave_and_commit(lock, run_id, nullptr);
     throw;
   }
+}
+
+void TransactionGroup::set_opening(bool opening) {
+  const std::lock_guard lock(sessions_.mutex);
+  opening_ = opening;
+  turn_since_ = Clock::now();  // its body starts when the session is open
 }
 
 bool TransactionGroup::roll_back_to_savepoint() noexcept {
@@ -202,7 +223,18 @@ GroupOutcome TransactionGroup::hand_in(const StepCommit& step, const std::string
   owner_ = owner;
   lease_margin_ = lease_margin;
   leave_and_commit(lock, step.task->run_id, &part);
-  changed_.wait(lock, [&] { return part.outcome.has_value(); });
+  // A body after it may run long: its lease is kept meanwhile, as a running body's is.
+  const ClaimedTask& task = *step.task;
+  const auto renew_every = std::max<Duration>(lease_margin / 2, Duration{100});
+  while (!changed_.wait_for(lock, renew_every, [&] { return part.outcome.has_value(); })) {
+    lock.unlock();
+    try {
+      store_.heartbeat(task, task.options.timeout + lease_margin, "");  // lost: the commit fences it
+    } catch (const std::exception& e) {
+      detail::logger().debug("could not renew the lease of task {} waiting for its commit: {}", task.task_id, e.what());
+    }
+    lock.lock();
+  }
   return std::move(*part.outcome);
 }
 
@@ -254,10 +286,6 @@ bool TransactionGroup::abort() noexcept {
   }
 }
 
-void TransactionGroup::end_all(const GroupOutcome& outcome, bool session_clean) {
-  end_with(std::vector<GroupOutcome>(parts_.size(), outcome), session_clean);
-}
-
 void TransactionGroup::end_with(const std::vector<GroupOutcome>& outcomes, bool session_clean) {
   if (!session_clean) {
     work_.reset();
@@ -271,14 +299,41 @@ void TransactionGroup::end_with(const std::vector<GroupOutcome>& outcomes, bool 
   changed_.notify_all();
 }
 
-// By the member whose leaving emptied the group: no one else uses its session now.
-void TransactionGroup::commit_all() {
-  if (!work_) return end_all(outcome_of(GroupOutcome::Kind::handed_back), false);  // broken up
-  // Every body rolled back; or one withdrew after it was sealed, which cannot be taken out alone.
-  if (parts_.empty() || doomed_) return end_all(outcome_of(GroupOutcome::Kind::handed_back), abort());
+// By the member whose leaving emptied the group: no one else uses its session now. Every part
+// gets its outcome, whatever throws.
+void TransactionGroup::commit_all() noexcept {
+  std::vector<GroupOutcome> outcomes;
+  Json key_waited = Json::array();
+  bool clean = false;
+  try {
+    clean = commit_parts(outcomes, key_waited);
+  } catch (const std::exception& e) {
+    GroupOutcome failed = outcome_of(GroupOutcome::Kind::failed);
+    failed.error = detail::error_info(e);
+    outcomes.assign(parts_.size(), failed);
+  }
+  end_with(outcomes, clean);
+  if (key_waited.empty()) return;
+  try {
+    store_.wake_key_waiters_of(key_waited);
+  } catch (const std::exception& e) {  // they wake at their poll
+    detail::logger().warn("could not wake the tasks waiting for keys of committed steps: {}", e.what());
+  }
+}
+
+bool TransactionGroup::commit_parts(std::vector<GroupOutcome>& outcomes, Json& key_waited) {
+  auto all = [&](GroupOutcome o) { outcomes.assign(parts_.size(), std::move(o)); };
+  if (!work_ || parts_.empty() || doomed_) {
+    // Broken up; or every body rolled back; or one withdrew after it was sealed, which cannot be
+    // taken out alone.
+    all(outcome_of(GroupOutcome::Kind::handed_back));
+    return work_ && abort();
+  }
+  // In the order of their workflows, as group commit's batches: the two lock workflow rows alike.
+  std::sort(parts_.begin(), parts_.end(),
+            [](const Part* a, const Part* b) { return a->step->task->run_id < b->step->task->run_id; });
   std::vector<const StepCommit*> steps;
   for (const Part* p : parts_) steps.push_back(p->step);
-  Json key_waited = Json::array();
   std::vector<StepOutcome> done;
   try {
     const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
@@ -288,11 +343,16 @@ void TransactionGroup::commit_all() {
     done =
         store_.complete_steps_in(*work_, ours(stmt::complete_steps).c_str(), steps, owner_, lease_margin_, key_waited);
   } catch (const std::exception& e) {
-    GroupOutcome failed = outcome_of(GroupOutcome::Kind::failed);
+    // Nothing committed. A lost session or a deadlock with another commit is no body's fault.
+    const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+    const bool transient = dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
+                           (sql && (sql->sqlstate() == "40P01" || sql->sqlstate() == "40001"));
+    GroupOutcome failed = outcome_of(transient ? GroupOutcome::Kind::handed_back : GroupOutcome::Kind::failed);
     failed.error = detail::error_info(e);
-    return end_all(failed, false);
+    all(failed);
+    return false;
   }
-  std::vector<GroupOutcome> outcomes(steps.size(), outcome_of(GroupOutcome::Kind::committed));
+  outcomes.assign(steps.size(), outcome_of(GroupOutcome::Kind::committed));
   bool all_finished = true;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     outcomes[i].step = std::move(done[i]);
@@ -304,38 +364,38 @@ void TransactionGroup::commit_all() {
     for (auto& o : outcomes) {
       if (o.step.finish == FinishOutcome::committed) o = outcome_of(GroupOutcome::Kind::handed_back);
     }
-    return end_with(outcomes, abort());
-  }
-  if (detail::failpoint("transaction.connection_lost")) {
-    // The session is cut off before its COMMIT arrives, as by a network failure: the commit below
-    // is in doubt, and the outcome is read back on another connection.
-    // The server's pid, not libpq's backendpid(): behind a pooler that is the pooler's own number.
-    const auto pid = work_->exec1("SELECT pg_backend_pid()")[0].as<int>();
-    auto killer = sessions_.pool.open();
-    pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", pid);
+    key_waited = Json::array();
+    return abort();
   }
   try {
+    if (detail::failpoint("transaction.connection_lost")) {
+      // The session is cut off before its COMMIT arrives, as by a network failure: the commit
+      // below is in doubt, and the outcome is read back on another connection. The server's
+      // pid, not libpq's backendpid(): behind a pooler that is the pooler's own number.
+      const auto pid = work_->exec1("SELECT pg_backend_pid()")[0].as<int>();
+      auto killer = sessions_.pool.open();
+      pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", pid);
+    }
     work_->commit();
     if (detail::failpoint("lost_answer.activity_transaction")) {
       throw pqxx::in_doubt_error("failpoint lost_answer.activity_transaction: the answer of a commit is lost");
     }
-  } catch (const pqxx::in_doubt_error& e) {
-    GroupOutcome doubt = outcome_of(GroupOutcome::Kind::in_doubt);
-    doubt.why = e.what();
-    return end_all(doubt, false);
-  } catch (const pqxx::broken_connection& e) {
-    GroupOutcome doubt = outcome_of(GroupOutcome::Kind::in_doubt);
-    doubt.why = e.what();
-    return end_all(doubt, false);
   } catch (const std::exception& e) {
+    key_waited = Json::array();
+    if (dynamic_cast<const pqxx::in_doubt_error*>(&e) || dynamic_cast<const pqxx::broken_connection*>(&e)) {
+      GroupOutcome doubt = outcome_of(GroupOutcome::Kind::in_doubt);
+      doubt.why = e.what();
+      all(doubt);
+      return false;
+    }
     // Refused at COMMIT (a deferred constraint, a serialization failure): rolled back. Which body
     // it was is not known: each attempt fails, as one of its own would.
     GroupOutcome failed = outcome_of(GroupOutcome::Kind::failed);
     failed.error = detail::error_info(e);
-    return end_all(failed, true);
+    all(failed);
+    return true;
   }
-  if (!key_waited.empty()) store_.wake_key_waiters_of(key_waited);
-  end_with(outcomes, true);
+  return true;
 }
 
 }  // namespace durable::pg

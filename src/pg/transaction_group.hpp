@@ -83,7 +83,8 @@ class TransactionGroup {
   // left, when the body left the transaction failed (it caught an error and went on).
   enum class Seal { sealed, fenced_off, misuse };
   Seal seal(const ClaimedTask& task);
-  // A sealed member hands its step in and waits until the group has committed or failed.
+  // A sealed member hands its step in and waits until the group has committed or failed,
+  // renewing its task's lease meanwhile.
   GroupOutcome hand_in(const StepCommit& step, const std::string& owner, Duration lease_margin);
   // A sealed member whose outcome is not wanted: its writes cannot be taken out alone, so
   // nothing of the group commits (the others are handed back).
@@ -95,7 +96,9 @@ class TransactionGroup {
     std::optional<GroupOutcome> outcome;
   };
   using Lock = std::unique_lock<std::mutex>;
+  using Clock = std::chrono::steady_clock;
   void end_turn(Lock& lock);
+  void set_opening(bool opening);
   // The member is gone from the group: with `part`, its step waits for the commit. The member
   // whose leaving empties the group commits it (outside the lock).
   void leave_and_commit(Lock& lock, const std::string& run_id, Part* part);
@@ -106,9 +109,10 @@ class TransactionGroup {
   // Whether the task is still `leased` and the session still `guarded` (seal_task.sql).
   pqxx::row check_lease(const ClaimedTask& task);
   bool abort() noexcept;  // false: the session is not fit for another group
-  void commit_all();
+  void commit_all() noexcept;
+  // Commits the parts; an outcome for each, and whether the session is fit for another group.
+  bool commit_parts(std::vector<GroupOutcome>& outcomes, Json& key_waited);
   void end_with(const std::vector<GroupOutcome>& outcomes, bool session_clean);
-  void end_all(const GroupOutcome& outcome, bool session_clean);
 
   TransactionConnections::Sessions& sessions_;
   Store& store_;
@@ -119,6 +123,8 @@ class TransactionGroup {
   int members_ = 0;             // joined so far (each a savepoint)
   int pending_ = 0;             // joined and neither handed its step in nor gone
   bool turn_taken_ = false;
+  bool opening_ = false;                              // the turn's holder opens the group's session
+  std::chrono::steady_clock::time_point turn_since_;  // when the turn's holder got it (or its session)
   bool ended_ = false;
   bool doomed_ = false;       // a sealed member withdrew: the group rolls back
   std::vector<Part*> parts_;  // steps handed in

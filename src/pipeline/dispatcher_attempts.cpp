@@ -50,12 +50,16 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
       if (!task.undecodable.empty()) throw CodecError(task.undecodable);
       if (def.transactional()) {
         if (!transactions_) throw Error("this engine runs no transactional activities");
-        result = transaction->run_body(def, ctx, task.input);
+        result = transaction->run_body(def, ctx, task.input, [&](const Json& r) {
+          check_result(task, r);
+          // Timed out as it returned: rolled back alone (its outcome is discarded below).
+          if (state->timed_out) throw ActivityTimeout("its attempt timed out");
+        });
       } else {
         result = def.run(ctx, task.input);
       }
-      hold.body_returned();  // its slot may run another body while this outcome commits
-      check_payload(result, fmt::format("the result of activity '{}'", task.name));
+      hold.body_returned();                                  // its slot may run another body while this outcome commits
+      if (!def.transactional()) check_result(task, result);  // a transactional body's was, in its turn
       succeeded = true;
     } catch (...) {
       hold.body_returned();
@@ -138,6 +142,10 @@ bool Dispatcher::open_transaction(const ActivityDefinition& def, const pg::Claim
     store_.release_task(task, Duration{0});
     return false;
   }
+}
+
+void Dispatcher::check_result(const pg::ClaimedTask& task, const Json& result) {
+  check_payload(result, fmt::format("the result of activity '{}'", task.name));
 }
 
 bool Dispatcher::hand_back(const pg::ClaimedTask& task) {
