@@ -21,8 +21,8 @@ import sys
 
 from fixture_marks import marked_lines
 
-CALL = re.compile(r"\.(exec|exec0|exec1|exec_n|exec_params|exec_params0|exec_params1|exec_params_n)\s*\(")
-QUOTING = re.compile(r"\.(quote|quote_name|esc)\s*\(")
+CALL = re.compile(r"(?:\.|->)(exec|exec0|exec1|exec_n|exec_params|exec_params0|exec_params1|exec_params_n)\s*\(")
+QUOTING = re.compile(r"(?:\.|->)(quote|quote_name|esc)\s*\(")
 PREPARE = re.compile(r"\.prepare\s*\(")
 MARK = "// built SQL:"
 

@@ -34,7 +34,7 @@ TransactionConnections::TransactionConnections(ConnectionPool& pool) : sessions_
 TransactionConnections::~TransactionConnections() = default;
 
 ActivityTransaction::ActivityTransaction(TransactionConnections& connections, Store& store, const ClaimedTask& task)
-    : store_(store), task_(task), activity_name_(task.name), run_id_(task.run_id) {
+    : store_(store), activity_name_(task.name), run_id_(task.run_id) {
   // As the pool's own work: a session lost (an idle one may have died with a restart of the
   // server) or on a server that takes no writes (a failover) is replaced until unavailable_after.
   // Nothing ran yet: giving up hands the task back, it fails no attempt.
@@ -80,11 +80,8 @@ Json ActivityTransaction::run_body(const detail::ActivityDefinition& def, const 
   check(result);
   // Its turn on the shared session ends here (the next body may start), unless this throws.
   state_ = State::left;
-  switch (group_->seal(task_)) {
-    case TransactionGroup::Seal::sealed: state_ = State::sealed; break;
-    case TransactionGroup::Seal::fenced_off: state_ = State::fenced_off; break;
-    case TransactionGroup::Seal::misuse: throw misuse(activity_name_);
-  }
+  if (!group_->seal(run_id_)) throw misuse(activity_name_);
+  state_ = State::sealed;
   return result;
 }
 
@@ -95,10 +92,6 @@ void ActivityTransaction::roll_back() noexcept {
 }
 
 StepOutcome ActivityTransaction::commit(const StepCommit& step, const std::string& owner, Duration lease_margin) {
-  if (state_ == State::fenced_off) {
-    state_ = State::left;
-    return {};  // fenced off: its writes were rolled back as its body returned
-  }
   state_ = State::left;
   GroupOutcome outcome = group_->hand_in(step, owner, lease_margin);
   switch (outcome.kind) {

@@ -71,15 +71,13 @@ class ActivityTransaction {
   // After a commit whose answer was lost: committed_earlier, or NotCommitted.
   StepOutcome read_back(const StepCommit& step, const std::string& why);
   Store& store_;
-  const ClaimedTask& task_;
   std::string activity_name_;
   std::string run_id_;
   std::shared_ptr<TransactionGroup> group_;
   enum class State {
     left,        // not in a group (any more)
     turn,        // holds the session: its body runs
-    sealed,      // its body returned with the lease live: its step is awaited by the group
-    fenced_off,  // its body returned after its lease was lost: rolled back
+    sealed,      // its body returned: its step is awaited by the group
   };
   State state_ = State::left;
 };

@@ -12,7 +12,7 @@ namespace durable::pg {
 namespace {
 
 const std::string prefix = "durable_";
-const std::vector<std::string> our_statements = {stmt::open_guard, stmt::seal_task, stmt::close_guard,
+const std::vector<std::string> our_statements = {stmt::open_guard, stmt::guard_held, stmt::close_guard,
                                                  stmt::complete_steps};
 
 // At most this many bodies a group: their savepoints stay within the subtransactions PostgreSQL
@@ -57,7 +57,7 @@ std::unique_ptr<pqxx::connection> TransactionConnections::Sessions::take() {
   if (!unprepared) {
     prepare_statements(*conn, pool.schema(), our_statements, prefix);
     // Run by SQL EXECUTE too, which finds only what the server has (libpqxx prepares at first use).
-    for (const char* name : {stmt::open_guard, stmt::seal_task}) conn->prepare_now(ours(name));
+    for (const char* name : {stmt::open_guard, stmt::guard_held}) conn->prepare_now(ours(name));
   }
   return conn;
 }
@@ -118,6 +118,7 @@ void TransactionGroup::begin_member(const std::string& run_id) {
           const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
           exec0(*work_, ours(stmt::open_guard).c_str());
         } else {  // one round trip for the guard and the first body's savepoint
+          // built SQL: a statement's name and a savepoint's name from a counter; no value
           work_->exec0(fmt::format("EXECUTE {}; SAVEPOINT durable_{}", ours(stmt::open_guard), savepoints_ + 1));
           next_ = ++savepoints_;
         }
@@ -131,6 +132,7 @@ void TransactionGroup::begin_member(const std::string& run_id) {
       }
     }
     if (next_ == 0) {
+      // built SQL: a savepoint's name from a counter; no value
       work_->exec0(fmt::format("SAVEPOINT durable_{}", savepoints_ + 1));
       next_ = ++savepoints_;
     }
@@ -159,6 +161,7 @@ void TransactionGroup::set_opening(bool opening) {
 
 bool TransactionGroup::roll_back_to_savepoint() noexcept {
   try {
+    // built SQL: a savepoint's name from a counter; no value
     work_->exec0(fmt::format("ROLLBACK TO SAVEPOINT durable_{}", mine_));
     next_ = mine_;  // kept: what the next body writes goes after it
     return true;
@@ -175,28 +178,25 @@ void TransactionGroup::roll_back(const std::string& run_id) noexcept {
   leave_and_commit(lock, run_id, nullptr);
 }
 
-pqxx::row TransactionGroup::check_lease(const ClaimedTask& task) {
+bool TransactionGroup::guard_held() {
   if (sessions_.unprepared) {
     const UnpreparedScope unprepared(*conn_, sessions_.unprepared.get());
-    return exec1(*work_, ours(stmt::seal_task).c_str(), task.run_id, task.step, task.lease_token);
+    return exec1(*work_, ours(stmt::guard_held).c_str())[0].as<bool>();
   }
   // One round trip for the check and the next body's savepoint, set first: the check writes
   // nothing, and rolling back to this body's savepoint takes the next one away too.
-  const pqxx::result r =
-      work_->exec(fmt::format("SAVEPOINT durable_{}; EXECUTE {}({}, {}, {})", savepoints_ + 1, ours(stmt::seal_task),
-                              work_->quote(task.run_id), task.step, task.lease_token));
+  // built SQL: a savepoint's name from a counter, and a statement's name; no value
+  const pqxx::result r = work_->exec(fmt::format("SAVEPOINT durable_{}; EXECUTE {}", savepoints_ + 1,
+                                                 ours(stmt::guard_held)));
   next_ = ++savepoints_;
-  return r.at(0);
+  return r.at(0)[0].as<bool>();
 }
 
-TransactionGroup::Seal TransactionGroup::seal(const ClaimedTask& task) {
-  bool guarded = false, leased = false, rolled_back = false;
+bool TransactionGroup::seal(const std::string& run_id) {
+  bool guarded = false, rolled_back = false;
   std::exception_ptr failed;
   try {
-    const pqxx::row row = check_lease(task);
-    guarded = row["guarded"].as<bool>();
-    leased = row["leased"].as<bool>();
-    if (guarded && !leased) rolled_back = roll_back_to_savepoint();
+    guarded = guard_held();
   } catch (const pqxx::usage_error&) {
     // The body committed or aborted the transaction through libpqxx: misuse, as below.
   } catch (const pqxx::sql_error& e) {
@@ -210,11 +210,11 @@ TransactionGroup::Seal TransactionGroup::seal(const ClaimedTask& task) {
   }
   Lock lock(sessions_.mutex);
   end_turn(lock);
-  if (guarded && leased) return Seal::sealed;  // it stays in the group until it hands its step in
-  if (!rolled_back) break_up(lock);            // its writes cannot be taken out alone: nothing of the group commits
-  leave_and_commit(lock, task.run_id, nullptr);
+  if (guarded) return true;     // it stays in the group until it hands its step in
+  if (!rolled_back) break_up(lock);  // its writes cannot be taken out alone: nothing of the group commits
+  leave_and_commit(lock, run_id, nullptr);
   if (failed) std::rethrow_exception(failed);
-  return guarded ? Seal::fenced_off : Seal::misuse;  // not guarded: the body ran ROLLBACK, or ended it otherwise
+  return false;  // not guarded: the body ran ROLLBACK, or ended the transaction otherwise
 }
 
 GroupOutcome TransactionGroup::hand_in(const StepCommit& step, const std::string& owner, Duration lease_margin) {
@@ -372,7 +372,7 @@ bool TransactionGroup::commit_parts(std::vector<GroupOutcome>& outcomes, Json& k
       // The session is cut off before its COMMIT arrives, as by a network failure: the commit
       // below is in doubt, and the outcome is read back on another connection. The server's
       // pid, not libpq's backendpid(): behind a pooler that is the pooler's own number.
-      const auto pid = work_->exec1("SELECT pg_backend_pid()")[0].as<int>();
+      const auto pid = exec1(*work_, "SELECT pg_backend_pid()")[0].as<int>();
       auto killer = sessions_.pool.open();
       pqxx::nontransaction(*killer).exec_params("SELECT pg_terminate_backend($1, 5000)", pid);
     }

@@ -77,12 +77,11 @@ class TransactionGroup {
   pqxx::work& work() { return *work_; }
   // Rolls this member's writes back and leaves the group (its turn ends).
   void roll_back(const std::string& run_id) noexcept;
-  // After the body returned: ends the turn, the member still in the group when its task's lease is
-  // live (sealed); otherwise its writes are rolled back and it left: its lease was lost
-  // (fenced_off), or the body ended the transaction (misuse). Throws, having rolled back and
-  // left, when the body left the transaction failed (it caught an error and went on).
-  enum class Seal { sealed, fenced_off, misuse };
-  Seal seal(const ClaimedTask& task);
+  // After the body returned: ends the turn, the member still in the group (sealed, true) when
+  // the transaction is still the one its guard began. Otherwise the body ended it (misuse,
+  // false). Throws, having rolled back and left, when the body left the transaction failed (it
+  // caught an error and went on). A lease lost by then shows at the commit.
+  bool seal(const std::string& run_id);
   // A sealed member hands its step in and waits until the group has committed or failed,
   // renewing its task's lease meanwhile.
   GroupOutcome hand_in(const StepCommit& step, const std::string& owner, Duration lease_margin);
@@ -106,8 +105,8 @@ class TransactionGroup {
   // the turn's holder only: no one else uses the session.
   void break_up(Lock& lock);
   bool roll_back_to_savepoint() noexcept;
-  // Whether the task is still `leased` and the session still `guarded` (seal_task.sql).
-  pqxx::row check_lease(const ClaimedTask& task);
+  // Whether the session is still in the transaction its guard began (guard_held.sql).
+  bool guard_held();
   bool abort() noexcept;  // false: the session is not fit for another group
   void commit_all() noexcept;
   // Commits the parts; an outcome for each, and whether the session is fit for another group.

@@ -8,4 +8,6 @@ void f(pqxx::work& tx, const std::string& id, const std::string& s) {
   // built SQL: DDL of the schema name, an identifier
   tx.exec0(fmt::format("CREATE SCHEMA {}", s));  // fine: marked
   conn.prepare("x", "SELECT 1");                 // reported: prepare outside
+  std::optional<pqxx::work> w;
+  w->exec(fmt::format("EXECUTE x({})", w->quote(id)));  // reported twice: through a pointer too
 }
