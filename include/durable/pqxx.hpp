@@ -26,7 +26,9 @@ namespace durable {
 // rolls its writes back and fails the attempt (retried under its policy, serialization failures
 // and deadlocks included). The body must not commit or abort the transaction, nor end it with SQL
 // (COMMIT, ROLLBACK): that fails the activity with TransactionMisuse and commits nothing of it.
-// The transaction is READ COMMITTED, on a connection of the engine's used by one body at a time.
+// The transaction is READ COMMITTED, on a connection of the engine's used by one body at a time,
+// and may be shared with other transactional bodies that run at about the same time, each under
+// a savepoint of its own (docs/transactions.md: what that changes for SET LOCAL).
 class TransactionContext : public ActivityContext {
  public:
   // The attempt's context with the transaction it runs in (the engine builds it for each attempt).
