@@ -75,9 +75,9 @@ class ActivityTransaction {
   std::string run_id_;
   std::shared_ptr<TransactionGroup> group_;
   enum class State {
-    left,        // not in a group (any more)
-    turn,        // holds the session: its body runs
-    sealed,      // its body returned: its step is awaited by the group
+    left,    // not in a group (any more)
+    turn,    // holds the session: its body runs
+    sealed,  // its body returned: its step is awaited by the group
   };
   State state_ = State::left;
 };

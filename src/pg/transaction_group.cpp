@@ -186,8 +186,8 @@ bool TransactionGroup::guard_held() {
   // One round trip for the check and the next body's savepoint, set first: the check writes
   // nothing, and rolling back to this body's savepoint takes the next one away too.
   // built SQL: a savepoint's name from a counter, and a statement's name; no value
-  const pqxx::result r = work_->exec(fmt::format("SAVEPOINT durable_{}; EXECUTE {}", savepoints_ + 1,
-                                                 ours(stmt::guard_held)));
+  const pqxx::result r =
+      work_->exec(fmt::format("SAVEPOINT durable_{}; EXECUTE {}", savepoints_ + 1, ours(stmt::guard_held)));
   next_ = ++savepoints_;
   return r.at(0)[0].as<bool>();
 }
@@ -210,7 +210,7 @@ bool TransactionGroup::seal(const std::string& run_id) {
   }
   Lock lock(sessions_.mutex);
   end_turn(lock);
-  if (guarded) return true;     // it stays in the group until it hands its step in
+  if (guarded) return true;          // it stays in the group until it hands its step in
   if (!rolled_back) break_up(lock);  // its writes cannot be taken out alone: nothing of the group commits
   leave_and_commit(lock, run_id, nullptr);
   if (failed) std::rethrow_exception(failed);

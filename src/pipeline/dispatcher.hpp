@@ -119,8 +119,8 @@ class Dispatcher {
                         std::optional<pg::ActivityTransaction>& transaction);
   // Hands back a task whose attempt came to nothing through no fault of its own; returns false (not settled).
   bool hand_back(const pg::ClaimedTask& task);
-  // Throws PayloadError when the body's result cannot be stored.
-  static void check_result(const pg::ClaimedTask& task, const Json& result);
+  Json body_result(const ActivityDefinition& def, const pg::ClaimedTask& task, const AttemptState& state,
+                   ActivityContext& ctx, pg::ActivityTransaction* transaction);
   // The running attempt's state (its heartbeat and deadline), entered in running_; `task` must
   // outlive the attempt (its heartbeat refers to it).
   std::shared_ptr<AttemptState> start_attempt(const pg::ClaimedTask& task);

@@ -47,19 +47,8 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
     bool succeeded = false;
     ErrorInfo error;
     try {
-      if (!task.undecodable.empty()) throw CodecError(task.undecodable);
-      if (def.transactional()) {
-        if (!transactions_) throw Error("this engine runs no transactional activities");
-        result = transaction->run_body(def, ctx, task.input, [&](const Json& r) {
-          check_result(task, r);
-          // Timed out as it returned: rolled back alone (its outcome is discarded below).
-          if (state->timed_out) throw ActivityTimeout("its attempt timed out");
-        });
-      } else {
-        result = def.run(ctx, task.input);
-      }
-      hold.body_returned();                                  // its slot may run another body while this outcome commits
-      if (!def.transactional()) check_result(task, result);  // a transactional body's was, in its turn
+      result = body_result(def, task, *state, ctx, transaction ? &*transaction : nullptr);
+      hold.body_returned();  // its slot may run another body while this outcome commits
       succeeded = true;
     } catch (...) {
       hold.body_returned();
@@ -114,6 +103,24 @@ void Dispatcher::run(const pg::ClaimedTask& task, SlotHold& hold) {
   }
 }
 
+// Runs the body and checks its result (a transactional body's before its turn on the shared
+// session ends: once the next body has written after it, it cannot be rolled back alone).
+Json Dispatcher::body_result(const ActivityDefinition& def, const pg::ClaimedTask& task, const AttemptState& state,
+                             ActivityContext& ctx, pg::ActivityTransaction* transaction) {
+  if (!task.undecodable.empty()) throw CodecError(task.undecodable);
+  if (!def.transactional()) {
+    Json result = def.run(ctx, task.input);
+    check_payload(result, fmt::format("the result of activity '{}'", task.name));
+    return result;
+  }
+  if (!transactions_) throw Error("this engine runs no transactional activities");
+  return transaction->run_body(def, ctx, task.input, [&](const Json& r) {
+    check_payload(r, fmt::format("the result of activity '{}'", task.name));
+    // Timed out as it returned: rolled back alone (its outcome is discarded by the caller).
+    if (state.timed_out) throw ActivityTimeout("its attempt timed out");
+  });
+}
+
 // Another engine's codec may know the key: the attempt waits for one (the run marked blocked, as
 // for a journal that does not decode), never failed by this one.
 void Dispatcher::block_attempt(const pg::ClaimedTask& task) {
@@ -142,10 +149,6 @@ bool Dispatcher::open_transaction(const ActivityDefinition& def, const pg::Claim
     store_.release_task(task, Duration{0});
     return false;
   }
-}
-
-void Dispatcher::check_result(const pg::ClaimedTask& task, const Json& result) {
-  check_payload(result, fmt::format("the result of activity '{}'", task.name));
 }
 
 bool Dispatcher::hand_back(const pg::ClaimedTask& task) {
