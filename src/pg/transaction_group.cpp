@@ -322,7 +322,7 @@ void TransactionGroup::commit_all() noexcept {
 }
 
 bool TransactionGroup::commit_parts(std::vector<GroupOutcome>& outcomes, Json& key_waited) {
-  auto all = [&](GroupOutcome o) { outcomes.assign(parts_.size(), std::move(o)); };
+  auto all = [&](const GroupOutcome& o) { outcomes.assign(parts_.size(), o); };
   if (!work_ || parts_.empty() || doomed_) {
     // Broken up; or every body rolled back; or one withdrew after it was sealed, which cannot be
     // taken out alone.
