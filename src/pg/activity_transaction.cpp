@@ -102,7 +102,6 @@ StepOutcome ActivityTransaction::commit(const StepCommit& step, const std::strin
       throw NotCommitted({"durable::DatabaseUnavailable",
                           "another body that shared the transaction failed it; nothing of this attempt committed"},
                          true);
-    case GroupOutcome::Kind::misuse: throw NotCommitted(detail::error_info(misuse(activity_name_)));
   }
   return std::move(outcome.step);
 }

@@ -51,7 +51,6 @@ struct GroupOutcome {
     in_doubt,     // the answer of the COMMIT was lost (`why`): read the step back
     failed,       // nothing of it committed; `error` fails the attempt
     handed_back,  // another member's failure took the group down: nothing committed, the attempt not at fault
-    misuse,       // its body ended the transaction itself
   };
   Kind kind = Kind::failed;
   StepOutcome step;
